@@ -1,0 +1,227 @@
+//! Groups (cgroups) and their hierarchy. Group 0 is the root; every other group has a parent,
+//! a name that is its path from the root (`a/b`), and a weight.
+
+use std::fmt;
+
+/// A group's identity: its index in the [`GroupTree`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct GroupId(pub u32);
+
+impl GroupId {
+    /// The root group, which holds every process not placed elsewhere.
+    pub const ROOT: GroupId = GroupId(0);
+
+    /// The index into per-group arrays.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Path from the root, `""` for the root itself.
+    pub path: String,
+    /// Parent, `None` for the root.
+    pub parent: Option<GroupId>,
+    /// Proportional weight among siblings.
+    pub weight: u32,
+    /// Depth: 0 for the root, 1 for its children, …
+    pub depth: u32,
+}
+
+/// Valid group weights, as the cgroup v1 blkio controller takes them (CFQ); BFQ takes 1–1000.
+pub const WEIGHT_RANGE: std::ops::RangeInclusive<u32> = 1..=10_000;
+
+/// A weight or path that cannot be accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    /// The path has an empty component, `..`, or odd characters.
+    #[error("invalid group name '{0}': expected names of letters, digits, '-', '_' or '.', separated by '/'")]
+    InvalidPath(String),
+    /// The weight is outside the accepted range.
+    #[error("group weight {weight} for '{path}' is out of range: expected {min}..={max}", min = WEIGHT_RANGE.start(), max = WEIGHT_RANGE.end())]
+    InvalidWeight {
+        /// The group.
+        path: String,
+        /// The rejected weight.
+        weight: u32,
+    },
+}
+
+/// All groups of a run. Ids are handed out in creation order, so a tree built from the same
+/// input always numbers its groups the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupTree {
+    groups: Vec<Group>,
+    default_weight: u32,
+}
+
+impl Default for GroupTree {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_WEIGHT)
+    }
+}
+
+impl GroupTree {
+    /// The default weight of a new group (CFQ's blkio.weight default).
+    pub const DEFAULT_WEIGHT: u32 = 500;
+
+    /// A tree holding only the root; new groups get `default_weight` unless told otherwise.
+    pub fn new(default_weight: u32) -> Self {
+        Self {
+            groups: vec![Group {
+                path: String::new(),
+                parent: None,
+                weight: default_weight,
+                depth: 0,
+            }],
+            default_weight,
+        }
+    }
+
+    /// The group at `path` (`a/b`), created with its missing ancestors at the default weight.
+    pub fn ensure(&mut self, path: &str) -> Result<GroupId, GroupError> {
+        let trimmed = path.trim_matches('/');
+        if trimmed.is_empty() {
+            return Ok(GroupId::ROOT);
+        }
+        let mut current = GroupId::ROOT;
+        let mut prefix = String::new();
+        for component in trimmed.split('/') {
+            if !valid_component(component) {
+                return Err(GroupError::InvalidPath(path.to_string()));
+            }
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(component);
+            current = match self.find(&prefix) {
+                Some(id) => id,
+                None => self.push(&prefix, current),
+            };
+        }
+        Ok(current)
+    }
+
+    fn push(&mut self, path: &str, parent: GroupId) -> GroupId {
+        let id = GroupId(self.groups.len() as u32);
+        let depth = self.groups[parent.index()].depth + 1;
+        self.groups.push(Group {
+            path: path.to_string(),
+            parent: Some(parent),
+            weight: self.default_weight,
+            depth,
+        });
+        id
+    }
+
+    /// Set a group's weight.
+    pub fn set_weight(&mut self, id: GroupId, weight: u32) -> Result<(), GroupError> {
+        let group = &mut self.groups[id.index()];
+        if !WEIGHT_RANGE.contains(&weight) {
+            return Err(GroupError::InvalidWeight {
+                path: group.path.clone(),
+                weight,
+            });
+        }
+        group.weight = weight;
+        Ok(())
+    }
+
+    /// The group with this path, if any.
+    pub fn find(&self, path: &str) -> Option<GroupId> {
+        let trimmed = path.trim_matches('/');
+        self.groups
+            .iter()
+            .position(|g| g.path == trimmed)
+            .map(|i| GroupId(i as u32))
+    }
+
+    /// The group with this id. Panics on an id from another tree (a programming error).
+    pub fn get(&self, id: GroupId) -> &Group {
+        &self.groups[id.index()]
+    }
+
+    /// Number of groups, the root included.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether only the root exists.
+    pub fn is_empty(&self) -> bool {
+        self.groups.len() == 1
+    }
+
+    /// All groups with their ids, in id order (parents before children).
+    pub fn iter(&self) -> impl Iterator<Item = (GroupId, &Group)> {
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (GroupId(i as u32), g))
+    }
+
+    /// The direct children of a group, in id order.
+    pub fn children(&self, id: GroupId) -> impl Iterator<Item = GroupId> + '_ {
+        self.iter()
+            .filter(move |(_, g)| g.parent == Some(id))
+            .map(|(child, _)| child)
+    }
+
+    /// The path from the root down to `id`, both included.
+    pub fn ancestry(&self, id: GroupId) -> Vec<GroupId> {
+        let mut chain = vec![id];
+        let mut current = id;
+        while let Some(parent) = self.groups[current.index()].parent {
+            chain.push(parent);
+            current = parent;
+        }
+        chain.reverse();
+        chain
+    }
+}
+
+fn valid_component(component: &str) -> bool {
+    !component.is_empty()
+        && component != "."
+        && component != ".."
+        && component
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl fmt::Display for GroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "group#{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_paths_create_ancestors_in_order() {
+        let mut tree = GroupTree::default();
+        let b = tree.ensure("a/b").unwrap();
+        let a = tree.find("a").unwrap();
+        assert_eq!(a, GroupId(1));
+        assert_eq!(b, GroupId(2));
+        assert_eq!(tree.get(b).parent, Some(a));
+        assert_eq!(tree.get(b).depth, 2);
+        assert_eq!(tree.ensure("/a/b/").unwrap(), b);
+        assert_eq!(tree.ancestry(b), vec![GroupId::ROOT, a, b]);
+        assert_eq!(tree.children(GroupId::ROOT).collect::<Vec<_>>(), vec![a]);
+    }
+
+    #[test]
+    fn bad_names_and_weights_are_refused() {
+        let mut tree = GroupTree::default();
+        assert!(tree.ensure("a//b").is_err());
+        assert!(tree.ensure("../x").is_err());
+        let a = tree.ensure("a").unwrap();
+        assert!(tree.set_weight(a, 0).is_err());
+        tree.set_weight(a, 800).unwrap();
+        assert_eq!(tree.get(a).weight, 800);
+    }
+}

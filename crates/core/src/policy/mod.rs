@@ -1,0 +1,1 @@
+//! The policies, one module each.

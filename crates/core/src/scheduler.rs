@@ -1,0 +1,52 @@
+//! The `Scheduler` trait every policy implements.
+
+use crate::{Completion, Nanos, Request, RequestId};
+
+/// What `dispatch` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Send this request to the device now.
+    Request(Request),
+    /// Requests are queued but the policy holds them back (idling, anticipation, a limit)
+    /// until this time; ask again then, or earlier if something is inserted or completes.
+    WaitUntil(Nanos),
+    /// Nothing queued.
+    Empty,
+}
+
+/// What `insert` did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// Queued as a request of its own.
+    Queued,
+    /// Merged into the queued request with this id; it completes with that request.
+    Merged(RequestId),
+}
+
+/// An I/O scheduling policy: a pure state machine driven by `insert`, `dispatch` and `complete`.
+///
+/// The driver calls `dispatch` whenever the device has a free slot, again when a
+/// [`Dispatch::WaitUntil`] time comes, and after every `insert` and `complete`.
+/// A policy never reads a clock: `now` is the only time it knows, and it never goes backwards.
+pub trait Scheduler: Send {
+    /// The policy's name as `--sched` takes it.
+    fn name(&self) -> &'static str;
+
+    /// A request arrives from a process. The policy may merge it into a queued request.
+    fn insert(&mut self, request: Request, now: Nanos) -> Inserted;
+
+    /// The device has a free slot: hand over a request, say when to ask again, or say there is nothing.
+    fn dispatch(&mut self, now: Nanos) -> Dispatch;
+
+    /// The device finished a request this policy dispatched.
+    fn complete(&mut self, completion: &Completion, now: Nanos);
+
+    /// Requests inserted and not yet dispatched (merged requests count once).
+    fn queued(&self) -> usize;
+
+    /// Whether two queued-or-incoming requests may be merged; policies with per-queue
+    /// state narrow this (the default allows same process, direction, sync-ness, group, priority).
+    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
+        queued.mergeable_with(incoming)
+    }
+}

@@ -1,0 +1,1 @@
+//! Sector-distance choice between two requests (being written).

@@ -1,0 +1,230 @@
+//! Scheduler specifications (`deadline:read_expire=250,fifo_batch=1`) and tunables.
+//!
+//! Tunables keep the kernel's names and units, so what a user knows from
+//! `/sys/block/<dev>/queue/iosched/` carries over one to one.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A scheduler named with its tunable settings, as `--sched` takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedSpec {
+    /// The scheduler's name or alias.
+    pub name: String,
+    /// `name=value` settings in the order given.
+    pub settings: Vec<(String, String)>,
+}
+
+/// A scheduler specification or tunable that cannot be accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TunableError {
+    /// The text is not `NAME[:tunable=value,...]`.
+    #[error("invalid scheduler specification '{spec}': expected NAME[:tunable=value,...]")]
+    Syntax {
+        /// The whole specification.
+        spec: String,
+    },
+    /// No scheduler has this name.
+    #[error("unknown scheduler '{name}': expected one of {valid}")]
+    UnknownScheduler {
+        /// The name given.
+        name: String,
+        /// The valid names, comma-separated.
+        valid: String,
+    },
+    /// The scheduler has no tunable of this name.
+    #[error("unknown tunable '{name}' for scheduler {scheduler}: expected one of {valid}")]
+    UnknownTunable {
+        /// The scheduler.
+        scheduler: String,
+        /// The tunable given.
+        name: String,
+        /// The valid tunables, comma-separated.
+        valid: String,
+    },
+    /// The value is not a number in range.
+    #[error("invalid value '{value}' for {scheduler} tunable {name}: expected an integer in {min}..={max} ({unit})")]
+    BadValue {
+        /// The scheduler.
+        scheduler: String,
+        /// The tunable.
+        name: String,
+        /// The value given.
+        value: String,
+        /// Smallest accepted value.
+        min: i64,
+        /// Largest accepted value.
+        max: i64,
+        /// The unit of the value.
+        unit: &'static str,
+    },
+}
+
+impl FromStr for SchedSpec {
+    type Err = TunableError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let syntax = || TunableError::Syntax {
+            spec: text.to_string(),
+        };
+        let (name, rest) = match text.split_once(':') {
+            Some((name, rest)) => (name.trim(), Some(rest)),
+            None => (text.trim(), None),
+        };
+        if name.is_empty() {
+            return Err(syntax());
+        }
+        let mut settings = Vec::new();
+        for item in rest.into_iter().flat_map(|r| r.split(',')) {
+            let (key, value) = item.split_once('=').ok_or_else(syntax)?;
+            let (key, value) = (key.trim(), value.trim());
+            if key.is_empty() || value.is_empty() {
+                return Err(syntax());
+            }
+            settings.push((key.to_string(), value.to_string()));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            settings,
+        })
+    }
+}
+
+impl fmt::Display for SchedSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (i, (key, value)) in self.settings.iter().enumerate() {
+            f.write_str(if i == 0 { ":" } else { "," })?;
+            write!(f, "{key}={value}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One tunable: its kernel name, default, accepted range and unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TunableDef {
+    /// The kernel's sysfs name.
+    pub name: &'static str,
+    /// The kernel's default.
+    pub default: i64,
+    /// Smallest accepted value.
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+    /// The unit ("ms", "requests", "KiB", "bool", …).
+    pub unit: &'static str,
+    /// What it does, in a few words.
+    pub help: &'static str,
+}
+
+/// Resolved tunable values for one scheduler: the defaults overridden by the settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tunables {
+    defs: &'static [TunableDef],
+    values: Vec<i64>,
+}
+
+impl Tunables {
+    /// The defaults of `defs` with `settings` applied; names and values are checked.
+    pub fn resolve(
+        scheduler: &str,
+        defs: &'static [TunableDef],
+        settings: &[(String, String)],
+    ) -> Result<Self, TunableError> {
+        let mut values: Vec<i64> = defs.iter().map(|d| d.default).collect();
+        for (name, value) in settings {
+            let index = defs.iter().position(|d| d.name == name).ok_or_else(|| {
+                TunableError::UnknownTunable {
+                    scheduler: scheduler.to_string(),
+                    name: name.clone(),
+                    valid: if defs.is_empty() {
+                        "none (this scheduler has no tunables)".to_string()
+                    } else {
+                        defs.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+                    },
+                }
+            })?;
+            let def = &defs[index];
+            values[index] = parse_value(value)
+                .filter(|v| (def.min..=def.max).contains(v))
+                .ok_or_else(|| TunableError::BadValue {
+                    scheduler: scheduler.to_string(),
+                    name: name.clone(),
+                    value: value.clone(),
+                    min: def.min,
+                    max: def.max,
+                    unit: def.unit,
+                })?;
+        }
+        Ok(Self { defs, values })
+    }
+
+    /// The value of a tunable. Panics if the policy asks for a name it did not declare
+    /// (a programming error caught by every policy's tests).
+    pub fn get(&self, name: &str) -> i64 {
+        let index = self
+            .defs
+            .iter()
+            .position(|d| d.name == name)
+            .unwrap_or_else(|| panic!("tunable {name} is not declared"));
+        self.values[index]
+    }
+
+    /// A non-negative tunable as `u64`.
+    pub fn get_u64(&self, name: &str) -> u64 {
+        self.get(name).max(0) as u64
+    }
+
+    /// A boolean tunable.
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) != 0
+    }
+
+    /// Every tunable with its value, in declaration order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static TunableDef, i64)> + '_ {
+        self.defs.iter().zip(self.values.iter().copied())
+    }
+}
+
+fn parse_value(text: &str) -> Option<i64> {
+    match text {
+        "true" | "on" | "yes" => Some(1),
+        "false" | "off" | "no" => Some(0),
+        _ => text.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEFS: &[TunableDef] = &[TunableDef {
+        name: "fifo_batch",
+        default: 16,
+        min: 0,
+        max: i32::MAX as i64,
+        unit: "requests",
+        help: "",
+    }];
+
+    #[test]
+    fn spec_parses_name_and_settings() {
+        let spec: SchedSpec = "deadline:read_expire=250,fifo_batch=1".parse().unwrap();
+        assert_eq!(spec.name, "deadline");
+        assert_eq!(spec.settings.len(), 2);
+        assert_eq!(spec.to_string(), "deadline:read_expire=250,fifo_batch=1");
+        assert!("deadline:read_expire".parse::<SchedSpec>().is_err());
+        assert!(":x=1".parse::<SchedSpec>().is_err());
+    }
+
+    #[test]
+    fn values_are_checked() {
+        let ok = Tunables::resolve("deadline", DEFS, &[("fifo_batch".into(), "1".into())]);
+        assert_eq!(ok.unwrap().get("fifo_batch"), 1);
+        let bad = Tunables::resolve("deadline", DEFS, &[("fifo_batch".into(), "-1".into())]);
+        assert!(bad.unwrap_err().to_string().contains("fifo_batch"));
+        let unknown = Tunables::resolve("deadline", DEFS, &[("nope".into(), "1".into())]);
+        assert!(unknown.unwrap_err().to_string().contains("fifo_batch"));
+    }
+}

@@ -1,0 +1,328 @@
+//! A job as the runner needs it: every option resolved to a typed value.
+//! The parser ([`crate::jobfile`]) produces these; the workload ([`crate::workload`]) runs them.
+
+use ioslice_core::{IoPriority, Nanos};
+
+/// The access pattern (`rw=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// `read`: sequential reads.
+    Read,
+    /// `write`: sequential writes.
+    Write,
+    /// `trim`: sequential trims.
+    Trim,
+    /// `randread`.
+    RandRead,
+    /// `randwrite`.
+    RandWrite,
+    /// `randtrim`.
+    RandTrim,
+    /// `rw` / `readwrite`: sequential mixed reads and writes.
+    ReadWrite,
+    /// `randrw`: random mixed reads and writes.
+    RandReadWrite,
+    /// `trimwrite`: sequential trim then write of each block.
+    TrimWrite,
+    /// `randtrimwrite`.
+    RandTrimWrite,
+}
+
+impl Pattern {
+    /// fio's name for it.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Trim => "trim",
+            Self::RandRead => "randread",
+            Self::RandWrite => "randwrite",
+            Self::RandTrim => "randtrim",
+            Self::ReadWrite => "rw",
+            Self::RandReadWrite => "randrw",
+            Self::TrimWrite => "trimwrite",
+            Self::RandTrimWrite => "randtrimwrite",
+        }
+    }
+
+    /// Whether offsets are random.
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            Self::RandRead
+                | Self::RandWrite
+                | Self::RandTrim
+                | Self::RandReadWrite
+                | Self::RandTrimWrite
+        )
+    }
+}
+
+/// A block size setting for one direction (`bs`, `bsrange`, `bssplit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockSize {
+    /// Always this many bytes.
+    Fixed(u64),
+    /// Uniform in `min..=max`, in multiples of `min` (fio's `bs_unaligned=0` behaviour).
+    Range {
+        /// Smallest size in bytes.
+        min: u64,
+        /// Largest size in bytes.
+        max: u64,
+    },
+    /// Weighted list of (bytes, percent); percents sum to 100 after fio's filling rule.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSize {
+    /// Smallest size this setting can produce.
+    pub fn min(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { min, .. } => *min,
+            Self::Split(list) => list.iter().map(|(b, _)| *b).min().unwrap_or(4096),
+        }
+    }
+
+    /// Largest size this setting can produce.
+    pub fn max(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { max, .. } => *max,
+            Self::Split(list) => list.iter().map(|(b, _)| *b).max().unwrap_or(4096),
+        }
+    }
+}
+
+/// A size or offset given in bytes or as a percentage of the file or device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// Absolute bytes.
+    Bytes(u64),
+    /// Percent (1–100) of the target's size.
+    Percent(u32),
+}
+
+/// The I/O engine (`ioengine=`), which decides how many requests a job keeps in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IoEngine {
+    /// `sync`: read/write, one request in flight.
+    Sync,
+    /// `psync`: pread/pwrite, one in flight.
+    Psync,
+    /// `vsync`.
+    Vsync,
+    /// `pvsync`/`pvsync2`: preadv/pwritev, one in flight.
+    Pvsync,
+    /// `libaio`: up to iodepth in flight.
+    Libaio,
+    /// `io_uring`: up to iodepth in flight.
+    IoUring,
+    /// `posixaio`: up to iodepth in flight.
+    PosixAio,
+    /// `null`: completes at once (no device).
+    Null,
+    /// Any other engine: parses, but cannot be run.
+    Unsupported(String),
+}
+
+impl IoEngine {
+    /// fio's name for it.
+    pub fn fio_name(&self) -> &str {
+        match self {
+            Self::Sync => "sync",
+            Self::Psync => "psync",
+            Self::Vsync => "vsync",
+            Self::Pvsync => "pvsync",
+            Self::Libaio => "libaio",
+            Self::IoUring => "io_uring",
+            Self::PosixAio => "posixaio",
+            Self::Null => "null",
+            Self::Unsupported(name) => name,
+        }
+    }
+
+    /// Whether the engine waits for each request before issuing the next.
+    pub fn is_synchronous(&self) -> bool {
+        matches!(self, Self::Sync | Self::Psync | Self::Vsync | Self::Pvsync)
+    }
+}
+
+/// Where a setting came from, for messages: the file and the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Origin {
+    /// The job file (or an included file).
+    pub file: String,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// One job section, resolved. `numjobs` clones are expanded by the runner, not here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    /// Section name.
+    pub name: String,
+    /// Where the section starts.
+    pub origin: Origin,
+    /// The options written in this job's own section, in order, as fio's JSON `job options` shows them.
+    pub options: Vec<(String, String)>,
+    /// `filename=` (may hold several names separated by ':'), if given.
+    pub filename: Option<String>,
+    /// `directory=`, if given.
+    pub directory: Option<String>,
+    /// `rw=`.
+    pub pattern: Pattern,
+    /// The `rw=...:N` modifier: for sequential patterns, bytes added to each offset
+    /// (negative reads backwards); for random ones, how many sequential I/Os follow each random offset.
+    pub offset_modifier: i64,
+    /// Percentage of reads in mixed patterns (`rwmixread`, default 50).
+    pub rwmixread: u32,
+    /// Block size per direction: [read, write, trim].
+    pub block_size: [BlockSize; 3],
+    /// `size=`: bytes of the region this job does I/O to (None: the whole file/device).
+    pub size: Option<Extent>,
+    /// `filesize=`: (min, max) size of each file, when given.
+    pub filesize: Option<(u64, u64)>,
+    /// `io_size=`/`io_limit=`: bytes to transfer, when not `size`.
+    pub io_size: Option<u64>,
+    /// `offset=`: where the region starts.
+    pub offset: Extent,
+    /// `offset_increment=`: added to `offset` for each numjobs clone.
+    pub offset_increment: u64,
+    /// `nrfiles=`: files per job.
+    pub nrfiles: u32,
+    /// `direct=1`: O_DIRECT (sync I/O that bypasses the page cache).
+    pub direct: bool,
+    /// `buffered=` inverse of direct is folded into `direct`. `sync=1`: writes are synchronous.
+    pub sync_writes: bool,
+    /// `ioengine=`.
+    pub ioengine: IoEngine,
+    /// `iodepth=`.
+    pub iodepth: u32,
+    /// `numjobs=`.
+    pub numjobs: u32,
+    /// `startdelay=`: (min, max) delay before the job starts; equal when not a range.
+    pub startdelay: (Nanos, Nanos),
+    /// `runtime=`: cap on run time.
+    pub runtime: Option<Nanos>,
+    /// `time_based`: keep going until `runtime`, wrapping around the region.
+    pub time_based: bool,
+    /// `ramp_time=`: time before statistics start.
+    pub ramp_time: Nanos,
+    /// `thinktime=`: stall after `thinktime_blocks` completions.
+    pub thinktime: Nanos,
+    /// `thinktime_blocks=` (default 1).
+    pub thinktime_blocks: u32,
+    /// `rate=`: bytes per second cap, per direction [read, write, trim].
+    pub rate: [Option<u64>; 3],
+    /// `rate_iops=`: I/Os per second cap, per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// `prioclass=`/`prio=` as ionice would set them; None leaves the default (BE 4).
+    pub priority: Option<IoPriority>,
+    /// `cgroup=`: the group path.
+    pub cgroup: Option<String>,
+    /// `cgroup_weight=`.
+    pub cgroup_weight: Option<u32>,
+    /// `stonewall`/`wait_for_previous`: wait for earlier jobs to finish; starts a new reporting group.
+    pub stonewall: bool,
+    /// `new_group`: start a new reporting group.
+    pub new_group: bool,
+    /// `group_reporting`: report this job's reporting group as one.
+    pub group_reporting: bool,
+    /// `ioscheduler=`: the scheduler to use, unless `--sched` overrides it.
+    pub ioscheduler: Option<String>,
+    /// `loops=`: passes over the region.
+    pub loops: u32,
+    /// `number_ios=`: stop after this many I/Os.
+    pub number_ios: Option<u64>,
+    /// `kb_base=`: 1024 (default) or 1000.
+    pub kb_base: u32,
+    /// `randrepeat`/`randseed`: a fixed seed for this job's random offsets, if set.
+    pub randseed: Option<u64>,
+    /// `continue_on_error=` as written (none, read, write, io, verify, all…); "none" by default.
+    pub continue_on_error: String,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            origin: Origin::default(),
+            options: Vec::new(),
+            filename: None,
+            directory: None,
+            pattern: Pattern::Read,
+            offset_modifier: 0,
+            rwmixread: 50,
+            block_size: [
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+            ],
+            size: None,
+            filesize: None,
+            io_size: None,
+            offset: Extent::Bytes(0),
+            offset_increment: 0,
+            nrfiles: 1,
+            direct: false,
+            sync_writes: false,
+            ioengine: IoEngine::Psync,
+            iodepth: 1,
+            numjobs: 1,
+            startdelay: (0, 0),
+            runtime: None,
+            time_based: false,
+            ramp_time: 0,
+            thinktime: 0,
+            thinktime_blocks: 1,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            priority: None,
+            cgroup: None,
+            cgroup_weight: None,
+            stonewall: false,
+            new_group: false,
+            group_reporting: false,
+            ioscheduler: None,
+            loops: 1,
+            number_ios: None,
+            kb_base: 1024,
+            randseed: None,
+            continue_on_error: "none".to_string(),
+        }
+    }
+}
+
+impl JobSpec {
+    /// Requests in flight at most: 1 for synchronous engines, else `iodepth`.
+    pub fn effective_depth(&self) -> u32 {
+        if self.ioengine.is_synchronous() {
+            1
+        } else {
+            self.iodepth.max(1)
+        }
+    }
+}
+
+/// A warning about the job file that does not stop the run (an option the runner ignores).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Where.
+    pub origin: Origin,
+    /// What, in one line.
+    pub message: String,
+}
+
+/// A whole parsed job file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    /// The path as given.
+    pub path: String,
+    /// Options of the `[global]` sections in order, for fio's JSON `global options`.
+    pub global_options: Vec<(String, String)>,
+    /// Jobs in file order.
+    pub jobs: Vec<JobSpec>,
+    /// Options parsed but not acted on.
+    pub warnings: Vec<Warning>,
+}

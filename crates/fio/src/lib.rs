@@ -1,0 +1,19 @@
+//! ioslice-fio: fio's job files, the workloads they describe, and fio's output formats.
+//!
+//! This crate knows nothing of the simulator or the engine: it turns a job file into
+//! [`JobSpec`]s, generates each job's I/O ([`workload`]) as a pure state machine with
+//! time passed in, and prints a finished [`RunReport`] as fio would.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod job;
+pub mod jobfile;
+pub mod output;
+pub mod pattern;
+pub mod report;
+pub mod stats;
+pub mod workload;
+
+pub use job::{BlockSize, Extent, IoEngine, JobFile, JobSpec, Origin, Pattern, Warning};
+pub use report::{DiskUtil, JobDescription, JobReport, RunReport};
+pub use stats::{DirectionStats, JobStats, LatencyStats};

@@ -1,0 +1,1 @@
+//! fio output formats (being written).

@@ -1,0 +1,1 @@
+//! I/O pattern generation (being written).

@@ -1,0 +1,270 @@
+//! Per-job statistics as fio keeps them: bytes and I/O counts per direction, submission,
+//! completion and total latency (exact min/max/mean/stddev plus an HDR histogram for
+//! percentiles), bandwidth and IOPS sampled over fixed windows, and the depth distribution.
+
+use hdrhistogram::Histogram;
+use ioslice_core::Nanos;
+
+/// Latency samples in nanoseconds: exact moments, and an HDR histogram for percentiles.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyStats {
+    histogram: Option<Histogram<u64>>,
+    count: u64,
+    min: u64,
+    max: u64,
+    mean: f64,
+    sum_squared_deviation: f64,
+}
+
+/// Largest latency the histogram resolves exactly enough (one hour); longer values are clamped.
+const HISTOGRAM_HIGHEST: u64 = 3_600 * 1_000_000_000;
+/// Two significant digits: 1% resolution, finer than fio's own 64-buckets-per-octave bins.
+const HISTOGRAM_SIGNIFICANT_DIGITS: u8 = 2;
+
+impl LatencyStats {
+    /// Record one sample.
+    pub fn record(&mut self, nanos: u64) {
+        let histogram = self.histogram.get_or_insert_with(|| {
+            Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST, HISTOGRAM_SIGNIFICANT_DIGITS)
+                .expect("constant histogram bounds are valid")
+        });
+        histogram.saturating_record(nanos.clamp(1, HISTOGRAM_HIGHEST));
+        if self.count == 0 {
+            self.min = nanos;
+            self.max = nanos;
+        } else {
+            self.min = self.min.min(nanos);
+            self.max = self.max.max(nanos);
+        }
+        // Welford's update keeps mean and variance exact enough over billions of samples.
+        self.count += 1;
+        let value = nanos as f64;
+        let delta = value - self.mean;
+        self.mean += delta / self.count as f64;
+        self.sum_squared_deviation += delta * (value - self.mean);
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Smallest sample (0 when empty).
+    pub fn min(&self) -> u64 {
+        self.min
+    }
+
+    /// Largest sample (0 when empty).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Mean (0 when empty).
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+
+    /// Sample standard deviation, as fio computes it (n − 1 in the denominator).
+    pub fn stddev(&self) -> f64 {
+        if self.count < 2 {
+            0.0
+        } else {
+            (self.sum_squared_deviation / (self.count - 1) as f64).sqrt()
+        }
+    }
+
+    /// The value at a percentile (0–100]; 0 when empty.
+    pub fn percentile(&self, percent: f64) -> u64 {
+        match &self.histogram {
+            Some(h) if self.count > 0 => h.value_at_percentile(percent).min(self.max),
+            _ => 0,
+        }
+    }
+
+    /// Fold another set of samples into this one (for group reporting).
+    pub fn merge(&mut self, other: &LatencyStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        if let (Some(mine), Some(theirs)) = (self.histogram.as_mut(), other.histogram.as_ref()) {
+            mine.add(theirs).expect("histograms share bounds");
+        }
+        let total = self.count + other.count;
+        let delta = other.mean - self.mean;
+        self.mean += delta * other.count as f64 / total as f64;
+        self.sum_squared_deviation += other.sum_squared_deviation
+            + delta * delta * (self.count as f64) * (other.count as f64) / total as f64;
+        self.count = total;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    /// Share of samples at or below `nanos`, in percent (for fio's `lat (usec): 250=..%` lines).
+    pub fn share_at_or_below(&self, nanos: u64) -> f64 {
+        match &self.histogram {
+            Some(h) if self.count > 0 => {
+                100.0 * h.count_between(0, nanos.max(1)) as f64 / self.count as f64
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+/// Bandwidth/IOPS sampling window, fio's `bwavgtime`/`iopsavgtime` default.
+pub const SAMPLE_WINDOW: Nanos = 500_000_000;
+
+/// One direction (read, write or trim) of one job.
+#[derive(Debug, Clone, Default)]
+pub struct DirectionStats {
+    /// Bytes completed.
+    pub io_bytes: u64,
+    /// Requests completed.
+    pub total_ios: u64,
+    /// Requests that completed with an error.
+    pub errors: u64,
+    /// Submission latency: from the job issuing the request to the scheduler accepting it.
+    pub slat: LatencyStats,
+    /// Completion latency: from submission to completion.
+    pub clat: LatencyStats,
+    /// Total latency: slat + clat.
+    pub lat: LatencyStats,
+    /// Bytes completed in each [`SAMPLE_WINDOW`] since the job started.
+    pub window_bytes: Vec<u64>,
+    /// Requests completed in each [`SAMPLE_WINDOW`].
+    pub window_ios: Vec<u64>,
+}
+
+impl DirectionStats {
+    /// Record a completed request: `since_start` is its completion time relative to the job's start.
+    pub fn record(&mut self, bytes: u64, slat: u64, clat: u64, since_start: Nanos) {
+        self.io_bytes += bytes;
+        self.total_ios += 1;
+        self.slat.record(slat);
+        self.clat.record(clat);
+        self.lat.record(slat + clat);
+        let window = (since_start / SAMPLE_WINDOW) as usize;
+        if self.window_bytes.len() <= window {
+            self.window_bytes.resize(window + 1, 0);
+            self.window_ios.resize(window + 1, 0);
+        }
+        self.window_bytes[window] += bytes;
+        self.window_ios[window] += 1;
+    }
+
+    /// Fold another job's direction into this one (group reporting).
+    pub fn merge(&mut self, other: &DirectionStats) {
+        self.io_bytes += other.io_bytes;
+        self.total_ios += other.total_ios;
+        self.errors += other.errors;
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        for (series, theirs) in [
+            (&mut self.window_bytes, &other.window_bytes),
+            (&mut self.window_ios, &other.window_ios),
+        ] {
+            if series.len() < theirs.len() {
+                series.resize(theirs.len(), 0);
+            }
+            for (mine, t) in series.iter_mut().zip(theirs) {
+                *mine += t;
+            }
+        }
+    }
+}
+
+/// Buckets of fio's `IO depths` line: 1, 2, 4, 8, 16, 32, >=64.
+pub const DEPTH_BUCKETS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// The statistics of one job (one process) or, after merging, of a reporting group.
+#[derive(Debug, Clone, Default)]
+pub struct JobStats {
+    /// [read, write, trim].
+    pub directions: [DirectionStats; 3],
+    /// From the job's start (after ramp) to its last completion.
+    pub runtime: Nanos,
+    /// Submissions by how many requests the job had in flight then, in [`DEPTH_BUCKETS`].
+    pub depth_counts: [u64; 7],
+    /// Requests issued per direction.
+    pub issued: [u64; 3],
+    /// The first error's errno, 0 if none.
+    pub error: i32,
+}
+
+impl JobStats {
+    /// Count a submission made with `in_flight` requests outstanding (this one included).
+    pub fn record_depth(&mut self, in_flight: u32) {
+        let bucket = DEPTH_BUCKETS
+            .iter()
+            .position(|&b| in_flight <= b)
+            .unwrap_or(DEPTH_BUCKETS.len() - 1);
+        self.depth_counts[bucket] += 1;
+    }
+
+    /// Fold another job in (group reporting): sums, with the longest runtime.
+    pub fn merge(&mut self, other: &JobStats) {
+        for (mine, theirs) in self.directions.iter_mut().zip(&other.directions) {
+            mine.merge(theirs);
+        }
+        self.runtime = self.runtime.max(other.runtime);
+        for (mine, theirs) in self.depth_counts.iter_mut().zip(&other.depth_counts) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.issued.iter_mut().zip(&other.issued) {
+            *mine += theirs;
+        }
+        if self.error == 0 {
+            self.error = other.error;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_are_exact() {
+        let mut stats = LatencyStats::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            stats.record(v * 1000);
+        }
+        assert_eq!(stats.count(), 8);
+        assert_eq!(stats.min(), 2000);
+        assert_eq!(stats.max(), 9000);
+        assert!((stats.mean() - 5000.0).abs() < 1e-9);
+        assert!((stats.stddev() - 2138.089935).abs() < 1e-3);
+        let p50 = stats.percentile(50.0);
+        assert!((4000..=4050).contains(&p50), "p50 {p50}");
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_once() {
+        let mut a = LatencyStats::default();
+        let mut b = LatencyStats::default();
+        let mut all = LatencyStats::default();
+        for v in 1..100u64 {
+            let target = if v % 3 == 0 { &mut a } else { &mut b };
+            target.record(v * 37);
+            all.record(v * 37);
+        }
+        a.merge(&b);
+        assert_eq!(a.count(), all.count());
+        assert!((a.mean() - all.mean()).abs() < 1e-6);
+        assert!((a.stddev() - all.stddev()).abs() < 1e-6);
+        assert_eq!(a.percentile(99.0), all.percentile(99.0));
+    }
+
+    #[test]
+    fn depth_buckets() {
+        let mut job = JobStats::default();
+        job.record_depth(1);
+        job.record_depth(3);
+        job.record_depth(100);
+        assert_eq!(job.depth_counts, [1, 0, 1, 0, 0, 0, 1]);
+    }
+}

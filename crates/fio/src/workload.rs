@@ -1,0 +1,1 @@
+//! Job timing state machine (being written).

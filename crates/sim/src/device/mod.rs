@@ -1,0 +1,55 @@
+//! Device models. A device accepts commands up to its queue depth, services them in
+//! virtual time and reports completions. Models are deterministic: the same commands at
+//! the same times always complete at the same times.
+
+use ioslice_core::{Direction, Nanos};
+
+pub mod null;
+
+/// One command sent to a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    /// The driver's tag, returned at completion.
+    pub tag: u64,
+    /// Read or write.
+    pub direction: Direction,
+    /// First sector.
+    pub sector: u64,
+    /// Length in sectors.
+    pub sectors: u32,
+    /// Forced unit access: a write that must reach the medium before it completes.
+    pub fua: bool,
+}
+
+/// What a scheduler and the user are told about a device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    /// The device as named on the command line, overrides included (`sim:sata-7200:ncq=1`).
+    pub name: String,
+    /// Capacity in sectors.
+    pub capacity_sectors: u64,
+    /// Commands the device accepts at once.
+    pub queue_depth: usize,
+    /// Whether it has moving heads (the kernel's `queue/rotational`).
+    pub rotational: bool,
+}
+
+/// A simulated device.
+pub trait DeviceModel: Send {
+    /// Name, capacity, queue depth, rotational.
+    fn info(&self) -> DeviceInfo;
+
+    /// Commands accepted and not yet completed.
+    fn in_flight(&self) -> usize;
+
+    /// Accept a command at `now`. The driver submits only while `in_flight() < info().queue_depth`.
+    fn submit(&mut self, command: Command, now: Nanos);
+
+    /// The time of the device's next internal event (a completion, or internal work such as
+    /// a write-back destage), if any.
+    fn next_event(&self) -> Option<Nanos>;
+
+    /// Run the device up to `now` (the driver calls it at `next_event()`), appending the tags
+    /// of commands that completed, in completion order, to `completed`.
+    fn advance(&mut self, now: Nanos, completed: &mut Vec<u64>);
+}

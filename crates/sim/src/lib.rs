@@ -1,0 +1,5 @@
+//! ioslice-sim: the deterministic discrete-event simulator and its device models.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod device;
