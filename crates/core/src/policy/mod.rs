@@ -1,1 +1,4 @@
-//! The policies, one module each.
+//! The policies, one module (or module folder) each.
+
+pub mod deadline;
+pub mod noop;

@@ -1,0 +1,1 @@
+//! deadline (being written).
