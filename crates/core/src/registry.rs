@@ -1,9 +1,95 @@
-//! Scheduler registry (being written).
-/// Placeholder.
-pub struct SchedulerContext;
-/// Placeholder.
-pub struct SchedulerInfo;
-/// Placeholder.
-pub const SCHEDULERS: &[SchedulerInfo] = &[];
-/// Placeholder.
-pub fn build_scheduler() {}
+//! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
+
+use crate::policy::noop::Noop;
+use crate::tunable::{SchedSpec, TunableDef, TunableError, Tunables};
+use crate::{GroupTree, Scheduler};
+
+/// What a policy is told about the world it runs in when it is built.
+#[derive(Debug, Clone, Default)]
+pub struct SchedulerContext {
+    /// The groups of the run, with their weights.
+    pub groups: GroupTree,
+    /// Whether the device has moving heads.
+    pub rotational: bool,
+    /// Commands the device accepts at once.
+    pub queue_depth: usize,
+}
+
+/// A policy as the registry lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedulerInfo {
+    /// Canonical name.
+    pub name: &'static str,
+    /// Other names it answers to.
+    pub aliases: &'static [&'static str],
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Its tunables with the kernel's names, units and defaults.
+    pub tunables: &'static [TunableDef],
+    build: fn(&Tunables, &SchedulerContext) -> Box<dyn Scheduler>,
+}
+
+/// Every policy, in the order they are listed.
+pub const SCHEDULERS: &[SchedulerInfo] = &[SchedulerInfo {
+    name: "noop",
+    aliases: &["none"],
+    summary: "one FIFO in arrival order, with back and front merging",
+    tunables: Noop::TUNABLES,
+    build: |tunables, _| Box::new(Noop::new(tunables)),
+}];
+
+/// The policy a name or alias selects.
+pub fn lookup(name: &str) -> Result<&'static SchedulerInfo, TunableError> {
+    SCHEDULERS
+        .iter()
+        .find(|info| info.name == name || info.aliases.contains(&name))
+        .ok_or_else(|| TunableError::UnknownScheduler {
+            name: name.to_string(),
+            valid: valid_names(),
+        })
+}
+
+fn valid_names() -> String {
+    SCHEDULERS
+        .iter()
+        .flat_map(|info| std::iter::once(info.name).chain(info.aliases.iter().copied()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Build the policy a specification names, with its tunables checked.
+pub fn build_scheduler(
+    spec: &SchedSpec,
+    context: &SchedulerContext,
+) -> Result<Box<dyn Scheduler>, TunableError> {
+    let info = lookup(&spec.name)?;
+    let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
+    Ok((info.build)(&tunables, context))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_aliases_and_errors() {
+        let context = SchedulerContext::default();
+        let none: SchedSpec = "none".parse().unwrap();
+        assert_eq!(build_scheduler(&none, &context).unwrap().name(), "noop");
+        let unknown: SchedSpec = "fastest".parse().unwrap();
+        let message = build_scheduler(&unknown, &context)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            message.contains("'fastest'") && message.contains("noop"),
+            "{message}"
+        );
+        let bad: SchedSpec = "noop:nomerges=9".parse().unwrap();
+        let message = build_scheduler(&bad, &context).err().unwrap().to_string();
+        assert!(
+            message.contains("nomerges") && message.contains("0..=2"),
+            "{message}"
+        );
+    }
+}
