@@ -1,1 +1,386 @@
-//! deadline (being written).
+//! The legacy **deadline** elevator.
+//!
+//! Every queued request sits on two lists of its direction: a *sort list* ordered by start
+//! sector and a *FIFO* ordered by deadline (`insert time + read_expire` or `write_expire`).
+//! Requests leave in *batches*: a batch starts at some request and continues in sector order
+//! for up to `fifo_batch` requests. When a batch ends the direction is chosen again: reads are
+//! preferred, but once reads have been chosen `writes_starved` times in a row while writes
+//! wait, a write batch runs. A new batch starts at the head of its direction's FIFO if that
+//! request's deadline has passed (or nothing follows in sector order), and otherwise keeps
+//! sweeping up from where the last batch stopped. Deadlines are soft: they are looked at only
+//! when a batch starts. Incoming requests merge with a queued neighbour (back merges always,
+//! front merges when `front_merges=1`), and two queued requests that a merge made contiguous
+//! coalesce, the survivor keeping the earlier deadline and its FIFO position.
+//!
+//! Source: the kernel's `block/deadline-iosched.c` as described in our reference notes
+//! (`reference/kernel-schedulers.md` §2.2, "Legacy deadline dispatch") and the kernel's
+//! `Documentation/block/deadline-iosched.rst`. This is our own code, written from that
+//! description.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
+use crate::time::ms;
+use crate::tunable::{TunableDef, Tunables};
+use crate::{Completion, Direction, Dispatch, Inserted, Nanos, Request, Scheduler};
+
+/// Largest value of the kernel's `int` tunables.
+const INT_MAX: i64 = i32::MAX as i64;
+
+/// A request's place in the sort list: start sector, then slot to break ties.
+type SortKey = (u64, SlotKey);
+
+/// A request's place in the FIFO: deadline, then insertion sequence to break ties.
+type FifoKey = (Nanos, u64);
+
+/// One direction's queued requests, on both of its lists.
+#[derive(Debug, Default, Clone)]
+struct DirectionQueue {
+    /// The sort list: every queued request of this direction by start sector.
+    sort: BTreeSet<SortKey>,
+    /// The FIFO: every queued request of this direction by deadline.
+    fifo: BTreeMap<FifoKey, SlotKey>,
+}
+
+impl DirectionQueue {
+    /// The first request after `position` in sector order.
+    fn next_in_sort(&self, position: SortKey) -> Option<SlotKey> {
+        self.sort
+            .range((Bound::Excluded(position), Bound::Unbounded))
+            .next()
+            .map(|&(_, slot)| slot)
+    }
+
+    /// The FIFO head: the request with the earliest deadline, and that deadline.
+    fn fifo_head(&self) -> Option<(Nanos, SlotKey)> {
+        self.fifo
+            .first_key_value()
+            .map(|(&(deadline, _), &slot)| (deadline, slot))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
+    }
+}
+
+/// The legacy deadline elevator: sector-sorted batches, per-direction deadlines, reads
+/// preferred over writes up to `writes_starved` batches.
+#[derive(Debug, Clone)]
+pub struct Deadline {
+    /// Queued requests.
+    slab: RequestSlab,
+    /// Merge candidates by start and end sector.
+    merge: MergeIndex,
+    /// Sort list and FIFO, per direction (indexed by [`Direction::index`]).
+    queues: [DirectionQueue; 2],
+    /// Each occupied slot's FIFO key, indexed by slot.
+    fifo_keys: Vec<FifoKey>,
+    /// Insertion counter, to keep FIFO order among equal deadlines.
+    sequence: u64,
+    /// `read_expire` and `write_expire`, in nanoseconds.
+    expire: [Nanos; 2],
+    /// Read batches chosen over waiting writes before a write batch is forced.
+    writes_starved: i64,
+    /// Requests per batch.
+    fifo_batch: u64,
+    /// Read batches chosen in a row while writes waited.
+    starved: i64,
+    /// Requests dispatched in the current batch.
+    batching: u64,
+    /// Direction and sort-list position of the last dispatched request; the batch
+    /// continues after it. Only the direction last dispatched has a "next" request.
+    last: Option<(Direction, SortKey)>,
+}
+
+impl Deadline {
+    /// The tunables, with the kernel's names, units and defaults.
+    pub const TUNABLES: &'static [TunableDef] = &[
+        TunableDef {
+            name: "read_expire",
+            default: 500,
+            min: 0,
+            max: INT_MAX,
+            unit: "ms",
+            help: "deadline of a read, from its insertion",
+        },
+        TunableDef {
+            name: "write_expire",
+            default: 5000,
+            min: 0,
+            max: INT_MAX,
+            unit: "ms",
+            help: "deadline of a write, from its insertion",
+        },
+        TunableDef {
+            name: "writes_starved",
+            default: 2,
+            min: i32::MIN as i64,
+            max: INT_MAX,
+            unit: "count",
+            help: "read batches preferred over waiting writes before a write batch",
+        },
+        TunableDef {
+            name: "fifo_batch",
+            default: 16,
+            min: 0,
+            max: INT_MAX,
+            unit: "requests",
+            help: "requests dispatched in sector order per batch (1 is close to FCFS)",
+        },
+        TunableDef {
+            name: "front_merges",
+            default: 1,
+            min: 0,
+            max: 1,
+            unit: "bool",
+            help: "try merging a request in front of a queued one",
+        },
+    ];
+
+    /// A deadline elevator with these tunables (resolved against [`Self::TUNABLES`]).
+    pub fn new(tunables: &Tunables) -> Self {
+        let mut merge = MergeIndex::default();
+        merge.front_merges = tunables.get_bool("front_merges");
+        Self {
+            slab: RequestSlab::default(),
+            merge,
+            queues: Default::default(),
+            fifo_keys: Vec::new(),
+            sequence: 0,
+            expire: [
+                ms(tunables.get_u64("read_expire")),
+                ms(tunables.get_u64("write_expire")),
+            ],
+            writes_starved: tunables.get("writes_starved"),
+            fifo_batch: tunables.get_u64("fifo_batch"),
+            starved: 0,
+            batching: 0,
+            last: None,
+        }
+    }
+
+    /// The queue of a direction.
+    fn queue(&self, direction: Direction) -> &DirectionQueue {
+        &self.queues[direction.index()]
+    }
+
+    /// The sort-list key of a queued request.
+    fn sort_key(&self, slot: SlotKey) -> SortKey {
+        (self.slab.get(slot).sector, slot)
+    }
+
+    /// The request that continues the batch in `direction`, if that direction was the last
+    /// dispatched and something follows the last position in sector order.
+    fn next_in_sort(&self, direction: Direction) -> Option<SlotKey> {
+        match self.last {
+            Some((last, position)) if last == direction => {
+                self.queue(direction).next_in_sort(position)
+            }
+            _ => None,
+        }
+    }
+
+    /// Put a new request on the slab, the merge index, its sort list and its FIFO.
+    fn enqueue(&mut self, request: Request, now: Nanos) {
+        let direction = request.direction.index();
+        let deadline = now.saturating_add(self.expire[direction]);
+        let fifo_key = (deadline, self.sequence);
+        self.sequence += 1;
+        let sector = request.sector;
+        let slot = self.slab.insert(request);
+        self.merge.add(slot, self.slab.get(slot));
+        self.queues[direction].sort.insert((sector, slot));
+        self.queues[direction].fifo.insert(fifo_key, slot);
+        if self.fifo_keys.len() <= slot {
+            self.fifo_keys.resize(slot + 1, (0, 0));
+        }
+        self.fifo_keys[slot] = fifo_key;
+    }
+
+    /// Take a request off its sort list and FIFO (not off the slab or merge index).
+    fn unlink(&mut self, slot: SlotKey) {
+        let key = self.sort_key(slot);
+        let queue = &mut self.queues[self.slab.get(slot).direction.index()];
+        queue.sort.remove(&key);
+        queue.fifo.remove(&self.fifo_keys[slot]);
+    }
+
+    /// Merge `incoming` into the queued request at `slot`, then coalesce it with a neighbour
+    /// the merge made contiguous. Returns the slot of the request that now carries it.
+    fn merge_into(&mut self, slot: SlotKey, kind: MergeKind, incoming: Request) -> SlotKey {
+        let direction = self.slab.get(slot).direction.index();
+        let old_key = self.sort_key(slot);
+        self.merge.merge(&mut self.slab, slot, kind, incoming);
+        let new_key = self.sort_key(slot);
+        if new_key != old_key {
+            let sort = &mut self.queues[direction].sort;
+            sort.remove(&old_key);
+            sort.insert(new_key);
+        }
+        self.coalesce(slot, kind)
+    }
+
+    /// After the request at `slot` grew at the `kind` end, absorb the queued neighbour it now
+    /// touches, if any (the kernel's `requests_merged`). Returns the survivor's slot.
+    fn coalesce(&mut self, slot: SlotKey, kind: MergeKind) -> SlotKey {
+        let allow = |queued: &Request, incoming: &Request| self.allow_merge(queued, incoming);
+        let Some((survivor, absorbed)) =
+            self.merge.coalesce_candidate(&self.slab, slot, kind, allow)
+        else {
+            return slot;
+        };
+        self.unlink(absorbed);
+        self.inherit_deadline(survivor, absorbed);
+        self.merge.coalesce(&mut self.slab, survivor, absorbed);
+        survivor
+    }
+
+    /// The survivor of a coalesce takes the absorbed request's deadline and FIFO position if
+    /// they are earlier. The absorbed request must already be off its FIFO.
+    fn inherit_deadline(&mut self, survivor: SlotKey, absorbed: SlotKey) {
+        let inherited = self.fifo_keys[absorbed];
+        let own = self.fifo_keys[survivor];
+        if inherited < own {
+            let fifo = &mut self.queues[self.slab.get(survivor).direction.index()].fifo;
+            fifo.remove(&own);
+            fifo.insert(inherited, survivor);
+            self.fifo_keys[survivor] = inherited;
+        }
+    }
+
+    /// Choose the direction of a new batch: reads, unless writes wait and reads have been
+    /// preferred `writes_starved` times already. `None` when nothing is queued.
+    fn choose_direction(&mut self) -> Option<Direction> {
+        let reads = !self.queue(Direction::Read).is_empty();
+        let writes = !self.queue(Direction::Write).is_empty();
+        if reads {
+            let starved = self.starved;
+            if writes {
+                self.starved = self.starved.saturating_add(1);
+            }
+            if !(writes && starved >= self.writes_starved) {
+                return Some(Direction::Read);
+            }
+        }
+        if writes {
+            self.starved = 0;
+            return Some(Direction::Write);
+        }
+        None
+    }
+
+    /// The first request of a new batch in `direction`: the FIFO head if it has expired or
+    /// nothing follows in sector order, otherwise the next request in sector order.
+    fn batch_start(&self, direction: Direction, now: Nanos) -> Option<SlotKey> {
+        let (deadline, head) = self.queue(direction).fifo_head()?;
+        let expired = now >= deadline;
+        match self.next_in_sort(direction) {
+            Some(next) if !expired => Some(next),
+            _ => Some(head),
+        }
+    }
+
+    /// Remove the request at `slot` from every structure and remember its position.
+    fn take(&mut self, slot: SlotKey) -> Request {
+        self.unlink(slot);
+        let key = self.sort_key(slot);
+        let request = self.slab.remove(slot);
+        self.merge.remove(slot, &request);
+        self.last = Some((request.direction, key));
+        request
+    }
+}
+
+impl Scheduler for Deadline {
+    fn name(&self) -> &'static str {
+        "deadline"
+    }
+
+    fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
+        let allow = |queued: &Request, incoming: &Request| self.allow_merge(queued, incoming);
+        match self.merge.find(&self.slab, &request, allow) {
+            Some((slot, kind)) => {
+                let carrier = self.merge_into(slot, kind, request);
+                Inserted::Merged(self.slab.get(carrier).id)
+            }
+            None => {
+                self.enqueue(request, now);
+                Inserted::Queued
+            }
+        }
+    }
+
+    fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        let continuation = self
+            .last
+            .and_then(|(direction, _)| self.next_in_sort(direction))
+            .filter(|_| self.batching < self.fifo_batch);
+        let slot = match continuation {
+            Some(slot) => slot,
+            None => {
+                let Some(direction) = self.choose_direction() else {
+                    return Dispatch::Empty;
+                };
+                self.batching = 0;
+                match self.batch_start(direction, now) {
+                    Some(slot) => slot,
+                    None => return Dispatch::Empty,
+                }
+            }
+        };
+        self.batching += 1;
+        Dispatch::Request(self.take(slot))
+    }
+
+    fn complete(&mut self, _completion: &Completion, _now: Nanos) {
+        // Deadline is not completion-driven: dispatch decisions never look at completions.
+    }
+
+    fn queued(&self) -> usize {
+        self.slab.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GroupId, IoPriority, ProcessId, RequestId};
+
+    fn deadline() -> Deadline {
+        let tunables = Tunables::resolve("deadline", Deadline::TUNABLES, &[]);
+        Deadline::new(&tunables.expect("defaults resolve"))
+    }
+
+    fn read(id: u64, sector: u64) -> Request {
+        Request {
+            id: RequestId(id),
+            process: ProcessId(1),
+            group: GroupId::ROOT,
+            priority: IoPriority::default(),
+            direction: Direction::Read,
+            sync: true,
+            sector,
+            sectors: 8,
+            submit_time: 0,
+            merged: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn structures_stay_in_step_through_a_coalesce() {
+        let mut dl = deadline();
+        dl.insert(read(1, 0), 0);
+        dl.insert(read(2, 16), 0);
+        assert_eq!(dl.insert(read(3, 8), 0), Inserted::Merged(RequestId(1)));
+        assert_eq!(dl.queued(), 1);
+        let queue = dl.queue(Direction::Read);
+        assert_eq!((queue.sort.len(), queue.fifo.len()), (1, 1));
+        let Dispatch::Request(rq) = dl.dispatch(0) else {
+            panic!("a request is queued");
+        };
+        assert_eq!((rq.sector, rq.sectors), (0, 24));
+        assert_eq!(dl.dispatch(0), Dispatch::Empty);
+        assert!(dl.queue(Direction::Read).sort.is_empty());
+    }
+}
