@@ -1,5 +1,6 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
+use crate::policy::deadline::Deadline;
 use crate::policy::noop::Noop;
 use crate::tunable::{SchedSpec, TunableDef, TunableError, Tunables};
 use crate::{GroupTree, Scheduler};
@@ -30,13 +31,22 @@ pub struct SchedulerInfo {
 }
 
 /// Every policy, in the order they are listed.
-pub const SCHEDULERS: &[SchedulerInfo] = &[SchedulerInfo {
-    name: "noop",
-    aliases: &["none"],
-    summary: "one FIFO in arrival order, with back and front merging",
-    tunables: Noop::TUNABLES,
-    build: |tunables, _| Box::new(Noop::new(tunables)),
-}];
+pub const SCHEDULERS: &[SchedulerInfo] = &[
+    SchedulerInfo {
+        name: "noop",
+        aliases: &["none"],
+        summary: "one FIFO in arrival order, with back and front merging",
+        tunables: Noop::TUNABLES,
+        build: |tunables, _| Box::new(Noop::new(tunables)),
+    },
+    SchedulerInfo {
+        name: "deadline",
+        aliases: &[],
+        summary: "sector-sorted batches per direction, read preference, FIFO expiry",
+        tunables: Deadline::TUNABLES,
+        build: |tunables, _| Box::new(Deadline::new(tunables)),
+    },
+];
 
 /// The policy a name or alias selects.
 pub fn lookup(name: &str) -> Result<&'static SchedulerInfo, TunableError> {
@@ -76,6 +86,11 @@ mod tests {
         let context = SchedulerContext::default();
         let none: SchedSpec = "none".parse().unwrap();
         assert_eq!(build_scheduler(&none, &context).unwrap().name(), "noop");
+        let deadline: SchedSpec = "deadline:read_expire=250,fifo_batch=1".parse().unwrap();
+        assert_eq!(
+            build_scheduler(&deadline, &context).unwrap().name(),
+            "deadline"
+        );
         let unknown: SchedSpec = "fastest".parse().unwrap();
         let message = build_scheduler(&unknown, &context)
             .err()
