@@ -241,6 +241,11 @@ pub struct JobSpec {
     pub randseed: Option<u64>,
     /// `continue_on_error=` as written (none, read, write, io, verify, all…); "none" by default.
     pub continue_on_error: String,
+    /// Where each option that set a field came from (last setting wins), keyed by fio's
+    /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
+    /// `jobs.fio:7: ioengine=rbd is not supported`. Options inherited from `[global]` point
+    /// into the global section.
+    pub option_origins: std::collections::BTreeMap<String, Origin>,
 }
 
 impl Default for JobSpec {
@@ -290,6 +295,7 @@ impl Default for JobSpec {
             kb_base: 1024,
             randseed: None,
             continue_on_error: "none".to_string(),
+            option_origins: std::collections::BTreeMap::new(),
         }
     }
 }
