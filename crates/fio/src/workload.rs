@@ -1,1 +1,288 @@
-//! Job timing state machine (being written).
+//! A job's timing as a pure state machine: how many requests it keeps in flight, when it
+//! thinks, how fast it may go (`rate`, `rate_iops`), when it starts and stops. The driver
+//! (simulator or engine) owns the clock and the random generator and calls [`JobClock::poll`]
+//! whenever something changed for the job; the answer says what the job does next.
+
+use ioslice_core::Nanos;
+use rand::RngCore;
+
+use crate::pattern::{DataDirection, IoPattern, IoUnit};
+use crate::JobSpec;
+
+/// What a job does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Submit this I/O now.
+    Submit(IoUnit),
+    /// Nothing before this time (think time, rate limit, start delay); poll again then.
+    WaitUntil(Nanos),
+    /// Waiting for a completion: poll again after the next one.
+    AwaitCompletion,
+    /// The job has issued everything and all of it has completed.
+    Done,
+}
+
+/// The timing state of one job process.
+#[derive(Debug, Clone)]
+pub struct JobClock {
+    pattern: IoPattern,
+    depth: u32,
+    thinktime: Nanos,
+    thinktime_blocks: u32,
+    rate_bytes: [Option<u64>; 3],
+    rate_iops: [Option<u64>; 3],
+    /// When the job started issuing.
+    start: Nanos,
+    /// When statistics begin (start + ramp_time).
+    ramp_end: Nanos,
+    /// When issuing stops, if the job has a runtime.
+    deadline: Option<Nanos>,
+    in_flight: u32,
+    /// Completions since the last think.
+    completed_since_think: u32,
+    /// Issue nothing before this (think time).
+    resume_at: Nanos,
+    /// Bytes and I/Os issued per direction, for the rate limits.
+    issued_bytes: [u64; 3],
+    issued_ios: [u64; 3],
+    /// The next I/O, drawn but held back by a rate limit.
+    held: Option<IoUnit>,
+    exhausted: bool,
+}
+
+impl JobClock {
+    /// The clock of a job that starts issuing at `start`.
+    pub fn new(spec: &JobSpec, pattern: IoPattern, start: Nanos) -> Self {
+        let ramp_end = start + spec.ramp_time;
+        Self {
+            pattern,
+            depth: spec.effective_depth(),
+            thinktime: spec.thinktime,
+            thinktime_blocks: spec.thinktime_blocks.max(1),
+            rate_bytes: spec.rate,
+            rate_iops: spec.rate_iops,
+            start,
+            ramp_end,
+            deadline: spec.runtime.map(|runtime| ramp_end + runtime),
+            in_flight: 0,
+            completed_since_think: 0,
+            resume_at: start,
+            issued_bytes: [0; 3],
+            issued_ios: [0; 3],
+            held: None,
+            exhausted: false,
+        }
+    }
+
+    /// When the job started issuing.
+    pub fn start(&self) -> Nanos {
+        self.start
+    }
+
+    /// When statistics begin: completions before this are not counted.
+    pub fn ramp_end(&self) -> Nanos {
+        self.ramp_end
+    }
+
+    /// Requests submitted and not yet completed.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// What the job does next at `now`.
+    pub fn poll(&mut self, now: Nanos, rng: &mut impl RngCore) -> Step {
+        if self.deadline.is_some_and(|end| now >= end) {
+            self.exhausted = true;
+            self.held = None;
+        }
+        if self.exhausted {
+            return self.drain_step();
+        }
+        if self.in_flight >= self.depth {
+            return Step::AwaitCompletion;
+        }
+        if now < self.resume_at {
+            return Step::WaitUntil(self.capped(self.resume_at));
+        }
+        let unit = match self.held.take() {
+            Some(unit) => unit,
+            None => match self.pattern.next(rng) {
+                Some(unit) => unit,
+                None => {
+                    self.exhausted = true;
+                    return self.drain_step();
+                }
+            },
+        };
+        let allowed = self.rate_allows_at(&unit);
+        if allowed > now {
+            self.held = Some(unit);
+            return Step::WaitUntil(self.capped(allowed));
+        }
+        let d = direction_index(unit.direction);
+        self.issued_bytes[d] += unit.length;
+        self.issued_ios[d] += 1;
+        self.in_flight += 1;
+        Step::Submit(unit)
+    }
+
+    /// A request of this job completed at `now`.
+    pub fn on_complete(&mut self, now: Nanos) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.thinktime > 0 {
+            self.completed_since_think += 1;
+            if self.completed_since_think >= self.thinktime_blocks {
+                self.completed_since_think = 0;
+                self.resume_at = self.resume_at.max(now + self.thinktime);
+            }
+        }
+    }
+
+    /// Stop issuing at once (an error the job does not continue past).
+    pub fn abort(&mut self) {
+        self.exhausted = true;
+        self.held = None;
+    }
+
+    fn drain_step(&self) -> Step {
+        if self.in_flight == 0 {
+            Step::Done
+        } else {
+            Step::AwaitCompletion
+        }
+    }
+
+    /// A wake-up never later than the runtime deadline, so the job notices its end.
+    fn capped(&self, at: Nanos) -> Nanos {
+        self.deadline.map_or(at, |end| at.min(end))
+    }
+
+    /// The earliest time the rate limits let `unit` be issued: the time by which the bytes
+    /// (or I/Os) already issued in its direction, plus this one, are within the rate.
+    fn rate_allows_at(&self, unit: &IoUnit) -> Nanos {
+        let d = direction_index(unit.direction);
+        let by_bytes = self.rate_bytes[d]
+            .filter(|&rate| rate > 0)
+            .map(|rate| at_rate(self.issued_bytes[d], rate));
+        let by_ios = self.rate_iops[d]
+            .filter(|&rate| rate > 0)
+            .map(|rate| at_rate(self.issued_ios[d], rate));
+        self.start + by_bytes.unwrap_or(0).max(by_ios.unwrap_or(0))
+    }
+}
+
+/// Nanoseconds after the start at which `amount` units have been allowed at `per_second`.
+fn at_rate(amount: u64, per_second: u64) -> Nanos {
+    let nanos = u128::from(amount) * 1_000_000_000 / u128::from(per_second);
+    u64::try_from(nanos).unwrap_or(u64::MAX)
+}
+
+/// Index 0 read, 1 write, 2 trim.
+pub fn direction_index(direction: DataDirection) -> usize {
+    match direction {
+        DataDirection::Read => 0,
+        DataDirection::Write => 1,
+        DataDirection::Trim => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::{plan_files, FilePlan};
+    use rand::rngs::StdRng;
+    use rand::SeedableRng;
+
+    fn clock(spec: &JobSpec, start: Nanos) -> JobClock {
+        let files: Vec<FilePlan> = plan_files(spec, 0, 1 << 40).expect("plan");
+        let pattern = IoPattern::new(spec, &files, 0).expect("pattern");
+        JobClock::new(spec, pattern, start)
+    }
+
+    fn spec(edit: impl FnOnce(&mut JobSpec)) -> JobSpec {
+        let mut spec = JobSpec {
+            name: "job".into(),
+            size: Some(crate::Extent::Bytes(64 * 4096)),
+            ..JobSpec::default()
+        };
+        edit(&mut spec);
+        spec
+    }
+
+    #[test]
+    fn synchronous_engine_keeps_one_in_flight_and_finishes() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(&spec(|_| {}), 0);
+        let mut submitted = 0;
+        loop {
+            match job.poll(0, &mut rng) {
+                Step::Submit(unit) => {
+                    assert_eq!(unit.offset, submitted * 4096);
+                    submitted += 1;
+                    assert_eq!(job.poll(0, &mut rng), Step::AwaitCompletion);
+                    job.on_complete(0);
+                }
+                Step::Done => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(submitted, 64);
+    }
+
+    #[test]
+    fn iodepth_bounds_in_flight_for_async_engines() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.ioengine = crate::IoEngine::Libaio;
+                s.iodepth = 4;
+            }),
+            0,
+        );
+        for _ in 0..4 {
+            assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        }
+        assert_eq!(job.poll(0, &mut rng), Step::AwaitCompletion);
+        job.on_complete(5);
+        assert!(matches!(job.poll(5, &mut rng), Step::Submit(_)));
+    }
+
+    #[test]
+    fn thinktime_stalls_after_each_block_group() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(&spec(|s| s.thinktime = 1_000), 0);
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        job.on_complete(100);
+        assert_eq!(job.poll(100, &mut rng), Step::WaitUntil(1_100));
+        assert!(matches!(job.poll(1_100, &mut rng), Step::Submit(_)));
+    }
+
+    #[test]
+    fn rate_limit_spaces_submissions_exactly() {
+        let mut rng = StdRng::seed_from_u64(1);
+        // 4096 bytes at 4096 KiB/s: one block per 1/1024 s = 976_562 ns.
+        let mut job = clock(&spec(|s| s.rate[0] = Some(4096 * 1024)), 10);
+        assert!(matches!(job.poll(10, &mut rng), Step::Submit(_)));
+        job.on_complete(20);
+        assert_eq!(job.poll(20, &mut rng), Step::WaitUntil(10 + 976_562));
+        assert!(matches!(job.poll(10 + 976_562, &mut rng), Step::Submit(_)));
+    }
+
+    #[test]
+    fn runtime_stops_issuing_and_drains() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.runtime = Some(1_000);
+                s.time_based = true;
+                s.ramp_time = 500;
+            }),
+            0,
+        );
+        assert_eq!(job.ramp_end(), 500);
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        assert_eq!(job.poll(1_500, &mut rng), Step::AwaitCompletion);
+        job.on_complete(1_600);
+        assert_eq!(job.poll(1_600, &mut rng), Step::Done);
+    }
+}
