@@ -1,0 +1,316 @@
+//! fio's JSON output (`--output-format=json`), with fio's key order and whitespace.
+
+use std::fmt::Write;
+
+use super::groups::{self, group_of, share_of_group, RunGroup};
+use super::metrics::{
+    self, bw_samples, dir_runtime, distribution, iops_samples, millis, per_second, per_second_f,
+    reported_slat, DIRECTIONS, PERCENTILES,
+};
+use super::units::{self, f6};
+use crate::report::{DiskUtil, JobReport, RunReport};
+use crate::stats::{DirectionStats, JobStats, LatencyStats};
+
+/// A JSON value in the order it is to be printed.
+#[derive(Debug, Clone)]
+enum Value {
+    /// An integer.
+    Int(i128),
+    /// A float, printed with six decimals.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// An object, keys in order.
+    Object(Vec<(String, Value)>),
+    /// An array.
+    Array(Vec<Value>),
+}
+
+/// Builds an object key by key.
+#[derive(Default)]
+struct Object(Vec<(String, Value)>);
+
+impl Object {
+    fn int(mut self, key: &str, value: impl Into<i128>) -> Self {
+        self.0.push((key.to_string(), Value::Int(value.into())));
+        self
+    }
+
+    fn float(mut self, key: &str, value: f64) -> Self {
+        self.0.push((key.to_string(), Value::Float(value)));
+        self
+    }
+
+    fn str(mut self, key: &str, value: &str) -> Self {
+        self.0
+            .push((key.to_string(), Value::Str(value.to_string())));
+        self
+    }
+
+    fn value(mut self, key: &str, value: Value) -> Self {
+        self.0.push((key.to_string(), value));
+        self
+    }
+
+    fn done(self) -> Value {
+        Value::Object(self.0)
+    }
+}
+
+impl Value {
+    /// Print as fio does: `"key" : value`, two spaces of indentation per level.
+    fn write(&self, out: &mut String, level: usize) {
+        match self {
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(f) => out.push_str(&f6(*f)),
+            Value::Str(s) => quote(out, s),
+            Value::Object(pairs) => {
+                out.push('{');
+                for (i, (key, value)) in pairs.iter().enumerate() {
+                    separator(out, i, level + 1);
+                    quote(out, key);
+                    out.push_str(" : ");
+                    value.write(out, level + 1);
+                }
+                close(out, level, '}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, value) in items.iter().enumerate() {
+                    separator(out, i, level + 1);
+                    value.write(out, level + 1);
+                }
+                close(out, level, ']');
+            }
+        }
+    }
+}
+
+fn separator(out: &mut String, index: usize, level: usize) {
+    if index > 0 {
+        out.push(',');
+    }
+    out.push('\n');
+    indent(out, level);
+}
+
+fn close(out: &mut String, level: usize, bracket: char) {
+    out.push('\n');
+    indent(out, level);
+    out.push(bracket);
+}
+
+fn indent(out: &mut String, level: usize) {
+    for _ in 0..level {
+        out.push_str("  ");
+    }
+}
+
+/// A JSON string literal.
+fn quote(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Render a run as fio's JSON output.
+pub fn json(report: &RunReport) -> String {
+    let folded = groups::fold(&report.jobs);
+    let run_groups = groups::run_groups(&folded);
+    let jobs = folded
+        .iter()
+        .map(|job| job_value(job, group_of(&run_groups, job)))
+        .collect();
+    let top = Object::default()
+        .str("fio version", &report.version)
+        .int("timestamp", report.timestamp)
+        .int("timestamp_ms", i128::from(report.timestamp) * 1000)
+        .str("time", &units::ctime(report.timestamp))
+        .value("global options", options(&report.global_options))
+        .value("jobs", Value::Array(jobs))
+        .value(
+            "disk_util",
+            Value::Array(report.disk_util.iter().map(disk).collect()),
+        )
+        .done();
+    let mut out = String::new();
+    top.write(&mut out, 0);
+    out.push('\n');
+    out
+}
+
+fn options(pairs: &[(String, String)]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Str(v.clone())))
+            .collect(),
+    )
+}
+
+/// One `jobs[]` entry.
+fn job_value(job: &JobReport, group: Option<&RunGroup>) -> Value {
+    let d = &job.description;
+    let s = &job.stats;
+    let runtime_ms = millis(s.runtime);
+    let mut o = Object::default()
+        .str("jobname", &d.name)
+        .int("groupid", d.groupid)
+        .int("error", s.error)
+        .int("eta", i32::MAX)
+        .int("elapsed", runtime_ms.div_ceil(1000))
+        .value("job options", options(&d.options));
+    for dir in 0..DIRECTIONS.len() {
+        o = o.value(DIRECTIONS[dir], direction(job, dir, group));
+    }
+    o.value(
+        "sync",
+        Object::default()
+            .int("total_ios", 0)
+            .value("lat_ns", moments(None))
+            .done(),
+    )
+    .int("job_runtime", runtime_ms)
+    .float("usr_cpu", 0.0)
+    .float("sys_cpu", 0.0)
+    .int("ctx", 0)
+    .int("majf", 0)
+    .int("minf", 0)
+    .value("iodepth_level", depth_levels(s))
+    .value("iodepth_submit", batches(s))
+    .value("iodepth_complete", batches(s))
+    .value_latency(s)
+    .int("latency_depth", d.iodepth)
+    .int("latency_target", 0)
+    .float("latency_percentile", 100.0)
+    .int("latency_window", 0)
+    .done()
+}
+
+impl Object {
+    /// `latency_ns`, `latency_us`, `latency_ms`.
+    fn value_latency(self, stats: &JobStats) -> Self {
+        let b = metrics::latency_buckets(stats);
+        self.value("latency_ns", shares(&metrics::LAT_NSEC_LABELS, &b.nsec))
+            .value("latency_us", shares(&metrics::LAT_USEC_LABELS, &b.usec))
+            .value("latency_ms", shares(&metrics::LAT_MSEC_LABELS, &b.msec))
+    }
+}
+
+fn shares(labels: &[&str], values: &[f64]) -> Value {
+    Value::Object(
+        labels
+            .iter()
+            .zip(values)
+            .map(|(l, v)| (l.to_string(), Value::Float(*v)))
+            .collect(),
+    )
+}
+
+fn depth_levels(stats: &JobStats) -> Value {
+    let labels = ["1", "2", "4", "8", "16", "32", ">=64"];
+    shares(&labels, &distribution(&stats.depth_counts))
+}
+
+fn batches(stats: &JobStats) -> Value {
+    let labels = ["0", "4", "8", "16", "32", "64", ">=64"];
+    shares(&labels, &metrics::batch_distribution(stats))
+}
+
+/// A `read`/`write`/`trim` object.
+fn direction(job: &JobReport, dir: usize, group: Option<&RunGroup>) -> Value {
+    let stats = &job.stats;
+    let d: &DirectionStats = &stats.directions[dir];
+    let runtime = dir_runtime(stats, dir);
+    let bw_bytes = per_second(d.io_bytes, runtime);
+    let bw = bw_samples(stats, dir);
+    let iops = iops_samples(stats, dir);
+    let agg = if bw.count > 0 {
+        share_of_group(bw.mean, group, dir)
+    } else {
+        0.0
+    };
+    Object::default()
+        .int("io_bytes", d.io_bytes)
+        .int("io_kbytes", d.io_bytes >> 10)
+        .int("bw_bytes", bw_bytes)
+        .int("bw", bw_bytes / 1024)
+        .float("iops", per_second_f(d.total_ios, runtime))
+        .int("runtime", millis(runtime))
+        .int("total_ios", d.total_ios)
+        .int("short_ios", 0)
+        .int("drop_ios", 0)
+        .value("slat_ns", moments(reported_slat(&job.description, d)))
+        .value("clat_ns", with_percentiles(&d.clat))
+        .value("lat_ns", moments(Some(&d.lat)))
+        .int("bw_min", bw.min)
+        .int("bw_max", bw.max)
+        .float("bw_agg", agg)
+        .float("bw_mean", bw.mean)
+        .float("bw_dev", bw.stddev)
+        .int("bw_samples", bw.count)
+        .int("iops_min", iops.min)
+        .int("iops_max", iops.max)
+        .float("iops_mean", iops.mean)
+        .float("iops_stddev", iops.stddev)
+        .int("iops_samples", iops.count)
+        .done()
+}
+
+fn moments_object(lat: Option<&LatencyStats>) -> Object {
+    let empty = LatencyStats::default();
+    let lat = lat.unwrap_or(&empty);
+    Object::default()
+        .int("min", lat.min())
+        .int("max", lat.max())
+        .float("mean", lat.mean())
+        .float("stddev", lat.stddev())
+        .int("N", lat.count())
+}
+
+/// `{min, max, mean, stddev, N}`; all zero for `None`.
+fn moments(lat: Option<&LatencyStats>) -> Value {
+    moments_object(lat).done()
+}
+
+/// `clat_ns`: the moments plus a `percentile` map when there are samples.
+fn with_percentiles(lat: &LatencyStats) -> Value {
+    let o = moments_object(Some(lat));
+    if lat.count() == 0 {
+        return o.done();
+    }
+    let map = PERCENTILES
+        .iter()
+        .map(|&p| (format!("{p:.6}"), Value::Int(lat.percentile(p).into())))
+        .collect();
+    o.value("percentile", Value::Object(map)).done()
+}
+
+/// A `disk_util[]` entry.
+fn disk(d: &DiskUtil) -> Value {
+    Object::default()
+        .str("name", &d.name)
+        .int("read_ios", d.ios[0])
+        .int("write_ios", d.ios[1])
+        .int("read_merges", d.merges[0])
+        .int("write_merges", d.merges[1])
+        .int("read_ticks", d.ticks[0])
+        .int("write_ticks", d.ticks[1])
+        .int("in_queue", d.in_queue)
+        .float("util", d.util)
+        .done()
+}
