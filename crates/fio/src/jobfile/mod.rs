@@ -1,1 +1,197 @@
-//! fio job-file parser (being written).
+//! fio job files: the INI format ([`ini`]), variable expansion ([`expand`]), fio's value
+//! syntax ([`values`]) and the option table ([`options`]) that fills [`JobSpec`]s.
+//!
+//! A `[global]` section sets defaults for the jobs *below* it; several `[global]`s
+//! accumulate. Within a section `kb_base` is applied first, so it governs every size in
+//! that section whatever the order; other options apply in order (the last one wins).
+
+pub mod error;
+pub mod expand;
+pub mod ini;
+pub mod options;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use error::JobFileError;
+
+use crate::job::{IoEngine, JobFile, JobSpec, Origin, Pattern, Warning};
+use ini::{Entry, Section};
+use options::Outcome;
+
+/// How to parse: strictness and the inputs fio would read from the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Refuse unknown options instead of warning about them.
+    pub strict: bool,
+    /// The environment `${NAME}` reads from.
+    pub env: BTreeMap<String, String>,
+    /// Value of `$ncpus`.
+    pub ncpus: u32,
+    /// Value of `$mb_memory` (MiB of memory).
+    pub mb_memory: u64,
+}
+
+impl Default for ParseOptions {
+    /// Not strict, an empty environment, 1 CPU and 1024 MiB of memory.
+    fn default() -> Self {
+        Self {
+            strict: false,
+            env: BTreeMap::new(),
+            ncpus: 1,
+            mb_memory: 1024,
+        }
+    }
+}
+
+/// Reads and parses the job file at `path`.
+pub fn parse_file(path: &Path, options: &ParseOptions) -> Result<JobFile, JobFileError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| JobFileError::Read {
+        file: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    parse_str(&text, &shown, options)
+}
+
+/// Parses job-file `text` as if read from `path` (used in messages and to resolve includes).
+pub fn parse_str(text: &str, path: &str, options: &ParseOptions) -> Result<JobFile, JobFileError> {
+    let sections = ini::read_sections(text, path, options)?;
+    let mut builder = Builder::new(path, options.strict);
+    for section in &sections {
+        builder.section(section)?;
+    }
+    builder.finish()
+}
+
+/// Refuses what ioslice cannot run yet: unsupported engines and trim workloads.
+pub fn check_supported(file: &JobFile) -> Result<(), JobFileError> {
+    file.jobs.iter().try_for_each(check_job)
+}
+
+fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
+    let origin_of = |option: &str| {
+        job.option_origins
+            .get(option)
+            .cloned()
+            .unwrap_or_else(|| job.origin.clone())
+    };
+    if let IoEngine::Unsupported(name) = &job.ioengine {
+        return Err(JobFileError::Unsupported {
+            origin: origin_of("ioengine"),
+            what: format!(
+                "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, null"
+            ),
+        });
+    }
+    if matches!(
+        job.pattern,
+        Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite
+    ) {
+        return Err(JobFileError::Unsupported {
+            origin: origin_of("rw"),
+            what: format!(
+                "rw={}: trim workloads are not supported yet: expected read, write, rw, randread, randwrite or randrw",
+                job.pattern.fio_name()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Turns sections into jobs, carrying `[global]` defaults down the file.
+struct Builder {
+    file: JobFile,
+    defaults: JobSpec,
+    strict: bool,
+}
+
+impl Builder {
+    fn new(path: &str, strict: bool) -> Self {
+        Self {
+            file: JobFile {
+                path: path.to_string(),
+                global_options: Vec::new(),
+                jobs: Vec::new(),
+                warnings: Vec::new(),
+            },
+            defaults: JobSpec::default(),
+            strict,
+        }
+    }
+
+    fn section(&mut self, section: &Section) -> Result<(), JobFileError> {
+        if section.is_global() {
+            let mut defaults = std::mem::take(&mut self.defaults);
+            self.apply_all(&mut defaults, &section.entries)?;
+            self.defaults = defaults;
+            self.file
+                .global_options
+                .extend(as_written(&section.entries));
+            return Ok(());
+        }
+        let mut job = self.defaults.clone();
+        job.name = section.name.clone();
+        job.origin = section.origin.clone();
+        job.options = as_written(&section.entries).collect();
+        self.apply_all(&mut job, &section.entries)?;
+        self.file.jobs.push(job);
+        Ok(())
+    }
+
+    /// Applies a section's entries: `kb_base` first, then all in order.
+    fn apply_all(&mut self, spec: &mut JobSpec, entries: &[Entry]) -> Result<(), JobFileError> {
+        let kb_base = entries
+            .iter()
+            .rev()
+            .find(|e| e.key.eq_ignore_ascii_case("kb_base"));
+        if let Some(entry) = kb_base {
+            self.apply(spec, entry)?;
+        }
+        entries.iter().try_for_each(|entry| self.apply(spec, entry))
+    }
+
+    fn apply(&mut self, spec: &mut JobSpec, entry: &Entry) -> Result<(), JobFileError> {
+        if options::apply(spec, entry)? != Outcome::Unknown {
+            return Ok(());
+        }
+        if self.strict {
+            return Err(JobFileError::UnknownOption {
+                origin: entry.origin.clone(),
+                option: entry.key.clone(),
+            });
+        }
+        self.warn(&entry.origin, &entry.key);
+        Ok(())
+    }
+
+    /// Warns once per written option (a `kb_base` applied twice does not count twice).
+    fn warn(&mut self, origin: &Origin, option: &str) {
+        let message = format!("option '{option}' is not supported by ioslice yet; ignored");
+        let warning = Warning {
+            origin: origin.clone(),
+            message,
+        };
+        if !self.file.warnings.contains(&warning) {
+            self.file.warnings.push(warning);
+        }
+    }
+
+    fn finish(self) -> Result<JobFile, JobFileError> {
+        if self.file.jobs.is_empty() {
+            return Err(JobFileError::NoJobs {
+                file: self.file.path,
+            });
+        }
+        Ok(self.file)
+    }
+}
+
+/// A section's entries as fio's JSON shows them: name and value as written (bare keys with
+/// an empty value).
+fn as_written(entries: &[Entry]) -> impl Iterator<Item = (String, String)> + '_ {
+    entries
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+}

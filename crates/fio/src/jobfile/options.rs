@@ -1,0 +1,463 @@
+//! The option table: each fio option ioslice understands, turned into a [`JobSpec`] field;
+//! the options fio knows that cannot change a scheduling result, accepted silently (each
+//! with its reason); everything else is reported as unknown by the caller.
+
+use ioslice_core::{IoPriority, PriorityClass};
+
+use super::ini::Entry;
+use super::values;
+use super::JobFileError;
+use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Pattern};
+
+/// What applying one entry did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The option set a field.
+    Applied,
+    /// A known fio option with no effect on a scheduling simulation.
+    Ignored,
+    /// Not an option ioslice knows.
+    Unknown,
+}
+
+/// Options fio knows that do not change which I/O is issued, when, or how it is scheduled,
+/// so ioslice accepts them without a warning. The second column is the reason.
+pub const IGNORED: &[(&str, &str)] = &[
+    ("description", "free text for humans"),
+    ("thread", "threads and processes issue the same I/O"),
+    (
+        "gtod_reduce",
+        "reduces fio's clock reads; the simulated clock is free",
+    ),
+    (
+        "disable_lat",
+        "fio timing overhead switch; ioslice measures exactly",
+    ),
+    (
+        "disable_clat",
+        "fio timing overhead switch; ioslice measures exactly",
+    ),
+    (
+        "disable_slat",
+        "fio timing overhead switch; ioslice measures exactly",
+    ),
+    ("disable_bw_measurement", "fio timing overhead switch"),
+    ("clocksource", "the simulator's clock is virtual"),
+    ("cpus_allowed", "CPU placement, not I/O order"),
+    ("cpus_allowed_policy", "CPU placement, not I/O order"),
+    ("cpumask", "CPU placement, not I/O order"),
+    ("numa_cpu_nodes", "CPU placement, not I/O order"),
+    ("numa_mem_policy", "memory placement, not I/O order"),
+    ("invalidate", "drops the page cache; ioslice has none"),
+    ("fallocate", "how files are laid out before the run"),
+    (
+        "create_on_open",
+        "when files are created, not the I/O to them",
+    ),
+    ("allow_file_create", "whether files may be created"),
+    ("create_serialize", "file creation order before the run"),
+    ("unlink", "whether files are removed after the run"),
+    ("buffer_pattern", "data contents, not placement or timing"),
+    (
+        "buffer_compress_percentage",
+        "data contents, not placement or timing",
+    ),
+    (
+        "buffer_compress_chunk",
+        "data contents, not placement or timing",
+    ),
+    ("scramble_buffers", "data contents, not placement or timing"),
+    ("refill_buffers", "data contents, not placement or timing"),
+    ("zero_buffers", "data contents, not placement or timing"),
+    (
+        "dedupe_percentage",
+        "data contents, not placement or timing",
+    ),
+    ("dedupe_mode", "data contents, not placement or timing"),
+    (
+        "dedupe_working_set_percentage",
+        "data contents, not placement or timing",
+    ),
+    ("dedupe_global", "data contents, not placement or timing"),
+    ("mem", "buffer memory allocation"),
+    ("iomem", "buffer memory allocation"),
+    ("iomem_align", "buffer memory allocation"),
+    ("lockmem", "buffer memory allocation"),
+    (
+        "sqthread_poll",
+        "io_uring submission CPU detail; the queue is modelled, not the CPU",
+    ),
+    ("sqthread_poll_cpu", "io_uring submission CPU detail"),
+    ("registerfiles", "io_uring setup detail"),
+    ("fixedbufs", "io_uring setup detail"),
+    ("nonvectored", "io_uring setup detail"),
+];
+
+/// Applies one entry to `spec`, with sizes read in `kb_base` units.
+pub fn apply(spec: &mut JobSpec, entry: &Entry) -> Result<Outcome, JobFileError> {
+    let lower = entry.key.to_ascii_lowercase();
+    let name = canonical(&lower);
+    if IGNORED.iter().any(|(ignored, _)| *ignored == name) {
+        return Ok(Outcome::Ignored);
+    }
+    let setting = Setting {
+        entry,
+        kb_base: spec.kb_base,
+    };
+    if !apply_known(spec, name, &setting)? {
+        return Ok(Outcome::Unknown);
+    }
+    spec.option_origins
+        .insert(name.to_string(), entry.origin.clone());
+    Ok(Outcome::Applied)
+}
+
+/// fio's aliases, mapped to the canonical option name.
+fn canonical(name: &str) -> &str {
+    match name {
+        "readwrite" => "rw",
+        "blocksize" => "bs",
+        "blocksize_range" => "bsrange",
+        "io_limit" => "io_size",
+        "nr_files" => "nrfiles",
+        "wait_for_previous" => "stonewall",
+        "timeout" => "runtime",
+        other => other,
+    }
+}
+
+/// Sets the field for `name`; false when the option is not in the table.
+fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobFileError> {
+    match name {
+        "name" => spec.name = s.string()?,
+        "filename" => spec.filename = Some(s.string()?),
+        "directory" => spec.directory = Some(s.string()?),
+        "ioscheduler" => spec.ioscheduler = Some(s.string()?),
+        "cgroup" => spec.cgroup = Some(s.string()?),
+        "rw" => (spec.pattern, spec.offset_modifier) = s.rw()?,
+        "rwmixread" => spec.rwmixread = s.number(0, 100)? as u32,
+        "rwmixwrite" => spec.rwmixread = 100 - s.number(0, 100)? as u32,
+        "bs" => s.per_direction(&mut spec.block_size, fixed_size, SIZE)?,
+        "bsrange" => s.per_direction(
+            &mut spec.block_size,
+            size_range,
+            "a size range such as 4k-16k",
+        )?,
+        "bssplit" => s.per_direction(&mut spec.block_size, split, "a split such as 4k/60:8k/40")?,
+        "size" => spec.size = Some(s.extent()?),
+        "filesize" => spec.filesize = Some(s.size_range()?),
+        "io_size" => spec.io_size = Some(s.size()?),
+        "offset" => spec.offset = s.extent()?,
+        "offset_increment" => spec.offset_increment = s.size()?,
+        "nrfiles" => spec.nrfiles = s.number(1, u64::from(u32::MAX))? as u32,
+        "direct" => spec.direct = s.flag()?,
+        "buffered" => spec.direct = !s.flag()?,
+        "sync" => spec.sync_writes = s.parse(sync_mode, "0, 1, none, sync or dsync")?,
+        "ioengine" => spec.ioengine = engine(&s.string()?),
+        "iodepth" => spec.iodepth = s.number(1, 65_536)? as u32,
+        "numjobs" => spec.numjobs = s.number(1, 1_000_000)? as u32,
+        "startdelay" => spec.startdelay = s.parse(|t| values::range(t, seconds), TIME_RANGE)?,
+        "runtime" => spec.runtime = Some(s.parse(seconds, TIME)?).filter(|t| *t > 0),
+        "time_based" => spec.time_based = s.flag()?,
+        "ramp_time" => spec.ramp_time = s.parse(seconds, TIME)?,
+        "thinktime" => {
+            spec.thinktime =
+                s.parse(|t| values::time(t, 1_000), "a time such as 100 (µs) or 2ms")?
+        }
+        "thinktime_blocks" => spec.thinktime_blocks = s.number(1, u64::from(u32::MAX))? as u32,
+        "rate" => s.per_direction(
+            &mut spec.rate,
+            rate,
+            "a rate in bytes/s such as 1m or 500k,1m",
+        )?,
+        "rate_iops" => s.per_direction(
+            &mut spec.rate_iops,
+            rate,
+            "a number of I/Os per second such as 100 or 50,100",
+        )?,
+        "prio" => spec.priority = with_level(spec, s.number(0, 7)? as u8),
+        "prioclass" => spec.priority = with_class(spec, s.number(0, 3)? as u32),
+        "cgroup_weight" => spec.cgroup_weight = Some(s.number(1, 10_000)? as u32),
+        "stonewall" => spec.stonewall = s.flag()?,
+        "new_group" => spec.new_group = s.flag()?,
+        "group_reporting" => spec.group_reporting = s.flag()?,
+        "loops" => spec.loops = s.number(1, u64::from(u32::MAX))? as u32,
+        "number_ios" => spec.number_ios = Some(s.size()?).filter(|n| *n > 0),
+        "kb_base" => spec.kb_base = s.parse(kb_base, "1000 or 1024")?,
+        "randseed" => spec.randseed = Some(s.number(0, u64::MAX)?),
+        "randrepeat" => repeat(spec, s.flag()?),
+        "continue_on_error" => spec.continue_on_error = s.parse(continue_on_error, CONTINUE)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+const SIZE: &str = "a size such as 4k or 1m";
+const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
+const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
+const CONTINUE: &str = "one of none, read, write, io, verify, all";
+
+/// One entry being applied, with the helpers that parse its value or name what was expected.
+struct Setting<'a> {
+    entry: &'a Entry,
+    kb_base: u32,
+}
+
+impl Setting<'_> {
+    fn text(&self) -> &str {
+        self.entry.value.as_deref().unwrap_or("")
+    }
+
+    fn invalid(&self, expected: &str) -> JobFileError {
+        JobFileError::InvalidValue {
+            origin: self.entry.origin.clone(),
+            option: self.entry.key.clone(),
+            value: self.text().to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    fn parse<T>(
+        &self,
+        item: impl Fn(&str) -> Option<T>,
+        expected: &str,
+    ) -> Result<T, JobFileError> {
+        item(self.text()).ok_or_else(|| self.invalid(expected))
+    }
+
+    fn string(&self) -> Result<String, JobFileError> {
+        match self.text() {
+            "" => Err(self.invalid("a non-empty value")),
+            text => Ok(text.to_string()),
+        }
+    }
+
+    /// A boolean; a bare key means true.
+    fn flag(&self) -> Result<bool, JobFileError> {
+        match &self.entry.value {
+            None => Ok(true),
+            Some(text) => values::boolean(text).ok_or_else(|| self.invalid("a boolean (0 or 1)")),
+        }
+    }
+
+    fn size(&self) -> Result<u64, JobFileError> {
+        let kb_base = self.kb_base;
+        self.parse(|t| values::size(t, kb_base), SIZE)
+    }
+
+    fn size_range(&self) -> Result<(u64, u64), JobFileError> {
+        let kb_base = self.kb_base;
+        let expected = "a size or size range such as 1m-4m";
+        self.parse(|t| values::range(t, |x| values::size(x, kb_base)), expected)
+    }
+
+    fn extent(&self) -> Result<Extent, JobFileError> {
+        let kb_base = self.kb_base;
+        self.parse(
+            |t| values::extent(t, kb_base),
+            "a size or percentage such as 1g or 50%",
+        )
+    }
+
+    fn number(&self, min: u64, max: u64) -> Result<u64, JobFileError> {
+        let kb_base = self.kb_base;
+        let expected = format!("an integer from {min} to {max}");
+        self.parse(
+            |t| values::integer(t, kb_base).filter(|n| (min..=max).contains(n)),
+            &expected,
+        )
+    }
+
+    fn rw(&self) -> Result<(Pattern, i64), JobFileError> {
+        let kb_base = self.kb_base;
+        self.parse(|t| rw(t, kb_base), "one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite, optionally with :N")
+    }
+
+    /// Parses a read,write,trim list and stores each given item.
+    fn per_direction<T: Clone>(
+        &self,
+        slots: &mut [T; 3],
+        item: fn(&str, u32) -> Option<T>,
+        expected: &str,
+    ) -> Result<(), JobFileError> {
+        let kb_base = self.kb_base;
+        let parsed = self.parse(|t| values::per_direction(t, |x| item(x, kb_base)), expected)?;
+        for (slot, value) in slots.iter_mut().zip(parsed) {
+            if let Some(value) = value {
+                *slot = value;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn seconds(text: &str) -> Option<u64> {
+    values::time(text, 1_000_000_000)
+}
+
+fn fixed_size(text: &str, kb_base: u32) -> Option<BlockSize> {
+    values::size(text, kb_base)
+        .filter(|b| *b > 0)
+        .map(BlockSize::Fixed)
+}
+
+fn size_range(text: &str, kb_base: u32) -> Option<BlockSize> {
+    let (min, max) = values::range(text, |t| values::size(t, kb_base))?;
+    (min > 0).then_some(if min == max {
+        BlockSize::Fixed(min)
+    } else {
+        BlockSize::Range { min, max }
+    })
+}
+
+fn rate(text: &str, kb_base: u32) -> Option<Option<u64>> {
+    values::size(text, kb_base).map(|r| Some(r).filter(|r| *r > 0))
+}
+
+/// `bssplit` for one direction: `size/percent` items separated by ':'. Items without a
+/// percent share what the others leave of 100 equally; more than 100 in all is refused.
+fn split(text: &str, kb_base: u32) -> Option<BlockSize> {
+    let mut items = Vec::new();
+    for item in text.split(':') {
+        let (bytes, pct) = match item.split_once('/') {
+            Some((bytes, pct)) if !pct.trim().is_empty() => {
+                (bytes, Some(pct.trim().parse::<u32>().ok()?))
+            }
+            Some((bytes, _)) => (bytes, None),
+            None => (item, None),
+        };
+        let bytes = values::size(bytes, kb_base).filter(|b| *b > 0)?;
+        items.push((bytes, pct));
+    }
+    fill_percentages(items).map(BlockSize::Split)
+}
+
+fn fill_percentages(items: Vec<(u64, Option<u32>)>) -> Option<Vec<(u64, u32)>> {
+    let given: u32 = items
+        .iter()
+        .filter_map(|(_, p)| *p)
+        .try_fold(0u32, |a, p| a.checked_add(p))?;
+    if given > 100 {
+        return None;
+    }
+    let missing = items.iter().filter(|(_, p)| p.is_none()).count() as u32;
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut leftover = (100 - given) - share * missing;
+    let filled = items
+        .into_iter()
+        .map(|(bytes, pct)| {
+            let pct = pct.unwrap_or_else(|| share + std::mem::take(&mut leftover));
+            (bytes, pct)
+        })
+        .collect();
+    Some(filled)
+}
+
+/// `rw=` with its optional `:N` modifier: a signed byte offset for sequential patterns, a
+/// count of sequential I/Os per random offset for random ones.
+fn rw(text: &str, kb_base: u32) -> Option<(Pattern, i64)> {
+    let (name, modifier) = match text.split_once(':') {
+        Some((name, modifier)) => (name.trim(), Some(modifier.trim())),
+        None => (text.trim(), None),
+    };
+    let pattern = pattern(name)?;
+    let modifier = match modifier {
+        None => 0,
+        Some(m) if pattern.is_random() => i64::try_from(values::integer(m, kb_base)?).ok()?,
+        Some(m) => signed_size(m, kb_base)?,
+    };
+    Some((pattern, modifier))
+}
+
+fn signed_size(text: &str, kb_base: u32) -> Option<i64> {
+    match text.strip_prefix('-') {
+        Some(rest) => i64::try_from(values::size(rest, kb_base)?).ok().map(|v| -v),
+        None => i64::try_from(values::size(text, kb_base)?).ok(),
+    }
+}
+
+fn pattern(name: &str) -> Option<Pattern> {
+    Some(match name {
+        "read" => Pattern::Read,
+        "write" => Pattern::Write,
+        "trim" => Pattern::Trim,
+        "randread" => Pattern::RandRead,
+        "randwrite" => Pattern::RandWrite,
+        "randtrim" => Pattern::RandTrim,
+        "rw" | "readwrite" => Pattern::ReadWrite,
+        "randrw" => Pattern::RandReadWrite,
+        "trimwrite" => Pattern::TrimWrite,
+        "randtrimwrite" => Pattern::RandTrimWrite,
+        _ => return None,
+    })
+}
+
+fn engine(name: &str) -> IoEngine {
+    match name {
+        "sync" => IoEngine::Sync,
+        "psync" => IoEngine::Psync,
+        "vsync" => IoEngine::Vsync,
+        "pvsync" | "pvsync2" => IoEngine::Pvsync,
+        "libaio" => IoEngine::Libaio,
+        "io_uring" => IoEngine::IoUring,
+        "posixaio" => IoEngine::PosixAio,
+        "null" => IoEngine::Null,
+        other => IoEngine::Unsupported(other.to_string()),
+    }
+}
+
+fn sync_mode(text: &str) -> Option<bool> {
+    match text.trim() {
+        "sync" | "dsync" => Some(true),
+        "none" => Some(false),
+        other => values::boolean(other),
+    }
+}
+
+fn kb_base(text: &str) -> Option<u32> {
+    match text.trim() {
+        "1000" => Some(1000),
+        "1024" => Some(1024),
+        _ => None,
+    }
+}
+
+fn continue_on_error(text: &str) -> Option<String> {
+    match text.trim() {
+        "0" => Some("none".into()),
+        "1" => Some("all".into()),
+        t @ ("none" | "read" | "write" | "io" | "verify" | "all") => Some(t.to_string()),
+        _ => None,
+    }
+}
+
+/// `prio=N`: level N in the class `prioclass` chose, or best effort when none did.
+fn with_level(spec: &JobSpec, level: u8) -> Option<IoPriority> {
+    let class = match spec.priority {
+        Some(p) if spec.option_origins.contains_key("prioclass") => p.class,
+        _ => PriorityClass::BestEffort,
+    };
+    IoPriority::new(class, level)
+}
+
+/// `prioclass=C`: class C at the level `prio` chose, or level 0 (fio's default) when none
+/// did. Class 0 ("none") without `prio` leaves the default priority.
+fn with_class(spec: &JobSpec, number: u32) -> Option<IoPriority> {
+    let level = match spec.priority {
+        Some(p) if spec.option_origins.contains_key("prio") => Some(p.level),
+        _ => None,
+    };
+    if number == 0 && level.is_none() {
+        return None;
+    }
+    let class = PriorityClass::from_number(number)?;
+    IoPriority::new(class, level.unwrap_or(0))
+}
+
+/// `randrepeat=0` asks for a fresh seed each run: drop any fixed seed. `randrepeat=1` (fio's
+/// default) keeps whatever seed there is.
+fn repeat(spec: &mut JobSpec, repeat: bool) {
+    if !repeat {
+        spec.randseed = None;
+    }
+}
