@@ -253,10 +253,12 @@ impl Setting<'_> {
 
     fn extent(&self) -> Result<Extent, JobFileError> {
         let kb_base = self.kb_base;
-        self.parse(
-            |t| values::extent(t, kb_base),
-            "a size or percentage such as 1g or 50%",
-        )
+        let expected = if self.text().trim_end().ends_with(['z', 'Z']) {
+            "a size or percentage such as 1g or 50% (zone units, 'z', are not supported)"
+        } else {
+            "a size or percentage such as 1g or 50%"
+        };
+        self.parse(|t| values::extent(t, kb_base), expected)
     }
 
     fn number(&self, min: u64, max: u64) -> Result<u64, JobFileError> {

@@ -1,0 +1,130 @@
+//! fio's own example job files (read from the shared corpus, never copied): each one either
+//! parses and passes `check_supported`, or is refused with a message naming its file and
+//! line. None may panic.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ioslice_fio::jobfile::{check_supported, parse_file, JobFileError, ParseOptions};
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/fio-examples")
+}
+
+/// The variables the xNVMe and libcufile examples document in their headers; the
+/// object-store examples' credentials (S3_KEY, …) are deliberately left undefined, so
+/// those files are refused for naming an undefined variable.
+fn options() -> ParseOptions {
+    let env: BTreeMap<String, String> = [
+        ("FIO_RW", "randread"),
+        ("FIO_BS", "4k"),
+        ("FIO_IODEPTH", "8"),
+        ("FIO_DIR", "/tmp"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    ParseOptions {
+        env,
+        ncpus: 4,
+        mb_memory: 8192,
+        ..ParseOptions::default()
+    }
+}
+
+fn check(path: &Path) -> Result<usize, JobFileError> {
+    let file = parse_file(path, &options())?;
+    check_supported(&file)?;
+    Ok(file.jobs.len())
+}
+
+#[test]
+fn every_example_parses_or_is_refused_with_file_and_line() {
+    let dir = corpus_dir();
+    let Ok(listing) = std::fs::read_dir(&dir) else {
+        println!("skipped: no corpus at {}", dir.display());
+        return;
+    };
+    let mut paths: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    paths.sort();
+    let (mut parsed, mut refused) = (0, 0);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for path in &paths {
+        match check(path) {
+            Ok(_) => parsed += 1,
+            Err(error) => {
+                refused += 1;
+                let message = error.to_string();
+                let name = path.display().to_string();
+                assert!(message.starts_with(&format!("{name}:")), "{message}");
+                assert!(error.origin().is_some(), "no line in: {message}");
+                assert!(!message.contains('\n'), "{message}");
+                println!("refused {message}");
+                *reasons.entry(kind(&error).to_string()).or_default() += 1;
+            }
+        }
+    }
+    println!(
+        "{} files: {parsed} parsed, {refused} refused {reasons:?}",
+        paths.len()
+    );
+    assert_eq!(parsed + refused, paths.len());
+    assert!(parsed >= 40, "only {parsed} examples parse");
+}
+
+fn kind(error: &JobFileError) -> &'static str {
+    match error {
+        JobFileError::Unsupported { what, .. } if what.starts_with("ioengine") => "engine",
+        JobFileError::Unsupported { .. } => "trim",
+        JobFileError::UndefinedVariable { .. } => "undefined variable",
+        JobFileError::InvalidValue { .. } => "invalid value",
+        _ => "other",
+    }
+}
+
+#[test]
+fn directly_relevant_examples_parse_and_run() {
+    let dir = corpus_dir();
+    if !dir.is_dir() {
+        println!("skipped: no corpus at {}", dir.display());
+        return;
+    }
+    for name in [
+        "1mbs_clients.fio",
+        "aio-read.fio",
+        "backwards-read.fio",
+        "fio-rand-RW.fio",
+        "fio-seq-read.fio",
+        "iometer-file-access-server.fio",
+        "ssd-test.fio",
+        "tiobench-example.fio",
+        "null.fio",
+    ] {
+        let path = dir.join(name);
+        assert!(check(&path).is_ok(), "{name}: {:?}", check(&path));
+    }
+}
+
+#[test]
+fn examples_fill_the_fields_they_set() {
+    let dir = corpus_dir();
+    if !dir.is_dir() {
+        println!("skipped: no corpus at {}", dir.display());
+        return;
+    }
+    let backwards = parse_file(&dir.join("backwards-read.fio"), &options()).expect("parses");
+    assert_eq!(backwards.jobs[0].offset_modifier, -8192);
+    let clients = parse_file(&dir.join("1mbs_clients.fio"), &options()).expect("parses");
+    assert_eq!(clients.jobs.len(), 32);
+    assert_eq!(clients.jobs[0].rate, [Some(1250); 3]);
+    let iometer =
+        parse_file(&dir.join("iometer-file-access-server.fio"), &options()).expect("parses");
+    assert_eq!(iometer.jobs[0].rwmixread, 80);
+    assert!(matches!(
+        iometer.jobs[0].block_size[0],
+        ioslice_fio::BlockSize::Split(_)
+    ));
+}
