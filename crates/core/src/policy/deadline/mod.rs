@@ -17,8 +17,12 @@
 //! `Documentation/block/deadline-iosched.rst`. This is our own code, written from that
 //! description.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod fifo;
+
+use std::collections::BTreeSet;
 use std::ops::Bound;
+
+use fifo::Fifos;
 
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
 use crate::time::ms;
@@ -31,36 +35,18 @@ const INT_MAX: i64 = i32::MAX as i64;
 /// A request's place in the sort list: start sector, then slot to break ties.
 type SortKey = (u64, SlotKey);
 
-/// A request's place in the FIFO: deadline, then insertion sequence to break ties.
-type FifoKey = (Nanos, u64);
-
-/// One direction's queued requests, on both of its lists.
+/// The sort list of one direction: its queued requests by start sector (the kernel's
+/// `sort_list` rb-tree).
 #[derive(Debug, Default, Clone)]
-struct DirectionQueue {
-    /// The sort list: every queued request of this direction by start sector.
-    sort: BTreeSet<SortKey>,
-    /// The FIFO: every queued request of this direction by deadline.
-    fifo: BTreeMap<FifoKey, SlotKey>,
-}
+struct SortList(BTreeSet<SortKey>);
 
-impl DirectionQueue {
+impl SortList {
     /// The first request after `position` in sector order.
-    fn next_in_sort(&self, position: SortKey) -> Option<SlotKey> {
-        self.sort
+    fn next_after(&self, position: SortKey) -> Option<SlotKey> {
+        self.0
             .range((Bound::Excluded(position), Bound::Unbounded))
             .next()
             .map(|&(_, slot)| slot)
-    }
-
-    /// The FIFO head: the request with the earliest deadline, and that deadline.
-    fn fifo_head(&self) -> Option<(Nanos, SlotKey)> {
-        self.fifo
-            .first_key_value()
-            .map(|(&(deadline, _), &slot)| (deadline, slot))
-    }
-
-    fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
     }
 }
 
@@ -72,12 +58,10 @@ pub struct Deadline {
     slab: RequestSlab,
     /// Merge candidates by start and end sector.
     merge: MergeIndex,
-    /// Sort list and FIFO, per direction (indexed by [`Direction::index`]).
-    queues: [DirectionQueue; 2],
-    /// Each occupied slot's FIFO key, indexed by slot.
-    fifo_keys: Vec<FifoKey>,
-    /// Insertion counter, to keep FIFO order among equal deadlines.
-    sequence: u64,
+    /// The sort lists, per direction (indexed by [`Direction::index`]).
+    sort: [SortList; 2],
+    /// The FIFOs of both directions.
+    fifo: Fifos,
     /// `read_expire` and `write_expire`, in nanoseconds.
     expire: [Nanos; 2],
     /// Read batches chosen over waiting writes before a write batch is forced.
@@ -145,9 +129,8 @@ impl Deadline {
         Self {
             slab: RequestSlab::default(),
             merge,
-            queues: Default::default(),
-            fifo_keys: Vec::new(),
-            sequence: 0,
+            sort: Default::default(),
+            fifo: Fifos::default(),
             expire: [
                 ms(tunables.get_u64("read_expire")),
                 ms(tunables.get_u64("write_expire")),
@@ -160,11 +143,6 @@ impl Deadline {
         }
     }
 
-    /// The queue of a direction.
-    fn queue(&self, direction: Direction) -> &DirectionQueue {
-        &self.queues[direction.index()]
-    }
-
     /// The sort-list key of a queued request.
     fn sort_key(&self, slot: SlotKey) -> SortKey {
         (self.slab.get(slot).sector, slot)
@@ -175,7 +153,7 @@ impl Deadline {
     fn next_in_sort(&self, direction: Direction) -> Option<SlotKey> {
         match self.last {
             Some((last, position)) if last == direction => {
-                self.queue(direction).next_in_sort(position)
+                self.sort[direction.index()].next_after(position)
             }
             _ => None,
         }
@@ -183,27 +161,21 @@ impl Deadline {
 
     /// Put a new request on the slab, the merge index, its sort list and its FIFO.
     fn enqueue(&mut self, request: Request, now: Nanos) {
-        let direction = request.direction.index();
-        let deadline = now.saturating_add(self.expire[direction]);
-        let fifo_key = (deadline, self.sequence);
-        self.sequence += 1;
+        let direction = request.direction;
+        let deadline = now.saturating_add(self.expire[direction.index()]);
         let sector = request.sector;
         let slot = self.slab.insert(request);
         self.merge.add(slot, self.slab.get(slot));
-        self.queues[direction].sort.insert((sector, slot));
-        self.queues[direction].fifo.insert(fifo_key, slot);
-        if self.fifo_keys.len() <= slot {
-            self.fifo_keys.resize(slot + 1, (0, 0));
-        }
-        self.fifo_keys[slot] = fifo_key;
+        self.sort[direction.index()].0.insert((sector, slot));
+        self.fifo.push_back(direction, slot, deadline);
     }
 
     /// Take a request off its sort list and FIFO (not off the slab or merge index).
     fn unlink(&mut self, slot: SlotKey) {
         let key = self.sort_key(slot);
-        let queue = &mut self.queues[self.slab.get(slot).direction.index()];
-        queue.sort.remove(&key);
-        queue.fifo.remove(&self.fifo_keys[slot]);
+        let direction = self.slab.get(slot).direction;
+        self.sort[direction.index()].0.remove(&key);
+        self.fifo.remove(direction, slot);
     }
 
     /// Merge `incoming` into the queued request at `slot`, then coalesce it with a neighbour
@@ -214,7 +186,7 @@ impl Deadline {
         self.merge.merge(&mut self.slab, slot, kind, incoming);
         let new_key = self.sort_key(slot);
         if new_key != old_key {
-            let sort = &mut self.queues[direction].sort;
+            let sort = &mut self.sort[direction].0;
             sort.remove(&old_key);
             sort.insert(new_key);
         }
@@ -230,30 +202,20 @@ impl Deadline {
         else {
             return slot;
         };
-        self.unlink(absorbed);
-        self.inherit_deadline(survivor, absorbed);
+        let key = self.sort_key(absorbed);
+        let direction = self.slab.get(absorbed).direction;
+        self.sort[direction.index()].0.remove(&key);
+        // The survivor takes the absorbed request's deadline and FIFO place if earlier.
+        self.fifo.coalesce(direction, survivor, absorbed);
         self.merge.coalesce(&mut self.slab, survivor, absorbed);
         survivor
-    }
-
-    /// The survivor of a coalesce takes the absorbed request's deadline and FIFO position if
-    /// they are earlier. The absorbed request must already be off its FIFO.
-    fn inherit_deadline(&mut self, survivor: SlotKey, absorbed: SlotKey) {
-        let inherited = self.fifo_keys[absorbed];
-        let own = self.fifo_keys[survivor];
-        if inherited < own {
-            let fifo = &mut self.queues[self.slab.get(survivor).direction.index()].fifo;
-            fifo.remove(&own);
-            fifo.insert(inherited, survivor);
-            self.fifo_keys[survivor] = inherited;
-        }
     }
 
     /// Choose the direction of a new batch: reads, unless writes wait and reads have been
     /// preferred `writes_starved` times already. `None` when nothing is queued.
     fn choose_direction(&mut self) -> Option<Direction> {
-        let reads = !self.queue(Direction::Read).is_empty();
-        let writes = !self.queue(Direction::Write).is_empty();
+        let reads = !self.fifo.is_empty(Direction::Read);
+        let writes = !self.fifo.is_empty(Direction::Write);
         if reads {
             let starved = self.starved;
             if writes {
@@ -273,7 +235,7 @@ impl Deadline {
     /// The first request of a new batch in `direction`: the FIFO head if it has expired or
     /// nothing follows in sector order, otherwise the next request in sector order.
     fn batch_start(&self, direction: Direction, now: Nanos) -> Option<SlotKey> {
-        let (deadline, head) = self.queue(direction).fifo_head()?;
+        let (deadline, head) = self.fifo.head(direction)?;
         let expired = now >= deadline;
         match self.next_in_sort(direction) {
             Some(next) if !expired => Some(next),
@@ -374,13 +336,14 @@ mod tests {
         dl.insert(read(2, 16), 0);
         assert_eq!(dl.insert(read(3, 8), 0), Inserted::Merged(RequestId(1)));
         assert_eq!(dl.queued(), 1);
-        let queue = dl.queue(Direction::Read);
-        assert_eq!((queue.sort.len(), queue.fifo.len()), (1, 1));
+        assert_eq!(dl.sort[0].0.len(), 1);
+        assert!(dl.fifo.head(Direction::Read).is_some());
         let Dispatch::Request(rq) = dl.dispatch(0) else {
             panic!("a request is queued");
         };
         assert_eq!((rq.sector, rq.sectors), (0, 24));
         assert_eq!(dl.dispatch(0), Dispatch::Empty);
-        assert!(dl.queue(Direction::Read).sort.is_empty());
+        assert!(dl.sort[0].0.is_empty());
+        assert!(dl.fifo.is_empty(Direction::Read));
     }
 }
