@@ -6,8 +6,9 @@
 //! for up to `fifo_batch` requests. When a batch ends the direction is chosen again: reads are
 //! preferred, but once reads have been chosen `writes_starved` times in a row while writes
 //! wait, a write batch runs. A new batch starts at the head of its direction's FIFO if that
-//! request's deadline has passed (or nothing follows in sector order), and otherwise keeps
-//! sweeping up from where the last batch stopped. Deadlines are soft: they are looked at only
+//! request's deadline has passed or nothing follows in sector order (always the case after a
+//! batch of the other direction), and otherwise keeps sweeping up from where the last batch
+//! stopped. Deadlines are soft: they are looked at only
 //! when a batch starts. Incoming requests merge with a queued neighbour (back merges always,
 //! front merges when `front_merges=1`), and two queued requests that a merge made contiguous
 //! coalesce, the survivor keeping the earlier deadline and its FIFO position.
@@ -64,7 +65,8 @@ pub struct Deadline {
     fifo: Fifos,
     /// `read_expire` and `write_expire`, in nanoseconds.
     expire: [Nanos; 2],
-    /// Read batches chosen over waiting writes before a write batch is forced.
+    /// Read batches chosen over waiting writes before a write batch is forced (0 or less:
+    /// waiting writes always go first, as in the kernel).
     writes_starved: i64,
     /// Requests per batch.
     fifo_batch: u64,
