@@ -304,8 +304,10 @@ mod tests {
         assert_eq!(kind, MergeKind::Front);
         index.merge(&mut slab, key, kind, rq(2, 0, 8));
         assert_eq!((slab.get(a).sector, slab.get(a).sectors), (0, 16));
-        let mut no_front = MergeIndex::default();
-        no_front.front_merges = false;
+        let mut no_front = MergeIndex {
+            front_merges: false,
+            ..MergeIndex::default()
+        };
         let b = slab.insert(rq(3, 64, 8));
         no_front.add(b, slab.get(b));
         assert!(no_front
@@ -325,9 +327,13 @@ mod tests {
         assert!(index
             .find(&slab, &rq(2, 8, 8), Request::mergeable_with)
             .is_some());
-        let mut off = MergeIndex::default();
-        off.enabled = false;
+        let mut off = MergeIndex {
+            enabled: false,
+            ..MergeIndex::default()
+        };
         off.add(a, slab.get(a));
-        assert!(off.find(&slab, &rq(2, 8, 8), Request::mergeable_with).is_none());
+        assert!(off
+            .find(&slab, &rq(2, 8, 8), Request::mergeable_with)
+            .is_none());
     }
 }
