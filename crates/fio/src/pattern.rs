@@ -157,7 +157,7 @@ fn file_size(
         return Ok(pick_in_range(min, max, which));
     }
     match spec.size {
-        Some(Extent::Bytes(bytes)) => Ok(offset_bytes(spec, which.0) + bytes / count),
+        Some(Extent::Bytes(bytes)) => Ok(offset_bytes(spec, which.0).saturating_add(bytes / count)),
         Some(Extent::Percent(_)) => Ok(device_capacity / count),
         None if spec.filename.is_some() => Ok(device_capacity),
         None => Err(PatternError::NeedsSize {
@@ -403,7 +403,7 @@ impl Region {
     fn sequential_position(&mut self, length: u64, modifier: i64) -> (u64, u64) {
         let length = length.min(self.len);
         let mut position = self.cursor;
-        if position + length > self.len {
+        if position.saturating_add(length) > self.len {
             position = if modifier < 0 { self.len - length } else { 0 };
         }
         self.cursor = self.advance(position, length, modifier);

@@ -328,8 +328,10 @@ proptest! {
         for (key, value) in &lines {
             text.push_str(&format!("{key}={value}\n"));
         }
-        let mut options = ParseOptions::default();
-        options.env = BTreeMap::from([("A".to_string(), "4k".to_string())]);
+        let options = ParseOptions {
+            env: BTreeMap::from([("A".to_string(), "4k".to_string())]),
+            ..ParseOptions::default()
+        };
         if let Ok(file) = parse_str(&text, "p.fio", &options) {
             let _ = check_supported(&file);
         }

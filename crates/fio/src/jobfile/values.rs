@@ -186,6 +186,10 @@ mod arithmetic {
     /// Evaluates `text`; `None` on a syntax error, overflow, division by zero or a negative
     /// result.
     pub fn evaluate(text: &str, kb_base: u32) -> Option<u64> {
+        // Bounds the recursion of `^` chains and unary minus; real values are short.
+        if text.len() > MAX_LEN {
+            return None;
+        }
         let mut parser = Parser {
             rest: text,
             kb_base,
@@ -198,6 +202,8 @@ mod arithmetic {
         }
         u64::try_from(value).ok()
     }
+
+    const MAX_LEN: usize = 256;
 
     struct Parser<'a> {
         rest: &'a str,
@@ -314,6 +320,7 @@ mod tests {
         assert_eq!(size("1/0", 1024), None);
         assert_eq!(size("(1", 1024), None);
         assert_eq!(size("1-2*3+(0)", 1024), None);
+        assert_eq!(size(&"2^".repeat(5000), 1024), None);
     }
 
     #[test]
