@@ -128,3 +128,46 @@ fn examples_fill_the_fields_they_set() {
         ioslice_fio::BlockSize::Split(_)
     ));
 }
+
+#[test]
+fn runnable_examples_generate_io_without_panicking() {
+    use ioslice_fio::pattern::{plan_files, IoPattern};
+    use rand::SeedableRng;
+    let dir = corpus_dir();
+    let Ok(listing) = std::fs::read_dir(&dir) else {
+        println!("skipped: no corpus at {}", dir.display());
+        return;
+    };
+    let (mut generated, mut refused) = (0, 0);
+    for path in listing.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Ok(file) = parse_file(&path, &options()) else {
+            continue;
+        };
+        if check_supported(&file).is_err() {
+            continue;
+        }
+        for job in &file.jobs {
+            let plan = plan_files(job, 0, 1 << 34).and_then(|files| IoPattern::new(job, &files, 0));
+            match plan {
+                Ok(mut pattern) => {
+                    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+                    let count = std::iter::from_fn(|| pattern.next(&mut rng))
+                        .take(1000)
+                        .count();
+                    assert!(
+                        count > 0,
+                        "{}: job {} issues nothing",
+                        path.display(),
+                        job.name
+                    );
+                    generated += 1;
+                }
+                Err(error) => {
+                    assert!(error.to_string().contains(".fio:"), "{error}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    println!("jobs: {generated} generate I/O, {refused} refused by the pattern planner");
+}
