@@ -174,8 +174,8 @@ fn job_value(job: &JobReport, group: Option<&RunGroup>) -> Value {
         .int("eta", i32::MAX)
         .int("elapsed", runtime_ms.div_ceil(1000))
         .value("job options", options(&d.options));
-    for dir in 0..DIRECTIONS.len() {
-        o = o.value(DIRECTIONS[dir], direction(job, dir, group));
+    for (dir, name) in DIRECTIONS.iter().enumerate() {
+        o = o.value(name, direction(job, dir, group));
     }
     o.value(
         "sync",

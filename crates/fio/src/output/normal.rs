@@ -140,7 +140,7 @@ fn percentile_block(out: &mut String, clat: &LatencyStats) {
         if i > 0 && i % 4 == 0 {
             out.push_str("     |");
         }
-        let _ = write!(out, " {p:5.2}th=[{:5}]", ceil_div(*v, unit));
+        let _ = write!(out, " {p:5.2}th=[{:5}]", nearest(*v, unit));
         if !last {
             out.push(',');
         }
@@ -150,9 +150,10 @@ fn percentile_block(out: &mut String, clat: &LatencyStats) {
     }
 }
 
-/// `value` in `unit`, rounded up as fio shows percentiles.
-fn ceil_div(value: u64, unit: TimeUnit) -> u64 {
-    value.div_ceil(unit.nanos)
+/// `value` in `unit`, rounded to the nearest whole unit (the histogram already reports
+/// the top of a value's 1%-wide bucket, so rounding up again would overstate it).
+fn nearest(value: u64, unit: TimeUnit) -> u64 {
+    value / unit.nanos + u64::from(value % unit.nanos >= unit.nanos.div_ceil(2))
 }
 
 /// The `bw (  KiB/s):` and `iops        :` lines, when at least one full window was sampled.
