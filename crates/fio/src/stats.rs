@@ -114,6 +114,29 @@ impl LatencyStats {
     }
 }
 
+/// Read-only helpers for the output formats.
+impl LatencyStats {
+    /// Number of samples below `nanos`, for fio's latency buckets (`lat (usec): 20=..%`).
+    /// Exact when `nanos` is at or below the minimum or above the maximum; otherwise a
+    /// histogram bucket that straddles `nanos` counts as not below it, so that samples at
+    /// a round boundary (10 µs exactly) land above it, as fio counts them.
+    pub fn count_below(&self, nanos: u64) -> u64 {
+        if self.count == 0 || nanos <= self.min {
+            return 0;
+        }
+        if nanos > self.max {
+            return self.count;
+        }
+        match &self.histogram {
+            Some(h) => match h.lowest_equivalent(nanos.clamp(1, HISTOGRAM_HIGHEST)) {
+                0 | 1 => 0,
+                start => h.count_between(0, start - 1),
+            },
+            None => 0,
+        }
+    }
+}
+
 /// Bandwidth/IOPS sampling window, fio's `bwavgtime`/`iopsavgtime` default.
 pub const SAMPLE_WINDOW: Nanos = 500_000_000;
 

@@ -273,6 +273,18 @@ fn latency_distribution_lines() {
 }
 
 #[test]
+fn latency_buckets_put_round_values_above_the_boundary() {
+    // fio counts 10 µs exactly in the 10–20 µs bucket, labelled 20.
+    let text = output::normal(&one_job(&[10 * US], 10, 10 * MS));
+    assert_has_line(&text, "  lat (usec)   : 20=100.00%");
+    let text = output::normal(&one_job(&[10 * US - 1], 10, 10 * MS));
+    assert_has_line(&text, "  lat (usec)   : 10=100.00%");
+    let text = output::normal(&one_job(&[2 * MS, 10 * US, 100 * US], 3, 10 * MS));
+    assert_has_line(&text, "  lat (usec)   : 20=33.33%, 250=33.33%");
+    assert_has_line(&text, "  lat (msec)   : 4=33.33%");
+}
+
+#[test]
 fn bandwidth_and_iops_samples_over_full_windows() {
     // One 4 KiB read per millisecond for two seconds: four full 500 ms windows.
     let text = output::normal(&one_job(&[100 * US], 2000, 2000 * MS));

@@ -151,13 +151,7 @@ pub(crate) fn latency_buckets(stats: &JobStats) -> LatencyBuckets {
         clat.merge(&dir.clat);
     }
     let total = clat.count();
-    let below = |nanos: u64| -> u64 {
-        if nanos == 0 {
-            0
-        } else {
-            (clat.share_at_or_below(nanos - 1) * total as f64 / 100.0).round() as u64
-        }
-    };
+    let below = |nanos: u64| clat.count_below(nanos);
     let share = |low: u64, high: Option<u64>| {
         let count = high.map_or(total, below).saturating_sub(below(low));
         let p = percent(count as f64, total as f64);
