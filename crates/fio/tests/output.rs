@@ -525,3 +525,19 @@ fn print_sample() {
         println!("{}", output::render(&report, format));
     }
 }
+
+#[test]
+fn sample_windows_without_completions_count_as_zero() {
+    // 1000 reads in the first second of a two-second run: windows 1000, 1000, 0, 0 KiB·2.
+    let mut report = one_job(&[100 * US], 1000, 1000 * MS);
+    report.jobs[0].stats.runtime = 2000 * MS;
+    let text = output::normal(&report);
+    assert_has_line(
+        &text,
+        "   iops        : min=    0, max= 1000, avg=500.00, stdev=577.35, samples=4",
+    );
+    // An absurd runtime must not allocate or loop per window.
+    report.jobs[0].stats.runtime = u64::MAX;
+    let text = output::normal(&report);
+    assert!(text.contains("samples=36893488147"), "{text}");
+}

@@ -82,27 +82,32 @@ pub(crate) struct Samples {
 /// Per-window values of `series` scaled to a per-second rate (times `scale`), over the
 /// windows that the runtime fully covers; windows without completions count as 0.
 pub(crate) fn window_samples(series: &[u64], runtime: u64, scale: f64) -> Samples {
-    let full = (runtime / SAMPLE_WINDOW) as usize;
+    let full = runtime / SAMPLE_WINDOW;
     if full == 0 {
         return Samples::default();
     }
     let per_second = 1e9 / SAMPLE_WINDOW as f64 * scale;
-    let values: Vec<f64> = (0..full)
-        .map(|i| series.get(i).copied().unwrap_or(0) as f64 * per_second)
-        .collect();
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = if values.len() > 1 {
-        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
+    let used = &series[..series
+        .len()
+        .min(usize::try_from(full).unwrap_or(usize::MAX))];
+    let value = |v: &u64| *v as f64 * per_second;
+    // Windows past the end of the series saw no completions.
+    let zeros = full - used.len() as u64;
+    let n = full as f64;
+    let mean = used.iter().map(value).sum::<f64>() / n;
+    let squares =
+        used.iter().map(|v| (value(v) - mean).powi(2)).sum::<f64>() + zeros as f64 * mean * mean;
+    let min = used.iter().map(value).fold(f64::INFINITY, f64::min);
     Samples {
-        min: values.iter().copied().fold(f64::INFINITY, f64::min) as u64,
-        max: values.iter().copied().fold(0.0, f64::max) as u64,
+        min: if zeros > 0 { 0 } else { min as u64 },
+        max: used.iter().map(value).fold(0.0, f64::max) as u64,
         mean,
-        stddev: variance.sqrt(),
-        count: full as u64,
+        stddev: if full > 1 {
+            (squares / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        },
+        count: full,
     }
 }
 
