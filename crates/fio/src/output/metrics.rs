@@ -1,6 +1,7 @@
 //! Numbers every output format derives from the recorded statistics: rates, bandwidth
 //! and IOPS samples, latency distribution buckets, depth distributions.
 
+use super::units::percent;
 use crate::report::JobDescription;
 use crate::stats::{DirectionStats, JobStats, LatencyStats, SAMPLE_WINDOW};
 
@@ -187,10 +188,6 @@ pub(crate) fn latency_buckets(stats: &JobStats) -> LatencyBuckets {
     out.usec.copy_from_slice(&scale(1_000, 10));
     out.msec.copy_from_slice(&scale(1_000_000, 12));
     out
-}
-
-fn percent(part: f64, whole: f64) -> f64 {
-    super::units::percent(part, whole)
 }
 
 /// A distribution in percent as fio shows depths: non-empty buckets show at least 0.1%.
