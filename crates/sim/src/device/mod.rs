@@ -4,7 +4,10 @@
 
 use ioslice_core::{Direction, Nanos};
 
+pub mod hdd;
 pub mod null;
+pub mod raid;
+pub mod ssd;
 
 /// One command sent to a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

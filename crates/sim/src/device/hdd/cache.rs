@@ -1,0 +1,350 @@
+//! The drive's buffer: read segments with read-ahead, and the write-back cache.
+//!
+//! Read side (DiskSim's "buffer segments" and read-ahead): after a read miss the drive keeps
+//! reading past the request into the segment while the mechanism has nothing else to do. A
+//! segment works as a ring: read-ahead runs until it is `readahead` sectors past what the
+//! host has consumed, and resumes (after waiting for the next sector to come round) when the
+//! host consumes more. Read-ahead is computed lazily from its anchor time and the zone's
+//! streaming rate, so it costs nothing per sector. A read wholly inside valid data is a hit.
+//!
+//! Write side ("immediate report"): with the write cache enabled a write completes once its
+//! data is in the buffer; dirty data is kept as merged extents, and destaged later in an
+//! order the drive chooses (SPTF over the dirty extents nearest the head).
+
+use std::collections::BTreeMap;
+
+use ioslice_core::Nanos;
+
+use super::geometry::Geometry;
+
+/// One read segment: sectors `[start, end)` are valid (unless read-ahead is running on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Segment {
+    start: u64,
+    end: u64,
+    consumed: u64,
+    last_use: u64,
+}
+
+/// Read-ahead running on one segment: sector `anchor_lba` starts under the head at
+/// `anchor_time`, then `sectors` sectors pass every `per` nanoseconds, up to `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReadAhead {
+    segment: usize,
+    anchor_time: Nanos,
+    anchor_lba: u64,
+    limit: u64,
+    sectors: u64,
+    per: Nanos,
+}
+
+impl ReadAhead {
+    fn position(&self, now: Nanos) -> u64 {
+        let elapsed = u128::from(now.saturating_sub(self.anchor_time));
+        let done = elapsed * u128::from(self.sectors) / u128::from(self.per.max(1));
+        self.anchor_lba
+            .saturating_add(done.min(u128::from(u64::MAX)) as u64)
+            .min(self.limit)
+    }
+
+    fn time_to_reach(&self, lba: u64) -> Nanos {
+        let sectors = u128::from(lba.saturating_sub(self.anchor_lba));
+        self.anchor_time
+            + (sectors * u128::from(self.per)).div_ceil(u128::from(self.sectors)) as Nanos
+    }
+}
+
+/// How a read relates to the read cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// All its data is valid in a segment.
+    Hit(usize),
+    /// It starts inside the segment read-ahead is filling and ends beyond what has been
+    /// read so far: read-ahead will bring it without a seek.
+    Stream(usize),
+    /// Not (wholly) cached.
+    Miss,
+}
+
+/// The read segments and the read-ahead stream.
+#[derive(Debug, Clone)]
+pub struct SegmentCache {
+    segments: Vec<Segment>,
+    segment_sectors: u64,
+    readahead_sectors: u64,
+    stream: Option<ReadAhead>,
+    uses: u64,
+}
+
+impl SegmentCache {
+    /// `segments` segments of `segment_sectors` each; read-ahead up to `readahead_sectors`
+    /// (at most a segment) past the host's last read.
+    pub fn new(segments: usize, segment_sectors: u64, readahead_sectors: u64) -> Self {
+        let empty = Segment {
+            start: 0,
+            end: 0,
+            consumed: 0,
+            last_use: 0,
+        };
+        Self {
+            segments: vec![empty; segments],
+            segment_sectors,
+            readahead_sectors: readahead_sectors.min(segment_sectors),
+            stream: None,
+            uses: 0,
+        }
+    }
+
+    /// First valid sector of segment `i` (a ring keeps only the last `segment_sectors`).
+    fn valid_range(&self, i: usize, now: Nanos) -> (u64, u64) {
+        let segment = &self.segments[i];
+        let end = match self.stream {
+            Some(stream) if stream.segment == i => stream.position(now),
+            _ => segment.end,
+        };
+        (
+            segment.start.max(end.saturating_sub(self.segment_sectors)),
+            end,
+        )
+    }
+
+    /// Classify the read `[start, end)` at `now`.
+    pub fn lookup(&self, start: u64, end: u64, now: Nanos) -> Lookup {
+        for i in 0..self.segments.len() {
+            let (first, valid_end) = self.valid_range(i, now);
+            if first <= start && end <= valid_end {
+                return Lookup::Hit(i);
+            }
+        }
+        if let Some(stream) = self.stream {
+            let (first, valid_end) = self.valid_range(stream.segment, now);
+            if first <= start && start <= valid_end {
+                return Lookup::Stream(stream.segment);
+            }
+        }
+        Lookup::Miss
+    }
+
+    /// The host consumed up to `end` from segment `i` at `now`. Read-ahead may go further;
+    /// if it had stopped at its limit it resumes when the next sector comes round.
+    pub fn consume(&mut self, i: usize, end: u64, now: Nanos, geometry: &Geometry) {
+        self.uses += 1;
+        let segment = &mut self.segments[i];
+        segment.consumed = segment.consumed.max(end);
+        segment.last_use = self.uses;
+        let new_limit = segment.consumed + self.readahead_sectors;
+        let Some(stream) = self.stream.as_mut().filter(|stream| stream.segment == i) else {
+            return;
+        };
+        if new_limit <= stream.limit {
+            return;
+        }
+        let position = stream.position(now);
+        if position == stream.limit {
+            let next = geometry.locate(position);
+            let wait = geometry.rotational_wait(&next, now, geometry.sector_time(position));
+            stream.anchor_time = now + wait;
+            stream.anchor_lba = position;
+        }
+        stream.limit = new_limit;
+    }
+
+    /// When read-ahead on segment `i` will have read up to `end` (extending it if needed).
+    pub fn stream_until(&mut self, i: usize, end: u64, now: Nanos, geometry: &Geometry) -> Nanos {
+        self.consume(i, end, now, geometry);
+        match self.stream {
+            Some(stream) if stream.segment == i => stream.time_to_reach(end).max(now),
+            _ => now,
+        }
+    }
+
+    /// Where the head is while read-ahead runs (the next sector it reads), if it runs.
+    pub fn stream_head(&self, now: Nanos) -> Option<u64> {
+        self.stream.map(|stream| stream.position(now))
+    }
+
+    /// The mechanism turns to other work at `now`: read-ahead stops where it is.
+    pub fn stop_stream(&mut self, now: Nanos) {
+        if let Some(stream) = self.stream.take() {
+            self.segments[stream.segment].end = stream.position(now);
+        }
+    }
+
+    /// A read miss `[start, end)` finished on the media at `done`: it fills the least recently
+    /// used segment and read-ahead starts from its end.
+    pub fn fill(&mut self, start: u64, end: u64, done: Nanos, geometry: &Geometry) {
+        self.uses += 1;
+        let i = self.victim();
+        self.segments[i] = Segment {
+            start,
+            end,
+            consumed: end,
+            last_use: self.uses,
+        };
+        if self.readahead_sectors == 0 || end >= geometry.capacity() {
+            return;
+        }
+        let (sectors, per) = geometry.streaming_rate(end);
+        let limit = (end + self.readahead_sectors).min(geometry.capacity());
+        self.stream = Some(ReadAhead {
+            segment: i,
+            anchor_time: done,
+            anchor_lba: end,
+            limit,
+            sectors,
+            per,
+        });
+    }
+
+    fn victim(&self) -> usize {
+        (0..self.segments.len())
+            .min_by_key(|&i| self.segments[i].last_use)
+            .unwrap_or(0)
+    }
+
+    /// Forget cached data overlapping `[start, end)` (it was overwritten on the media).
+    pub fn invalidate(&mut self, start: u64, end: u64, now: Nanos) {
+        for i in 0..self.segments.len() {
+            let (first, valid_end) = self.valid_range(i, now);
+            if first < end && start < valid_end {
+                if self.stream.is_some_and(|stream| stream.segment == i) {
+                    self.stream = None;
+                }
+                self.segments[i] = Segment {
+                    start: 0,
+                    end: 0,
+                    consumed: 0,
+                    last_use: 0,
+                };
+            }
+        }
+    }
+}
+
+/// Dirty data of the write-back cache, as merged extents `start → end`.
+#[derive(Debug, Clone, Default)]
+pub struct WriteCache {
+    dirty: BTreeMap<u64, u64>,
+    dirty_sectors: u64,
+    destaging: u64,
+    capacity: u64,
+}
+
+impl WriteCache {
+    /// Room for `capacity` sectors of dirty data.
+    pub fn new(capacity: u64) -> Self {
+        Self {
+            capacity,
+            ..Self::default()
+        }
+    }
+
+    /// Size in sectors.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Whether `sectors` more fit beside the dirty data and the data being destaged.
+    pub fn has_room(&self, sectors: u64) -> bool {
+        self.dirty_sectors + self.destaging + sectors <= self.capacity
+    }
+
+    /// Whether nothing waits to be destaged.
+    pub fn is_empty(&self) -> bool {
+        self.dirty.is_empty()
+    }
+
+    /// Dirty sectors not yet destaged.
+    pub fn dirty_sectors(&self) -> u64 {
+        self.dirty_sectors
+    }
+
+    /// Add `[start, end)`, merging with overlapping and adjacent extents (a rewrite of dirty
+    /// data takes no extra room).
+    pub fn insert(&mut self, start: u64, end: u64) {
+        let (mut first, mut last, mut absorbed) = (start, end, 0);
+        if let Some((&s, &e)) = self.dirty.range(..=start).next_back() {
+            if e >= start {
+                first = s;
+                last = last.max(e);
+                absorbed += e - s;
+                self.dirty.remove(&s);
+            }
+        }
+        while let Some((&s, &e)) = self.dirty.range(first..).next() {
+            if s > last {
+                break;
+            }
+            last = last.max(e);
+            absorbed += e - s;
+            self.dirty.remove(&s);
+        }
+        self.dirty.insert(first, last);
+        self.dirty_sectors += (last - first) - absorbed;
+    }
+
+    /// Whether `[start, end)` is wholly dirty (a read of it is served from the buffer).
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        self.dirty
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(_, &e)| e >= end)
+    }
+
+    /// Up to `per_side` extent starts on each side of `lba`, nearest first: the window the
+    /// drive's SPTF destage chooses from.
+    pub fn candidates(&self, lba: u64, per_side: usize) -> impl Iterator<Item = u64> + '_ {
+        let below = self
+            .dirty
+            .range(..lba)
+            .rev()
+            .take(per_side)
+            .map(|(&s, _)| s);
+        let above = self.dirty.range(lba..).take(per_side).map(|(&s, _)| s);
+        below.chain(above)
+    }
+
+    /// Start destaging up to `max_sectors` from the extent at `start`; returns its end.
+    pub fn take(&mut self, start: u64, max_sectors: u64) -> u64 {
+        let end = self
+            .dirty
+            .remove(&start)
+            .expect("destage candidate is a dirty extent start");
+        let cut = end.min(start + max_sectors.max(1));
+        if cut < end {
+            self.dirty.insert(cut, end);
+        }
+        self.dirty_sectors -= cut - start;
+        self.destaging += cut - start;
+        cut
+    }
+
+    /// A destage of `sectors` reached the media: the room is free again.
+    pub fn destaged(&mut self, sectors: u64) {
+        self.destaging -= sectors;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_cache_merges_and_counts_once() {
+        let mut cache = WriteCache::new(100);
+        cache.insert(10, 18);
+        cache.insert(18, 26);
+        cache.insert(12, 14);
+        assert_eq!(cache.dirty_sectors(), 16);
+        cache.insert(30, 38);
+        cache.insert(20, 32);
+        assert_eq!(cache.dirty_sectors(), 28);
+        assert!(cache.covers(12, 38));
+        let end = cache.take(10, 8);
+        assert_eq!(end, 18);
+        assert!(!cache.has_room(73));
+        cache.destaged(8);
+        assert!(cache.has_room(80));
+        assert_eq!(cache.candidates(0, 4).collect::<Vec<_>>(), vec![18]);
+    }
+}

@@ -1,0 +1,624 @@
+//! Device presets and the `sim:PRESET[:key=value,...]` device syntax.
+//!
+//! Each preset is a table of parameters with a value, a unit and the source the value comes
+//! from (a datasheet row of the reference's §5.3, DiskSim, a seed thread, or "calibrated: …"
+//! for values set to reproduce a published one-client figure). Any parameter can be
+//! overridden on the command line; [`presets`] lists them all.
+
+use std::fmt;
+use std::str::FromStr;
+
+use ioslice_core::Nanos;
+
+use crate::device::hdd::geometry::GeometryConfig;
+use crate::device::hdd::{Hdd, HddConfig};
+use crate::device::null::NullDevice;
+use crate::device::raid::{Raid, RaidConfig, RaidLevel};
+use crate::device::ssd::{Ssd, SsdConfig};
+use crate::device::DeviceModel;
+
+/// A device named on the command line: a preset and parameter overrides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceSpec {
+    /// Preset name, without the `sim:` prefix.
+    pub preset: String,
+    /// `key=value` overrides, in the order given.
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Why a device could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// The text is not `sim:PRESET[:key=value,...]`.
+    #[error("bad device `{spec}`: expected sim:PRESET[:key=value,...]")]
+    Syntax {
+        /// The text given.
+        spec: String,
+    },
+    /// No preset of that name.
+    #[error("unknown device preset `{name}`; valid presets: {valid}")]
+    UnknownPreset {
+        /// The name given.
+        name: String,
+        /// The presets there are.
+        valid: String,
+    },
+    /// The preset has no such parameter.
+    #[error("unknown parameter `{name}` for preset `{preset}`; valid parameters: {valid}")]
+    UnknownParameter {
+        /// The preset.
+        preset: String,
+        /// The parameter given.
+        name: String,
+        /// The preset's parameters.
+        valid: String,
+    },
+    /// A value of the wrong form or out of range.
+    #[error("bad value `{value}` for `{name}`: expected {expected}")]
+    BadValue {
+        /// The parameter.
+        name: String,
+        /// The value given.
+        value: String,
+        /// The form and range expected.
+        expected: String,
+    },
+    /// Values that are each valid but do not fit together.
+    #[error("inconsistent parameters for `{preset}`: {reason}")]
+    Inconsistent {
+        /// The preset.
+        preset: String,
+        /// What does not fit.
+        reason: String,
+    },
+}
+
+/// One parameter of a preset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// Name, as used in overrides.
+    pub name: &'static str,
+    /// Value (the preset's default, or the override).
+    pub value: String,
+    /// Unit.
+    pub unit: &'static str,
+    /// Where the value comes from.
+    pub source: &'static str,
+}
+
+/// A preset and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetInfo {
+    /// Name, without the `sim:` prefix.
+    pub name: &'static str,
+    /// One line on what it models.
+    pub summary: String,
+    /// Every parameter with its default value and source.
+    pub params: Vec<ParamInfo>,
+}
+
+impl FromStr for DeviceSpec {
+    type Err = DeviceError;
+
+    fn from_str(text: &str) -> Result<Self, DeviceError> {
+        let syntax = || DeviceError::Syntax {
+            spec: text.to_string(),
+        };
+        let rest = text.strip_prefix("sim:").ok_or_else(syntax)?;
+        let (preset, overrides) = match rest.split_once(':') {
+            Some((preset, list)) => (preset, Some(list)),
+            None => (rest, None),
+        };
+        if preset.is_empty() {
+            return Err(syntax());
+        }
+        let overrides = match overrides {
+            None => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, value)) if !key.trim().is_empty() && !value.trim().is_empty() => {
+                        Ok((key.trim().to_string(), value.trim().to_string()))
+                    }
+                    _ => Err(syntax()),
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(Self {
+            preset: preset.to_string(),
+            overrides,
+        })
+    }
+}
+
+impl fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sim:{}", self.preset)?;
+        for (i, (key, value)) in self.overrides.iter().enumerate() {
+            write!(f, "{}{key}={value}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+fn param(name: &'static str, value: &str, unit: &'static str, source: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        value: value.to_string(),
+        unit,
+        source,
+    }
+}
+
+const S53_SYNTH: &str =
+    "reference §5.3, suggested modern 7200 rpm SATA profile (synthesis of the datasheet rows)";
+const S53_ROTATION: &str =
+    "reference §5.3: 7200 rpm (WD Ultrastar DC HC310, Seagate Constellation ES.3)";
+const ASSUMED: &str = "assumption: affects only head switches and cylinder count";
+const AGE: &str =
+    "assumption: starvation guard of the on-drive SPTF (DiskSim ioqueue timeout scheme)";
+
+/// The modern 7200 rpm SATA disk (the tool's default device).
+fn sata_7200() -> Vec<ParamInfo> {
+    vec![
+        param(
+            "capacity_gib",
+            "931.5",
+            "GiB",
+            "1 TB class, as Seagate Constellation ES.3 ST1000NM0033 (reference §5.3)",
+        ),
+        param("rpm", "7200", "rpm", S53_ROTATION),
+        param("heads", "4", "surfaces", ASSUMED),
+        param("zones", "24", "zones", S53_SYNTH),
+        param("outer_mbps", "200", "MB/s", S53_SYNTH),
+        param("inner_mbps", "100", "MB/s", S53_SYNTH),
+        param("seek_track_ms", "0.8", "ms", S53_SYNTH),
+        param("seek_avg_ms", "8.5", "ms", S53_SYNTH),
+        param("seek_full_ms", "18", "ms", S53_SYNTH),
+        param(
+            "write_settle_ms",
+            "0.8",
+            "ms",
+            "reference §5.3: HC310 average seek write 8.2 ms - read 7.4 ms",
+        ),
+        param("head_switch_ms", "0.3", "ms", S53_SYNTH),
+        param(
+            "read_overhead_us",
+            "150",
+            "µs",
+            "reference §5.3: DiskSim maxtor300g.diskspecs overheads 0.1–0.34 ms",
+        ),
+        param(
+            "write_overhead_us",
+            "200",
+            "µs",
+            "reference §5.3: DiskSim maxtor300g.diskspecs overheads 0.1–0.34 ms",
+        ),
+        param(
+            "bus_mbps",
+            "600",
+            "MB/s",
+            "SATA 3.0 link: 6 Gb/s with 8b/10b coding",
+        ),
+        param(
+            "cache_mib",
+            "64",
+            "MiB",
+            "reference §5.3: 64 MB cache (Barracuda XT, BarraCuda ST1000DM010)",
+        ),
+        param(
+            "segments",
+            "16",
+            "segments",
+            "assumption: DiskSim-style segmented buffer",
+        ),
+        param(
+            "readahead_kib",
+            "1024",
+            "KiB",
+            "assumption: read-ahead up to a quarter of a segment",
+        ),
+        param(
+            "wce",
+            "on",
+            "on/off",
+            "drives ship with the write cache enabled (reference §5.3: optional write-back)",
+        ),
+        param(
+            "wcache_mib",
+            "16",
+            "MiB",
+            "assumption: a quarter of the buffer for dirty data",
+        ),
+        param("ncq", "31", "commands", "SATA NCQ: 32 tags, Linux uses 31"),
+        param("age_limit_ms", "500", "ms", AGE),
+    ]
+}
+
+const SEED3: &str = "seed 003 (2004 time-sliced CFQ tests on an IDE drive)";
+
+/// The single ~2004 7200 rpm IDE disk of seed 003.
+fn ide_2004() -> Vec<ParamInfo> {
+    vec![
+        param("capacity_gib", "74.5", "GiB", "80 GB, a common 2004 size; seed 003's test partition hdc1 is 30.7 GB"),
+        param("rpm", "7200", "rpm", SEED3),
+        param("heads", "4", "surfaces", ASSUMED),
+        param("zones", "16", "zones", "DiskSim valid/barracuda.model has 11 zones; §5.3 synthesis 20–30"),
+        param("outer_mbps", "58", "MB/s", "calibrated: seed 003 one-client rows; §5.3 Deskstar 7K500 zone 0 64.8 MB/s"),
+        param("inner_mbps", "31", "MB/s", "reference §5.3: Deskstar 7K500 zone 29 31.0 MB/s"),
+        param("seek_track_ms", "1.0", "ms", "reference §5.3: Hitachi 7K320 single track 1.0 ms read"),
+        param("seek_avg_ms", "8.5", "ms", S53_SYNTH),
+        param("seek_full_ms", "17", "ms", "reference §5.3: ST32171W full stroke 16.68 ms, 7K320 20 ms"),
+        param("write_settle_ms", "1.0", "ms", S53_SYNTH),
+        param("head_switch_ms", "0.5", "ms", S53_SYNTH),
+        param("read_overhead_us", "160", "µs", "calibrated: seed 003 sequential 4 KiB O_DIRECT reads, 19837 KB/s"),
+        param("write_overhead_us", "260", "µs", "calibrated: seed 003 sequential 4 KiB O_DIRECT writes, 13406 KB/s"),
+        param("bus_mbps", "100", "MB/s", "ATA-100 (UDMA mode 5)"),
+        param("cache_mib", "8", "MiB", "assumption: 8 MB buffer of 2004 7200 rpm ATA drives (2–8 MB were sold)"),
+        param("segments", "4", "segments", "assumption: DiskSim-style segmented buffer"),
+        param("readahead_kib", "512", "KiB", "assumption: read-ahead up to a quarter of the buffer"),
+        param("wce", "on", "on/off", "seed 003: 13 MB/s sequential O_DIRECT 4 KiB writes need it; IDE drives shipped with it on"),
+        param("wcache_mib", "2", "MiB", "calibrated: seed 003 random 4 KiB O_DIRECT writes, 4493 KB/s"),
+        param("ncq", "1", "commands", "parallel ATA has no command queueing in practice"),
+        param("age_limit_ms", "500", "ms", AGE),
+    ]
+}
+
+const ARRAY_SEED: &str = "seed 000 (HP EVA, 12 SATA disks in RAID 5)";
+
+/// The 12-disk RAID 5 array of seed 000: sata-7200 members plus array parameters.
+fn raid5_12() -> Vec<ParamInfo> {
+    let mut params = vec![
+        param("members", "12", "disks", ARRAY_SEED),
+        param("level", "5", "0 or 5", ARRAY_SEED),
+        param(
+            "chunk_kib",
+            "64",
+            "KiB",
+            "Linux md's default chunk before mdadm 3.1 (the seed's 2010 era)",
+        ),
+        param(
+            "queue_depth",
+            "372",
+            "commands",
+            "members × member NCQ depth (12 × 31)",
+        ),
+    ];
+    let mut members = sata_7200();
+    for member in &mut members {
+        if member.name == "capacity_gib" {
+            member.value = "465.8".into();
+            member.source = "500 GB members, the common 7200 rpm SATA size in 2010 (assumption)";
+        }
+    }
+    params.extend(members);
+    params
+}
+
+/// A SATA-class flash SSD.
+fn ssd() -> Vec<ParamInfo> {
+    const MQSIM: &str =
+        "assumption in the range of MQSim's SATA/NVMe configurations (reference §5.2)";
+    vec![
+        param(
+            "capacity_gib",
+            "476.9",
+            "GiB",
+            "512 GB, a common SATA SSD size",
+        ),
+        param("queue_depth", "32", "commands", "SATA NCQ depth"),
+        param("channels", "8", "channels", MQSIM),
+        param("overhead_us", "10", "µs", MQSIM),
+        param(
+            "read_us",
+            "70",
+            "µs",
+            "assumption: MLC/TLC page read plus firmware, typical QD1 4 KiB read latency",
+        ),
+        param(
+            "write_us",
+            "25",
+            "µs",
+            "assumption: write into the drive's buffer, programmed in the background",
+        ),
+        param("channel_mbps", "400", "MB/s", MQSIM),
+        param("link_mbps", "550", "MB/s", "SATA 3.0 usable payload rate"),
+    ]
+}
+
+/// An NVMe-class flash SSD.
+fn nvme() -> Vec<ParamInfo> {
+    const MQSIM: &str = "assumption in the range of MQSim's NVMe configurations (reference §5.2)";
+    vec![
+        param("capacity_gib", "953.7", "GiB", "1 TB, a common NVMe size"),
+        param(
+            "queue_depth",
+            "256",
+            "commands",
+            "NVMe: deep queues (one of many submission queues)",
+        ),
+        param("channels", "16", "channels", MQSIM),
+        param("overhead_us", "5", "µs", MQSIM),
+        param(
+            "read_us",
+            "60",
+            "µs",
+            "assumption: TLC page read, typical QD1 4 KiB read latency",
+        ),
+        param(
+            "write_us",
+            "15",
+            "µs",
+            "assumption: write into the drive's buffer, programmed in the background",
+        ),
+        param("channel_mbps", "800", "MB/s", MQSIM),
+        param("link_mbps", "3500", "MB/s", "PCIe 3.0 ×4 usable rate"),
+    ]
+}
+
+/// The null device.
+fn null() -> Vec<ParamInfo> {
+    vec![
+        param(
+            "latency_ns",
+            "0",
+            "ns",
+            "measures scheduler and simulator overhead only",
+        ),
+        param(
+            "parallelism",
+            "32",
+            "commands",
+            "as deep as a SATA NCQ queue",
+        ),
+        param(
+            "capacity_gib",
+            "1024",
+            "GiB",
+            "large enough for any scenario",
+        ),
+    ]
+}
+
+/// A preset's name, summary and parameter table.
+type PresetRow = (&'static str, &'static str, fn() -> Vec<ParamInfo>);
+
+/// The presets, in display order, with their summaries.
+fn table() -> Vec<PresetRow> {
+    vec![
+        (
+            "sata-7200",
+            "modern 7200 rpm SATA disk, NCQ 31 with SPTF, 64 MB buffer, write cache on",
+            sata_7200,
+        ),
+        (
+            "ide-2004",
+            "~2004 7200 rpm IDE/ATA-100 disk of seed 003: no queueing, read-ahead, write cache on",
+            ide_2004,
+        ),
+        (
+            "raid5-12",
+            "12 sata-7200 disks in RAID 5 (left-symmetric, 64 KiB chunks), like seed 000's array",
+            raid5_12,
+        ),
+        ("ssd", "SATA flash SSD: 8 channels, NCQ 32", ssd),
+        ("nvme", "NVMe flash SSD: 16 channels, queue depth 256", nvme),
+        ("null", "null device: fixed latency, no seeks", null),
+    ]
+}
+
+/// Every preset with every parameter, its default value, unit and source.
+pub fn presets() -> Vec<PresetInfo> {
+    table()
+        .into_iter()
+        .map(|(name, summary, params)| PresetInfo {
+            name,
+            summary: summary.to_string(),
+            params: params(),
+        })
+        .collect()
+}
+
+/// Build the device a spec names.
+pub fn build(spec: &DeviceSpec) -> Result<Box<dyn DeviceModel>, DeviceError> {
+    let values = Values::resolve(spec)?;
+    let name = spec.to_string();
+    let inconsistent = |reason: String| DeviceError::Inconsistent {
+        preset: spec.preset.clone(),
+        reason,
+    };
+    match spec.preset.as_str() {
+        "sata-7200" | "ide-2004" => Ok(Box::new(
+            Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?,
+        )),
+        "raid5-12" => build_raid(&values, name).map_err(|e| match e {
+            RaidBuildError::Param(e) => e,
+            RaidBuildError::Model(reason) => inconsistent(reason),
+        }),
+        "ssd" | "nvme" => Ok(Box::new(Ssd::new(ssd_config(&values, name)?))),
+        _ => {
+            let latency = values.integer("latency_ns", 0, 10_000_000_000)?;
+            let parallelism = values.integer("parallelism", 1, 1_000_000)? as usize;
+            let capacity = values.capacity()?;
+            Ok(Box::new(NullDevice::new(
+                name,
+                latency,
+                parallelism,
+                capacity,
+            )))
+        }
+    }
+}
+
+/// A preset's parameter values after overrides.
+struct Values {
+    params: Vec<ParamInfo>,
+}
+
+impl Values {
+    fn resolve(spec: &DeviceSpec) -> Result<Self, DeviceError> {
+        let table = table();
+        let Some((_, _, defaults)) = table.iter().find(|(name, _, _)| *name == spec.preset) else {
+            let valid = table
+                .iter()
+                .map(|(name, _, _)| *name)
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(DeviceError::UnknownPreset {
+                name: spec.preset.clone(),
+                valid,
+            });
+        };
+        let mut params = defaults();
+        for (key, value) in &spec.overrides {
+            match params.iter_mut().find(|p| p.name == key) {
+                Some(p) => p.value = value.clone(),
+                None => {
+                    let valid = params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+                    return Err(DeviceError::UnknownParameter {
+                        preset: spec.preset.clone(),
+                        name: key.clone(),
+                        valid,
+                    });
+                }
+            }
+        }
+        Ok(Self { params })
+    }
+
+    fn raw(&self, name: &str) -> &str {
+        let param = self.params.iter().find(|p| p.name == name);
+        &param
+            .expect("preset code asks only for its own parameters")
+            .value
+    }
+
+    fn bad(&self, name: &str, expected: String) -> DeviceError {
+        DeviceError::BadValue {
+            name: name.to_string(),
+            value: self.raw(name).to_string(),
+            expected,
+        }
+    }
+
+    fn number(&self, name: &str, min: f64, max: f64) -> Result<f64, DeviceError> {
+        match self.raw(name).parse::<f64>() {
+            Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(v),
+            _ => Err(self.bad(name, format!("a number from {min} to {max}"))),
+        }
+    }
+
+    fn integer(&self, name: &str, min: u64, max: u64) -> Result<u64, DeviceError> {
+        match self.raw(name).parse::<u64>() {
+            Ok(v) if (min..=max).contains(&v) => Ok(v),
+            _ => Err(self.bad(name, format!("an integer from {min} to {max}"))),
+        }
+    }
+
+    fn flag(&self, name: &str) -> Result<bool, DeviceError> {
+        match self.raw(name) {
+            "on" | "1" | "true" | "yes" => Ok(true),
+            "off" | "0" | "false" | "no" => Ok(false),
+            _ => Err(self.bad(name, "on or off (also 1/0, true/false, yes/no)".into())),
+        }
+    }
+
+    /// Milliseconds as [`Nanos`].
+    fn millis(&self, name: &str, max: f64) -> Result<Nanos, DeviceError> {
+        Ok((self.number(name, 0.0, max)? * 1e6).round() as Nanos)
+    }
+
+    /// Microseconds as [`Nanos`].
+    fn micros(&self, name: &str, max: f64) -> Result<Nanos, DeviceError> {
+        Ok((self.number(name, 0.0, max)? * 1e3).round() as Nanos)
+    }
+
+    /// `capacity_gib` in sectors.
+    fn capacity(&self) -> Result<u64, DeviceError> {
+        Ok((self.number("capacity_gib", 0.001, 1_048_576.0)? * 2_097_152.0) as u64)
+    }
+
+    /// A size in KiB or MiB as sectors.
+    fn sectors(&self, name: &str, kib_per_unit: u64, max: u64) -> Result<u64, DeviceError> {
+        Ok(self.integer(name, 0, max)? * kib_per_unit * 2)
+    }
+}
+
+fn hdd_config(values: &Values, name: String) -> Result<HddConfig, DeviceError> {
+    let cache = values.sectors("cache_mib", 1024, 65_536)?;
+    let segments = values.integer("segments", 1, 1024)? as usize;
+    Ok(HddConfig {
+        name,
+        geometry: GeometryConfig {
+            capacity_sectors: values.capacity()?,
+            rpm: values.integer("rpm", 1000, 20_000)? as u32,
+            heads: values.integer("heads", 1, 64)? as u32,
+            zones: values.integer("zones", 1, 1000)? as u32,
+            outer_mbps: values.number("outer_mbps", 1.0, 10_000.0)?,
+            inner_mbps: values.number("inner_mbps", 1.0, 10_000.0)?,
+            head_switch: values.millis("head_switch_ms", 100.0)?,
+        },
+        seek_track_ms: values.number("seek_track_ms", 0.01, 1000.0)?,
+        seek_avg_ms: values.number("seek_avg_ms", 0.01, 1000.0)?,
+        seek_full_ms: values.number("seek_full_ms", 0.01, 1000.0)?,
+        write_settle: values.millis("write_settle_ms", 100.0)?,
+        read_overhead: values.micros("read_overhead_us", 100_000.0)?,
+        write_overhead: values.micros("write_overhead_us", 100_000.0)?,
+        bus_mbps: values.number("bus_mbps", 1.0, 100_000.0)?,
+        segments,
+        segment_sectors: cache / segments as u64,
+        readahead_sectors: values.sectors("readahead_kib", 1, 1 << 26)?,
+        write_cache: values.flag("wce")?,
+        write_cache_sectors: values.sectors("wcache_mib", 1024, 65_536)?,
+        queue_depth: values.integer("ncq", 1, 256)? as usize,
+        age_limit: values.millis("age_limit_ms", 1e9)?,
+    })
+}
+
+fn ssd_config(values: &Values, name: String) -> Result<SsdConfig, DeviceError> {
+    Ok(SsdConfig {
+        name,
+        capacity_sectors: values.capacity()?,
+        queue_depth: values.integer("queue_depth", 1, 65_536)? as usize,
+        channels: values.integer("channels", 1, 1024)? as usize,
+        overhead: values.micros("overhead_us", 1e6)?,
+        read_latency: values.micros("read_us", 1e6)?,
+        write_latency: values.micros("write_us", 1e6)?,
+        channel_mbps: values.number("channel_mbps", 1.0, 1e6)?,
+        link_mbps: values.number("link_mbps", 1.0, 1e6)?,
+    })
+}
+
+enum RaidBuildError {
+    Param(DeviceError),
+    Model(String),
+}
+
+impl From<DeviceError> for RaidBuildError {
+    fn from(e: DeviceError) -> Self {
+        Self::Param(e)
+    }
+}
+
+fn build_raid(values: &Values, name: String) -> Result<Box<dyn DeviceModel>, RaidBuildError> {
+    let level = match values.integer("level", 0, 5)? {
+        0 => RaidLevel::Raid0,
+        5 => RaidLevel::Raid5,
+        _ => return Err(values.bad("level", "0 or 5".into()).into()),
+    };
+    let count = values.integer("members", 2, 256)? as usize;
+    let member = hdd_config(values, format!("{name} member"))?;
+    let members = (0..count)
+        .map(|_| Hdd::new(&member).map(|hdd| Box::new(hdd) as Box<dyn DeviceModel>))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(RaidBuildError::Model)?;
+    let config = RaidConfig {
+        name,
+        level,
+        chunk_sectors: values.integer("chunk_kib", 1, 1 << 20)? * 2,
+        queue_depth: values.integer("queue_depth", 1, 1 << 20)? as usize,
+    };
+    Ok(Box::new(
+        Raid::new(config, members).map_err(RaidBuildError::Model)?,
+    ))
+}
