@@ -47,8 +47,10 @@ pub struct HddConfig {
     pub seek_full_ms: f64,
     /// Extra settle time after a seek or head switch before writing.
     pub write_settle: Nanos,
-    /// Controller overhead of a read command.
+    /// Controller overhead of a read served from the buffer (a hit).
     pub read_overhead: Nanos,
+    /// Controller overhead of a read that goes to the media (a miss).
+    pub read_miss_overhead: Nanos,
     /// Controller overhead of a write command.
     pub write_overhead: Nanos,
     /// Interface transfer rate, MB/s.
@@ -78,6 +80,7 @@ pub struct Hdd {
     head_switch: Nanos,
     write_settle: Nanos,
     read_overhead: Nanos,
+    read_miss_overhead: Nanos,
     write_overhead: Nanos,
     bus_ps_per_sector: u64,
     write_cache_enabled: bool,
@@ -117,6 +120,7 @@ impl Hdd {
             head_switch: config.geometry.head_switch,
             write_settle: config.write_settle,
             read_overhead: config.read_overhead,
+            read_miss_overhead: config.read_miss_overhead,
             write_overhead: config.write_overhead,
             bus_ps_per_sector: (SECTOR_BYTES as f64 * 1e6 / config.bus_mbps.max(1e-3)).round()
                 as u64,
@@ -306,7 +310,7 @@ impl Hdd {
         match command.direction {
             Direction::Read => match self.segments.lookup(start, end, now) {
                 Lookup::Hit(_) | Lookup::Stream(_) => 0,
-                Lookup::Miss => self.positioning(from, now + self.read_overhead, start, false),
+                Lookup::Miss => self.positioning(from, now + self.read_miss_overhead, start, false),
             },
             Direction::Write => self.positioning(from, now + self.write_overhead, start, true),
         }
@@ -349,7 +353,7 @@ impl Hdd {
         let ready = if write {
             now + self.write_overhead + self.bus_time(end - start)
         } else {
-            now + self.read_overhead
+            now + self.read_miss_overhead
         };
         let positioning = self.positioning(&self.head, ready, start, write);
         let media_done = ready + positioning + self.geometry.transfer_time(start, end - start);
@@ -359,8 +363,7 @@ impl Hdd {
             self.schedule(media_done, command.tag);
         } else {
             self.segments.fill(start, end, media_done, &self.geometry);
-            let done = (now + self.read_overhead + self.bus_time(end - start))
-                .max(media_done + self.bus_time(1));
+            let done = (ready + self.bus_time(end - start)).max(media_done + self.bus_time(1));
             self.schedule(done, command.tag);
         }
     }
