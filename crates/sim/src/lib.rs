@@ -3,4 +3,8 @@
 #![warn(missing_docs)]
 
 pub mod device;
+pub mod layout;
 pub mod preset;
+pub mod simulation;
+
+mod id_hash;

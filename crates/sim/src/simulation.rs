@@ -1,0 +1,594 @@
+//! The discrete-event driver: job processes, one policy and one device model in virtual time.
+//!
+//! Each job (each `numjobs` clone) is a process with its own queue. The driver asks the
+//! policy for a request whenever the device has a free slot, and again when a
+//! `WaitUntil` comes due. Time starts at a seed-derived instant within the first second,
+//! which sets the disk's rotational position at the start; everything reported is relative
+//! to that start. All randomness comes from the seed, so a run is reproducible to the byte.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ioslice_core::request::SECTOR_SIZE;
+use ioslice_core::{
+    build_scheduler, Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, IoPriority,
+    Nanos, ProcessId, Request, RequestId, SchedSpec, Scheduler, SchedulerContext, TunableError,
+};
+use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
+use ioslice_fio::workload::{direction_index, JobClock, Step};
+use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::device::{Command, DeviceModel};
+use crate::id_hash::IdMap;
+use crate::layout::{Layout, LayoutError};
+use crate::preset::{build as build_device, DeviceError, DeviceSpec};
+
+/// What a simulation runs with.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The run's seed: job random streams and the disk's starting rotational position.
+    pub seed: u64,
+    /// The policy and its tunables.
+    pub scheduler: SchedSpec,
+    /// The device preset and its overrides.
+    pub device: DeviceSpec,
+    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
+    pub group_weights: Vec<(String, u32)>,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Bad scheduler name or tunable.
+    #[error("{0}")]
+    Scheduler(#[from] TunableError),
+    /// Bad device preset or parameter.
+    #[error("{0}")]
+    Device(#[from] DeviceError),
+    /// A job that cannot be run as written.
+    #[error("{0}")]
+    Job(String),
+    /// Files that do not fit on the device.
+    #[error("{0}")]
+    Layout(#[from] LayoutError),
+}
+
+/// A finished simulation: the report, and the accounting that proves nothing was lost.
+#[derive(Debug, Clone)]
+pub struct SimOutcome {
+    /// What fio would print.
+    pub report: RunReport,
+    /// Requests the jobs submitted.
+    pub submitted: u64,
+    /// Requests that completed (each id once).
+    pub completed: u64,
+    /// Completions of an id that had already completed or was never submitted (must be 0).
+    pub duplicate_completions: u64,
+    /// Virtual time the run took.
+    pub elapsed: Nanos,
+}
+
+/// Run a job file in simulation.
+pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
+    let mut sim = Simulation::new(job_file, config)?;
+    sim.run();
+    Ok(sim.finish(job_file, config))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    Waiting,
+    Running,
+    Done,
+}
+
+struct Process {
+    spec_index: usize,
+    pid: ProcessId,
+    group: GroupId,
+    priority: IoPriority,
+    phase: usize,
+    /// Sync writes: O_DIRECT or O_SYNC. Buffered writes are async writeback.
+    sync_writes: bool,
+    file_sectors: Vec<u64>,
+    pattern: Option<IoPattern>,
+    clock: Option<JobClock>,
+    rng: ChaCha8Rng,
+    stats: JobStats,
+    lifecycle: Lifecycle,
+    wake_at: Option<Nanos>,
+    end: Nanos,
+    groupid: u32,
+}
+
+struct PendingIo {
+    process: u32,
+    direction: DataDirection,
+    bytes: u64,
+    submit_time: Nanos,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Start(u32),
+    Wake(u32),
+}
+
+struct InService {
+    request: Request,
+    dispatch_time: Nanos,
+}
+
+#[derive(Default)]
+struct DiskCounters {
+    ios: [u64; 2],
+    merges: [u64; 2],
+    service_ns: [u64; 2],
+    in_queue_ns: u128,
+    busy_ns: u64,
+    busy_since: Option<Nanos>,
+}
+
+struct Simulation {
+    scheduler: Box<dyn Scheduler>,
+    device: Box<dyn DeviceModel>,
+    queue_depth: usize,
+    processes: Vec<Process>,
+    phases: usize,
+    current_phase: usize,
+    events: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    event_seq: u64,
+    scheduler_wake: Option<Nanos>,
+    pending: IdMap<PendingIo>,
+    in_service: Vec<Option<InService>>,
+    free_tags: Vec<u64>,
+    next_request_id: u64,
+    epoch: Nanos,
+    now: Nanos,
+    submitted: u64,
+    completed: u64,
+    duplicates: u64,
+    disk: DiskCounters,
+    done_tags: Vec<u64>,
+    specs: Vec<JobSpec>,
+}
+
+/// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Simulation {
+    fn new(job_file: &JobFile, config: &SimConfig) -> Result<Self, SimError> {
+        let device = build_device(&config.device)?;
+        let info = device.info();
+        let groups = build_groups(job_file, config)?;
+        let context = SchedulerContext {
+            groups: groups.clone(),
+            rotational: info.rotational,
+            queue_depth: info.queue_depth,
+        };
+        let scheduler = build_scheduler(&config.scheduler, &context)?;
+        let capacity = info.capacity_sectors * SECTOR_SIZE;
+        let mut layout = Layout::new(capacity);
+        let mut processes = Vec::new();
+        let mut phase = 0;
+        let mut groupid = 0;
+        for (spec_index, spec) in job_file.jobs.iter().enumerate() {
+            if spec_index > 0 && spec.stonewall {
+                phase += 1;
+            }
+            if spec_index > 0 && (spec.stonewall || spec.new_group) {
+                groupid += 1;
+            }
+            let group = match &spec.cgroup {
+                Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
+                None => GroupId::ROOT,
+            };
+            for clone in 0..spec.numjobs.max(1) {
+                let index = processes.len() as u32;
+                let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
+                let file_sectors = plans
+                    .iter()
+                    .map(|plan| layout.place(&plan.name, plan.size))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
+                let stream = spec.randseed.unwrap_or(config.seed);
+                processes.push(Process {
+                    spec_index,
+                    pid: ProcessId(index + 1),
+                    group,
+                    priority: spec.priority.unwrap_or_default(),
+                    phase,
+                    sync_writes: spec.direct || spec.sync_writes,
+                    file_sectors,
+                    pattern: Some(pattern),
+                    clock: None,
+                    rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
+                    stats: JobStats::default(),
+                    lifecycle: Lifecycle::Waiting,
+                    wake_at: None,
+                    end: 0,
+                    groupid,
+                });
+            }
+        }
+        let epoch = mix(config.seed) % 1_000_000_000;
+        Ok(Self {
+            scheduler,
+            queue_depth: info.queue_depth.max(1),
+            device,
+            processes,
+            phases: phase + 1,
+            current_phase: 0,
+            events: BinaryHeap::new(),
+            event_seq: 0,
+            scheduler_wake: None,
+            pending: IdMap::default(),
+            in_service: Vec::new(),
+            free_tags: Vec::new(),
+            next_request_id: 1,
+            epoch,
+            now: epoch,
+            submitted: 0,
+            completed: 0,
+            duplicates: 0,
+            disk: DiskCounters::default(),
+            done_tags: Vec::new(),
+            specs: job_file.jobs.clone(),
+        })
+    }
+
+    fn push_event(&mut self, at: Nanos, event: Event) {
+        self.event_seq += 1;
+        self.events.push(Reverse((at, self.event_seq, event)));
+    }
+
+    fn start_phase(&mut self, phase: usize) {
+        self.current_phase = phase;
+        let now = self.now;
+        for index in 0..self.processes.len() {
+            if self.processes[index].phase != phase {
+                continue;
+            }
+            let (low, high) = self.specs[self.processes[index].spec_index].startdelay;
+            let delay = if high > low {
+                self.processes[index].rng.gen_range(low..=high)
+            } else {
+                low
+            };
+            self.push_event(now + delay, Event::Start(index as u32));
+        }
+    }
+
+    fn next_time(&self) -> Option<Nanos> {
+        [
+            self.events.peek().map(|Reverse((at, _, _))| *at),
+            self.device.next_event(),
+            self.scheduler_wake,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn run(&mut self) {
+        if !self.processes.is_empty() {
+            self.start_phase(0);
+        }
+        while let Some(at) = self.next_time() {
+            self.now = at.max(self.now);
+            if self.device.next_event().is_some_and(|t| t <= self.now) {
+                self.device_completions();
+            }
+            while let Some(Reverse((at, _, event))) = self.events.peek().copied() {
+                if at > self.now {
+                    break;
+                }
+                self.events.pop();
+                self.handle(event);
+            }
+            if self.scheduler_wake.is_some_and(|t| t <= self.now) {
+                self.scheduler_wake = None;
+            }
+            self.pump_dispatch();
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Start(index) => {
+                let process = &mut self.processes[index as usize];
+                let spec = &self.specs[process.spec_index];
+                let pattern = process.pattern.take().expect("a process starts once");
+                process.clock = Some(JobClock::new(spec, pattern, self.now));
+                process.lifecycle = Lifecycle::Running;
+                self.pump_job(index);
+            }
+            Event::Wake(index) => {
+                let process = &mut self.processes[index as usize];
+                if process.wake_at.is_some_and(|t| t <= self.now) {
+                    process.wake_at = None;
+                    self.pump_job(index);
+                }
+            }
+        }
+    }
+
+    /// Let a job issue all it wants to now.
+    fn pump_job(&mut self, index: u32) {
+        loop {
+            let process = &mut self.processes[index as usize];
+            if process.lifecycle != Lifecycle::Running {
+                return;
+            }
+            let clock = process
+                .clock
+                .as_mut()
+                .expect("running processes have a clock");
+            match clock.poll(self.now, &mut process.rng) {
+                Step::Submit(unit) => self.submit(index, unit),
+                Step::WaitUntil(at) => {
+                    if process.wake_at.is_none_or(|t| at < t) {
+                        process.wake_at = Some(at);
+                        self.push_event(at, Event::Wake(index));
+                    }
+                    return;
+                }
+                Step::AwaitCompletion => return,
+                Step::Done => {
+                    process.lifecycle = Lifecycle::Done;
+                    process.end = self.now;
+                    self.maybe_next_phase();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn maybe_next_phase(&mut self) {
+        let phase = self.current_phase;
+        let phase_done = self
+            .processes
+            .iter()
+            .filter(|p| p.phase == phase)
+            .all(|p| p.lifecycle == Lifecycle::Done);
+        if phase_done && phase + 1 < self.phases {
+            self.start_phase(phase + 1);
+        }
+    }
+
+    fn submit(&mut self, index: u32, unit: IoUnit) {
+        let process = &mut self.processes[index as usize];
+        let direction = match unit.direction {
+            DataDirection::Read | DataDirection::Trim => Direction::Read,
+            DataDirection::Write => Direction::Write,
+        };
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        let request = Request {
+            id: RequestId(id),
+            process: process.pid,
+            group: process.group,
+            priority: process.priority,
+            direction,
+            sync: direction == Direction::Read || process.sync_writes,
+            sector: process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE,
+            sectors: u32::try_from(unit.length.div_ceil(SECTOR_SIZE)).unwrap_or(u32::MAX),
+            submit_time: self.now,
+            merged: Vec::new(),
+        };
+        let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
+        process.stats.record_depth(in_flight);
+        process.stats.issued[direction_index(unit.direction)] += 1;
+        self.pending.insert(
+            id,
+            PendingIo {
+                process: index,
+                direction: unit.direction,
+                bytes: unit.length,
+                submit_time: self.now,
+            },
+        );
+        self.submitted += 1;
+        if let Inserted::Merged(_) = self.scheduler.insert(request, self.now) {
+            self.disk.merges[direction.index()] += 1;
+        }
+    }
+
+    /// Hand the device requests while it has free slots and the policy has any to give.
+    fn pump_dispatch(&mut self) {
+        while self.device.in_flight() < self.queue_depth {
+            match self.scheduler.dispatch(self.now) {
+                Dispatch::Request(request) => self.send_to_device(request),
+                Dispatch::WaitUntil(at) => {
+                    // A policy asking to be woken now or in the past is woken at the next nanosecond.
+                    let at = at.max(self.now + 1);
+                    self.scheduler_wake = Some(self.scheduler_wake.map_or(at, |t| t.min(at)));
+                    return;
+                }
+                Dispatch::Empty => return,
+            }
+        }
+    }
+
+    fn send_to_device(&mut self, request: Request) {
+        let tag = self.free_tags.pop().unwrap_or_else(|| {
+            self.in_service.push(None);
+            (self.in_service.len() - 1) as u64
+        });
+        let command = Command {
+            tag,
+            direction: request.direction,
+            sector: request.sector,
+            sectors: request.sectors,
+            fua: false,
+        };
+        if self.device.in_flight() == 0 {
+            self.disk.busy_since = Some(self.now);
+        }
+        self.in_service[tag as usize] = Some(InService {
+            request,
+            dispatch_time: self.now,
+        });
+        self.device.submit(command, self.now);
+    }
+
+    fn device_completions(&mut self) {
+        let mut done = std::mem::take(&mut self.done_tags);
+        self.device.advance(self.now, &mut done);
+        for &tag in &done {
+            self.complete_command(tag);
+        }
+        done.clear();
+        self.done_tags = done;
+        if self.device.in_flight() == 0 {
+            if let Some(since) = self.disk.busy_since.take() {
+                self.disk.busy_ns += self.now - since;
+            }
+        }
+    }
+
+    fn complete_command(&mut self, tag: u64) {
+        let Some(InService {
+            request,
+            dispatch_time,
+        }) = self.in_service[tag as usize].take()
+        else {
+            self.duplicates += 1;
+            return;
+        };
+        self.free_tags.push(tag);
+        let d = request.direction.index();
+        self.disk.ios[d] += 1;
+        self.disk.service_ns[d] += self.now - dispatch_time;
+        let completion = Completion {
+            request,
+            dispatch_time,
+            error: None,
+        };
+        self.scheduler.complete(&completion, self.now);
+        for id in completion.request.ids() {
+            self.complete_io(id.0);
+        }
+    }
+
+    fn complete_io(&mut self, id: u64) {
+        let Some(io) = self.pending.remove(id) else {
+            self.duplicates += 1;
+            return;
+        };
+        self.completed += 1;
+        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        let process = &mut self.processes[io.process as usize];
+        let clock = process
+            .clock
+            .as_mut()
+            .expect("a process with I/O has started");
+        clock.on_complete(self.now);
+        let ramp_end = clock.ramp_end();
+        if self.now >= ramp_end {
+            let direction = &mut process.stats.directions[direction_index(io.direction)];
+            direction.record(io.bytes, 0, self.now - io.submit_time, self.now - ramp_end);
+        }
+        self.pump_job(io.process);
+    }
+
+    fn finish(mut self, job_file: &JobFile, config: &SimConfig) -> SimOutcome {
+        let elapsed = self.now - self.epoch;
+        let mut jobs = Vec::with_capacity(self.processes.len());
+        for process in &mut self.processes {
+            let spec = &self.specs[process.spec_index];
+            let ramp_end = process
+                .clock
+                .as_ref()
+                .map_or(process.end, JobClock::ramp_end);
+            process.stats.runtime = process.end.saturating_sub(ramp_end);
+            jobs.push(JobReport {
+                description: describe(spec, process),
+                stats: std::mem::take(&mut process.stats),
+            });
+        }
+        let disk = &self.disk;
+        let to_ms = |ns: u64| ns / 1_000_000;
+        let disk_util = DiskUtil {
+            name: self.device.info().name,
+            ios: disk.ios,
+            merges: disk.merges,
+            ticks: [to_ms(disk.service_ns[0]), to_ms(disk.service_ns[1])],
+            in_queue: u64::try_from(disk.in_queue_ns / 1_000_000).unwrap_or(u64::MAX),
+            util: if elapsed == 0 {
+                0.0
+            } else {
+                100.0 * disk.busy_ns as f64 / elapsed as f64
+            },
+        };
+        SimOutcome {
+            report: RunReport {
+                version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+                timestamp: 0,
+                global_options: job_file.global_options.clone(),
+                jobs,
+                disk_util: vec![disk_util],
+                scheduler: config.scheduler.to_string(),
+                device: self.device.info().name,
+            },
+            submitted: self.submitted,
+            completed: self.completed,
+            duplicate_completions: self.duplicates,
+            elapsed,
+        }
+    }
+}
+
+fn job_error(error: impl std::fmt::Display) -> SimError {
+    SimError::Job(error.to_string())
+}
+
+fn build_groups(job_file: &JobFile, config: &SimConfig) -> Result<GroupTree, SimError> {
+    let mut groups = GroupTree::default();
+    let from_jobs = job_file.jobs.iter().filter_map(|spec| {
+        let path = spec.cgroup.clone()?;
+        Some((path, spec.cgroup_weight))
+    });
+    let from_command_line = config
+        .group_weights
+        .iter()
+        .map(|(path, weight)| (path.clone(), Some(*weight)));
+    for (path, weight) in from_jobs.chain(from_command_line) {
+        let id = groups.ensure(&path).map_err(job_error)?;
+        if let Some(weight) = weight {
+            groups.set_weight(id, weight).map_err(job_error)?;
+        }
+    }
+    Ok(groups)
+}
+
+fn describe(spec: &JobSpec, process: &Process) -> JobDescription {
+    let bs = |i: usize| {
+        format!(
+            "{}B-{}B",
+            spec.block_size[i].min(),
+            spec.block_size[i].max()
+        )
+    };
+    JobDescription {
+        name: spec.name.clone(),
+        groupid: process.groupid,
+        jobs: 1,
+        pid: process.pid.0,
+        rw: spec.pattern.fio_name().to_string(),
+        bs_line: format!("(R) {}, (W) {}, (T) {}", bs(0), bs(1), bs(2)),
+        ioengine: spec.ioengine.fio_name().to_string(),
+        iodepth: spec.iodepth,
+        options: spec.options.clone(),
+        priority: process.priority.to_string(),
+        cgroup: spec.cgroup.clone().unwrap_or_default(),
+        group_reporting: spec.group_reporting,
+    }
+}
