@@ -1,1 +1,57 @@
-fn main() {}
+//! `ioslice`: run fio job files through Linux-style I/O schedulers on simulated devices.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+mod compare;
+
+/// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ioslice",
+    version,
+    about = "A userspace I/O scheduler and I/O controller: the Linux elevators on simulated and real devices"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a fio job file and report in fio's formats.
+    Run(commands::RunArgs),
+    /// Run the same job file under several schedulers (and client counts) and compare.
+    Compare(compare::CompareArgs),
+    /// List the simulated device presets with every parameter and where its value comes from.
+    Devices,
+    /// List the schedulers with their tunables, defaults and units.
+    Schedulers,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => commands::run(&args),
+        Command::Compare(args) => compare::compare(&args),
+        Command::Devices => Ok(commands::devices()),
+        Command::Schedulers => Ok(commands::schedulers()),
+    };
+    match result {
+        Ok(text) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`ioslice devices | head`) is not an error worth a message.
+            let _ = stdout.write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("ioslice: error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}

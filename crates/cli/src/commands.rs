@@ -1,0 +1,153 @@
+//! The subcommands: argument shapes and what each prints.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use ioslice_core::{SchedSpec, SCHEDULERS};
+use ioslice_fio::jobfile::{check_supported, parse_file, ParseOptions};
+use ioslice_fio::output::{render, OutputFormat};
+use ioslice_fio::JobFile;
+use ioslice_sim::preset::{presets, DeviceSpec};
+use ioslice_sim::simulation::{run as simulate, SimConfig};
+
+/// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
+/// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
+const DEFAULT_SCHEDULER: &str = "deadline";
+/// The device used when `--device` is not given: no hardware, no root.
+pub const DEFAULT_DEVICE: &str = "sim:sata-7200";
+
+/// `ioslice run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The fio job file.
+    pub job_file: PathBuf,
+    /// Scheduler and tunables, e.g. `deadline:read_expire=250,fifo_batch=1` (default: the job
+    /// file's ioscheduler=, else deadline).
+    #[arg(long = "sched", value_name = "SPEC")]
+    pub sched: Option<String>,
+    /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`).
+    #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
+    pub device: String,
+    /// Seed for every random choice of the run; the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output format: normal, json or terse.
+    #[arg(
+        long = "output-format",
+        value_name = "FORMAT",
+        default_value = "normal"
+    )]
+    pub output_format: String,
+    /// Treat options ioslice does not support as errors instead of warnings.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Run a job file in simulation and render the report.
+pub fn run(args: &RunArgs) -> Result<String, String> {
+    let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
+    let device: DeviceSpec = args.device.parse().map_err(|e| format!("--device: {e}"))?;
+    let job_file = load_job_file(&args.job_file, args.strict)?;
+    let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
+    let config = SimConfig {
+        seed: args.seed,
+        scheduler,
+        device,
+        group_weights: Vec::new(),
+    };
+    let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
+    Ok(render(&outcome.report, format))
+}
+
+/// Parse a job file, print its warnings, and refuse what cannot run.
+pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, String> {
+    let options = ParseOptions {
+        strict,
+        env: std::env::vars().collect(),
+        ..ParseOptions::default()
+    };
+    let job_file = parse_file(path, &options).map_err(|e| e.to_string())?;
+    for warning in &job_file.warnings {
+        eprintln!(
+            "ioslice: warning: {}:{}: {}",
+            warning.origin.file, warning.origin.line, warning.message
+        );
+    }
+    check_supported(&job_file).map_err(|e| e.to_string())?;
+    Ok(job_file)
+}
+
+/// `--sched` if given, else the jobs' `ioscheduler=` (which must agree), else the default.
+pub fn choose_scheduler(flag: Option<&str>, job_file: &JobFile) -> Result<SchedSpec, String> {
+    if let Some(text) = flag {
+        return text.parse().map_err(|e| format!("--sched: {e}"));
+    }
+    let mut named = job_file
+        .jobs
+        .iter()
+        .filter_map(|job| job.ioscheduler.as_deref().map(|name| (job, name)));
+    let Some((first_job, first)) = named.next() else {
+        return DEFAULT_SCHEDULER.parse().map_err(|e| format!("{e}"));
+    };
+    if let Some((job, other)) = named.find(|(_, name)| *name != first) {
+        return Err(format!(
+            "{}:{}: job '{}' asks for ioscheduler={} but job '{}' asked for {}: one device has one scheduler (use --sched to choose)",
+            job.origin.file, job.origin.line, job.name, other, first_job.name, first
+        ));
+    }
+    first
+        .parse()
+        .map_err(|e| format!("{}:{}: {e}", first_job.origin.file, first_job.origin.line))
+}
+
+/// `ioslice devices`: every preset and parameter with its source.
+pub fn devices() -> String {
+    let mut out = String::new();
+    for preset in presets() {
+        let _ = writeln!(out, "sim:{}  {}", preset.name, preset.summary);
+        let width = preset
+            .params
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(0);
+        for param in &preset.params {
+            let value = format!("{} {}", param.value, param.unit);
+            let _ = writeln!(
+                out,
+                "    {:width$}  {:>18}  {}",
+                param.name,
+                value.trim_end(),
+                param.source,
+                width = width
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("Override any parameter: --device sim:PRESET:key=value,key=value\n");
+    out
+}
+
+/// `ioslice schedulers`: every policy and tunable with its default and unit.
+pub fn schedulers() -> String {
+    let mut out = String::new();
+    for info in SCHEDULERS {
+        let aliases = if info.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (alias {})", info.aliases.join(", "))
+        };
+        let _ = writeln!(out, "{}{}  {}", info.name, aliases, info.summary);
+        for def in info.tunables {
+            let _ = writeln!(
+                out,
+                "    {:16} default {:>6}  [{}..={}] {:10}  {}",
+                def.name, def.default, def.min, def.max, def.unit, def.help
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("Set tunables: --sched NAME:tunable=value,tunable=value\n");
+    out
+}
