@@ -155,6 +155,7 @@ const S53_SYNTH: &str =
 const S53_ROTATION: &str =
     "reference §5.3: 7200 rpm (WD Ultrastar DC HC310, Seagate Constellation ES.3)";
 const ASSUMED: &str = "assumption: affects only head switches and cylinder count";
+const RA_MIN: &str = "assumption: DiskSim's minimum read-ahead; not fitted to any result";
 const AGE: &str =
     "assumption: starvation guard of the on-drive SPTF (DiskSim ioqueue timeout scheme)";
 
@@ -224,6 +225,7 @@ fn sata_7200() -> Vec<ParamInfo> {
             "KiB",
             "assumption: read-ahead up to a quarter of a segment",
         ),
+        param("readahead_min_kib", "64", "KiB", RA_MIN),
         param(
             "wce",
             "on",
@@ -264,6 +266,7 @@ fn ide_2004() -> Vec<ParamInfo> {
         param("cache_mib", "8", "MiB", "assumption: 8 MB buffer of 2004 7200 rpm ATA drives (2–8 MB were sold)"),
         param("segments", "4", "segments", "assumption: DiskSim-style segmented buffer"),
         param("readahead_kib", "512", "KiB", "assumption: read-ahead up to a quarter of the buffer"),
+        param("readahead_min_kib", "64", "KiB", RA_MIN),
         param("wce", "on", "on/off", "seed 003: 13 MB/s sequential O_DIRECT 4 KiB writes need it; IDE drives shipped with it on"),
         param("wcache_mib", "6", "MiB", "calibrated: seed 003 random 4 KiB O_DIRECT writes, 4493 KB/s (6 of the 8 MB buffer)"),
         param("ncq", "1", "commands", "parallel ATA has no command queueing in practice"),
@@ -576,6 +579,7 @@ fn hdd_config(values: &Values, name: String) -> Result<HddConfig, DeviceError> {
         segments,
         segment_sectors: cache / segments as u64,
         readahead_sectors: values.sectors("readahead_kib", 1, 1 << 26)?,
+        readahead_min_sectors: values.sectors("readahead_min_kib", 1, 1 << 26)?,
         write_cache: values.flag("wce")?,
         write_cache_sectors: values.sectors("wcache_mib", 1024, 65_536)?,
         queue_depth: values.integer("ncq", 1, 256)? as usize,

@@ -61,6 +61,9 @@ pub struct HddConfig {
     pub segment_sectors: u64,
     /// How far read-ahead runs past the host's last read, sectors.
     pub readahead_sectors: u64,
+    /// Read-ahead the drive always finishes after a read miss before turning to another
+    /// command (DiskSim's minimum read-ahead), sectors.
+    pub readahead_min_sectors: u64,
     /// Write-back cache enabled (writes complete once in the buffer).
     pub write_cache: bool,
     /// Room for dirty data in the write-back cache, sectors.
@@ -83,6 +86,7 @@ pub struct Hdd {
     read_miss_overhead: Nanos,
     write_overhead: Nanos,
     bus_ps_per_sector: u64,
+    readahead_min_sectors: u64,
     write_cache_enabled: bool,
     queue_depth: usize,
     segments: SegmentCache,
@@ -124,6 +128,7 @@ impl Hdd {
             write_overhead: config.write_overhead,
             bus_ps_per_sector: (SECTOR_BYTES as f64 * 1e6 / config.bus_mbps.max(1e-3)).round()
                 as u64,
+            readahead_min_sectors: config.readahead_min_sectors.min(config.readahead_sectors),
             write_cache_enabled: config.write_cache,
             queue_depth: config.queue_depth.max(1),
             segments: SegmentCache::new(
@@ -363,6 +368,10 @@ impl Hdd {
             self.schedule(media_done, command.tag);
         } else {
             self.segments.fill(start, end, media_done, &self.geometry);
+            let minimum = self
+                .readahead_min_sectors
+                .min(self.geometry.capacity().saturating_sub(end));
+            self.busy_until = media_done + self.geometry.transfer_time(end, minimum);
             let done = (ready + self.bus_time(end - start)).max(media_done + self.bus_time(1));
             self.schedule(done, command.tag);
         }
