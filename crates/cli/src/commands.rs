@@ -50,12 +50,7 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     let device: DeviceSpec = args.device.parse().map_err(|e| format!("--device: {e}"))?;
     let job_file = load_job_file(&args.job_file, args.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
-    let config = SimConfig {
-        seed: args.seed,
-        scheduler,
-        device,
-        group_weights: Vec::new(),
-    };
+    let config = SimConfig::new(args.seed, scheduler, device);
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
     Ok(render(&outcome.report, format))
 }

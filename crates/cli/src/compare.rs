@@ -97,12 +97,7 @@ pub fn compare(args: &CompareArgs) -> Result<String, String> {
             "Clients   Max bwidth   Min bwidth   Agg bwidth   Max latency"
         );
         for &count in &counts {
-            let config = SimConfig {
-                seed: args.seed,
-                scheduler: scheduler.clone(),
-                device: device.clone(),
-                group_weights: Vec::new(),
-            };
+            let config = SimConfig::new(args.seed, scheduler.clone(), device.clone());
             let jobs = with_clients(&job_file, count);
             let outcome = simulate(&jobs, &config).map_err(|e| e.to_string())?;
             let r = row(&outcome.report);

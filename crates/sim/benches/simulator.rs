@@ -29,12 +29,11 @@ fn simulator(c: &mut Criterion) {
     let mut group = c.benchmark_group("simulated requests");
     group.sample_size(10);
     for sched in ["noop", "deadline"] {
-        let config = SimConfig {
-            seed: 1,
-            scheduler: sched.parse().expect("valid scheduler"),
-            device: "sim:null".parse().expect("valid device"),
-            group_weights: Vec::new(),
-        };
+        let config = SimConfig::new(
+            1,
+            sched.parse().expect("valid scheduler"),
+            "sim:null".parse().expect("valid device"),
+        );
         let requests = run(&job_file, &config).expect("bench runs").submitted;
         group.throughput(Throughput::Elements(requests));
         group.bench_function(format!("{sched} on sim:null"), |b| {

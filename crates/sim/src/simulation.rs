@@ -36,6 +36,28 @@ pub struct SimConfig {
     pub device: DeviceSpec,
     /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
     pub group_weights: Vec<(String, u32)>,
+    /// Time from a request's completion at the device to its process reacting (waking up,
+    /// returning to user space, issuing its next request). During it the policy already
+    /// sees the device free and may dispatch another process's request: the "deceptive
+    /// idleness" that anticipation and idling exist to defeat.
+    pub host_latency: Nanos,
+}
+
+impl SimConfig {
+    /// The default host latency: 20 µs, a wake-up and two system calls on a
+    /// mid-2000s to present-day machine.
+    pub const DEFAULT_HOST_LATENCY: Nanos = 20_000;
+
+    /// A configuration with no extra groups and the default host latency.
+    pub fn new(seed: u64, scheduler: SchedSpec, device: DeviceSpec) -> Self {
+        Self {
+            seed,
+            scheduler,
+            device,
+            group_weights: Vec::new(),
+            host_latency: Self::DEFAULT_HOST_LATENCY,
+        }
+    }
 }
 
 /// Why a simulation could not run.
@@ -114,6 +136,8 @@ struct PendingIo {
 enum Event {
     Start(u32),
     Wake(u32),
+    /// A process learns that one of its requests completed.
+    Reap(u32),
 }
 
 struct InService {
@@ -135,6 +159,7 @@ struct Simulation {
     scheduler: Box<dyn Scheduler>,
     device: Box<dyn DeviceModel>,
     queue_depth: usize,
+    host_latency: Nanos,
     processes: Vec<Process>,
     phases: usize,
     current_phase: usize,
@@ -222,6 +247,7 @@ impl Simulation {
         Ok(Self {
             scheduler,
             queue_depth: info.queue_depth.max(1),
+            host_latency: config.host_latency,
             device,
             processes,
             phases: phase + 1,
@@ -310,6 +336,7 @@ impl Simulation {
                 process.lifecycle = Lifecycle::Running;
                 self.pump_job(index);
             }
+            Event::Reap(index) => self.reap(index),
             Event::Wake(index) => {
                 let process = &mut self.processes[index as usize];
                 if process.wake_at.is_some_and(|t| t <= self.now) {
@@ -488,15 +515,29 @@ impl Simulation {
         let process = &mut self.processes[io.process as usize];
         let clock = process
             .clock
-            .as_mut()
+            .as_ref()
             .expect("a process with I/O has started");
-        clock.on_complete(self.now);
         let ramp_end = clock.ramp_end();
         if self.now >= ramp_end {
             let direction = &mut process.stats.directions[direction_index(io.direction)];
             direction.record(io.bytes, 0, self.now - io.submit_time, self.now - ramp_end);
         }
-        self.pump_job(io.process);
+        if self.host_latency == 0 {
+            self.reap(io.process);
+        } else {
+            self.push_event(self.now + self.host_latency, Event::Reap(io.process));
+        }
+    }
+
+    /// The process of a completed request reacts: one fewer in flight, maybe think, issue more.
+    fn reap(&mut self, index: u32) {
+        let process = &mut self.processes[index as usize];
+        let clock = process
+            .clock
+            .as_mut()
+            .expect("a process with I/O has started");
+        clock.on_complete(self.now);
+        self.pump_job(index);
     }
 
     fn finish(mut self, job_file: &JobFile, config: &SimConfig) -> SimOutcome {

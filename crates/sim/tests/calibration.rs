@@ -15,12 +15,11 @@ fn kib_per_second(job: &str, direction: usize) -> f64 {
         .join("../../scenarios/calibration")
         .join(job);
     let job_file = parse_file(&path, &ParseOptions::default()).expect("calibration job parses");
-    let config = SimConfig {
-        seed: 1,
-        scheduler: "noop".parse().expect("noop is registered"),
-        device: "sim:ide-2004".parse().expect("valid preset"),
-        group_weights: Vec::new(),
-    };
+    let config = SimConfig::new(
+        1,
+        "noop".parse().expect("noop is registered"),
+        "sim:ide-2004".parse().expect("valid preset"),
+    );
     let outcome = run(&job_file, &config).expect("calibration job runs");
     let stats = &outcome.report.jobs[0].stats;
     stats.directions[direction].io_bytes as f64 / 1024.0 / (stats.runtime as f64 * 1e-9)

@@ -88,12 +88,11 @@ proptest! {
         let job_file = parse_str(&text, "mix.fio", &ParseOptions::default()).expect("generated job parses");
         for scheduler in SCHEDULERS {
             for preset in presets() {
-                let config = SimConfig {
+                let config = SimConfig::new(
                     seed,
-                    scheduler: scheduler.name.parse().expect("registered name"),
-                    device: format!("sim:{}", preset.name).parse().expect("listed preset"),
-                    group_weights: Vec::new(),
-                };
+                    scheduler.name.parse().expect("registered name"),
+                    format!("sim:{}", preset.name).parse().expect("listed preset"),
+                );
                 let outcome = run(&job_file, &config).expect("simulation runs");
                 let label = format!("{} on sim:{}", scheduler.name, preset.name);
                 prop_assert!(outcome.submitted > 0, "{label}: nothing submitted");
