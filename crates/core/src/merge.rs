@@ -248,20 +248,18 @@ pub fn absorb(queued: &mut Request, incoming: Request, kind: MergeKind) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Direction, GroupId, IoPriority, ProcessId, RequestId};
+    use crate::{Direction, ProcessId, RequestId};
 
     fn rq(id: u64, sector: u64, sectors: u32) -> Request {
         Request {
-            id: RequestId(id),
-            process: ProcessId(1),
-            group: GroupId::ROOT,
-            priority: IoPriority::default(),
-            direction: Direction::Read,
-            sync: true,
-            sector,
-            sectors,
             submit_time: id,
-            merged: Vec::new(),
+            ..Request::new(
+                RequestId(id),
+                ProcessId(1),
+                Direction::Read,
+                sector,
+                sectors,
+            )
         }
     }
 

@@ -56,6 +56,29 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request from `process` in the root group at the default priority, submitted at
+    /// time 0; reads are sync, writes async. Change the other fields with struct update syntax.
+    pub fn new(
+        id: RequestId,
+        process: ProcessId,
+        direction: Direction,
+        sector: u64,
+        sectors: u32,
+    ) -> Self {
+        Self {
+            id,
+            process,
+            group: GroupId::ROOT,
+            priority: IoPriority::default(),
+            direction,
+            sync: direction == Direction::Read,
+            sector,
+            sectors,
+            submit_time: 0,
+            merged: Vec::new(),
+        }
+    }
+
     /// The sector just past the end.
     pub fn end_sector(&self) -> u64 {
         self.sector + u64::from(self.sectors)

@@ -80,20 +80,12 @@ impl SeekCost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Direction, GroupId, IoPriority, ProcessId, RequestId};
+    use crate::{Direction, ProcessId, RequestId};
 
     fn rq(sector: u64, sync: bool) -> Request {
         Request {
-            id: RequestId(sector),
-            process: ProcessId(1),
-            group: GroupId::ROOT,
-            priority: IoPriority::default(),
-            direction: Direction::Read,
             sync,
-            sector,
-            sectors: 8,
-            submit_time: 0,
-            merged: Vec::new(),
+            ..Request::new(RequestId(sector), ProcessId(1), Direction::Read, sector, 8)
         }
     }
 

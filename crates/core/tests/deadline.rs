@@ -6,8 +6,7 @@ use ioslice_core::policy::deadline::Deadline;
 use ioslice_core::time::ms;
 use ioslice_core::tunable::Tunables;
 use ioslice_core::{
-    Completion, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
-    RequestId, Scheduler,
+    Completion, Direction, Dispatch, Inserted, Nanos, ProcessId, Request, RequestId, Scheduler,
 };
 use proptest::prelude::*;
 
@@ -23,18 +22,7 @@ fn deadline(settings: &[(&str, &str)]) -> Deadline {
 
 /// A request of `sectors` sectors at `sector` from process 1.
 fn request(id: u64, direction: Direction, sector: u64, sectors: u32) -> Request {
-    Request {
-        id: RequestId(id),
-        process: ProcessId(1),
-        group: GroupId::ROOT,
-        priority: IoPriority::default(),
-        direction,
-        sync: direction == Direction::Read,
-        sector,
-        sectors,
-        submit_time: 0,
-        merged: Vec::new(),
-    }
+    Request::new(RequestId(id), ProcessId(1), direction, sector, sectors)
 }
 
 fn read(id: u64, sector: u64) -> Request {

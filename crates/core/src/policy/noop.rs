@@ -100,20 +100,18 @@ impl Scheduler for Noop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Direction, GroupId, IoPriority, ProcessId};
+    use crate::{Direction, ProcessId};
 
     fn rq(id: u64, process: u32, sector: u64) -> Request {
         Request {
-            id: RequestId(id),
-            process: ProcessId(process),
-            group: GroupId::ROOT,
-            priority: IoPriority::default(),
-            direction: Direction::Read,
-            sync: true,
-            sector,
-            sectors: 8,
             submit_time: id,
-            merged: Vec::new(),
+            ..Request::new(
+                RequestId(id),
+                ProcessId(process),
+                Direction::Read,
+                sector,
+                8,
+            )
         }
     }
 

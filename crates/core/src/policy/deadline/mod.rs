@@ -309,7 +309,7 @@ impl Scheduler for Deadline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{GroupId, IoPriority, ProcessId, RequestId};
+    use crate::{ProcessId, RequestId};
 
     fn deadline() -> Deadline {
         let tunables = Tunables::resolve("deadline", Deadline::TUNABLES, &[]);
@@ -317,18 +317,7 @@ mod tests {
     }
 
     fn read(id: u64, sector: u64) -> Request {
-        Request {
-            id: RequestId(id),
-            process: ProcessId(1),
-            group: GroupId::ROOT,
-            priority: IoPriority::default(),
-            direction: Direction::Read,
-            sync: true,
-            sector,
-            sectors: 8,
-            submit_time: 0,
-            merged: Vec::new(),
-        }
+        Request::new(RequestId(id), ProcessId(1), Direction::Read, sector, 8)
     }
 
     #[test]
