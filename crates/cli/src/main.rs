@@ -1,4 +1,5 @@
 //! `ioslice`: run fio job files through Linux-style I/O schedulers on simulated devices.
+#![forbid(unsafe_code)]
 
 use std::io::Write;
 use std::process::ExitCode;
