@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
-use ioslice_fio::jobfile::{check_supported, parse_file, ParseOptions};
+use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_sim::preset::{presets, DeviceSpec};
@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     Ok(render(&outcome.report, format))
 }
 
-/// Parse a job file, print its warnings, and refuse what cannot run.
+/// Parse a job file and print its warnings (the simulator refuses what it cannot run).
 pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, String> {
     let options = ParseOptions {
         strict,
@@ -69,7 +69,6 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
             warning.origin.file, warning.origin.line, warning.message
         );
     }
-    check_supported(&job_file).map_err(|e| e.to_string())?;
     Ok(job_file)
 }
 

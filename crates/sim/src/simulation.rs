@@ -14,6 +14,7 @@ use ioslice_core::{
     build_scheduler, Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, IoPriority,
     Nanos, ProcessId, Request, RequestId, SchedSpec, Scheduler, SchedulerContext, TunableError,
 };
+use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport};
@@ -96,7 +97,7 @@ pub struct SimOutcome {
 pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
     let mut sim = Simulation::new(job_file, config)?;
     sim.run();
-    Ok(sim.finish(job_file, config))
+    Ok(sim.finish(config))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +156,8 @@ struct DiskCounters {
     busy_since: Option<Nanos>,
 }
 
-struct Simulation {
+struct Simulation<'a> {
+    job_file: &'a JobFile,
     scheduler: Box<dyn Scheduler>,
     device: Box<dyn DeviceModel>,
     queue_depth: usize,
@@ -177,7 +179,6 @@ struct Simulation {
     duplicates: u64,
     disk: DiskCounters,
     done_tags: Vec<u64>,
-    specs: Vec<JobSpec>,
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
@@ -188,8 +189,9 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl Simulation {
-    fn new(job_file: &JobFile, config: &SimConfig) -> Result<Self, SimError> {
+impl<'a> Simulation<'a> {
+    fn new(job_file: &'a JobFile, config: &SimConfig) -> Result<Self, SimError> {
+        check_supported(job_file).map_err(job_error)?;
         let device = build_device(&config.device)?;
         let info = device.info();
         let groups = build_groups(job_file, config)?;
@@ -200,57 +202,16 @@ impl Simulation {
         };
         let scheduler = build_scheduler(&config.scheduler, &context)?;
         let capacity = info.capacity_sectors * SECTOR_SIZE;
-        let mut layout = Layout::new(capacity);
-        let mut processes = Vec::new();
-        let mut phase = 0;
-        let mut groupid = 0;
-        for (spec_index, spec) in job_file.jobs.iter().enumerate() {
-            if spec_index > 0 && spec.stonewall {
-                phase += 1;
-            }
-            if spec_index > 0 && (spec.stonewall || spec.new_group) {
-                groupid += 1;
-            }
-            let group = match &spec.cgroup {
-                Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
-                None => GroupId::ROOT,
-            };
-            for clone in 0..spec.numjobs.max(1) {
-                let index = processes.len() as u32;
-                let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
-                let file_sectors = plans
-                    .iter()
-                    .map(|plan| layout.place(&plan.name, plan.size))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
-                let stream = spec.randseed.unwrap_or(config.seed);
-                processes.push(Process {
-                    spec_index,
-                    pid: ProcessId(index + 1),
-                    group,
-                    priority: spec.priority.unwrap_or_default(),
-                    phase,
-                    sync_writes: spec.direct || spec.sync_writes,
-                    file_sectors,
-                    pattern: Some(pattern),
-                    clock: None,
-                    rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
-                    stats: JobStats::default(),
-                    lifecycle: Lifecycle::Waiting,
-                    wake_at: None,
-                    end: 0,
-                    groupid,
-                });
-            }
-        }
+        let (processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
         let epoch = mix(config.seed) % 1_000_000_000;
         Ok(Self {
+            job_file,
             scheduler,
             queue_depth: info.queue_depth.max(1),
             host_latency: config.host_latency,
             device,
             processes,
-            phases: phase + 1,
+            phases,
             current_phase: 0,
             events: BinaryHeap::new(),
             event_seq: 0,
@@ -266,7 +227,6 @@ impl Simulation {
             duplicates: 0,
             disk: DiskCounters::default(),
             done_tags: Vec::new(),
-            specs: job_file.jobs.clone(),
         })
     }
 
@@ -282,7 +242,7 @@ impl Simulation {
             if self.processes[index].phase != phase {
                 continue;
             }
-            let (low, high) = self.specs[self.processes[index].spec_index].startdelay;
+            let (low, high) = self.job_file.jobs[self.processes[index].spec_index].startdelay;
             let delay = if high > low {
                 self.processes[index].rng.gen_range(low..=high)
             } else {
@@ -330,7 +290,7 @@ impl Simulation {
         match event {
             Event::Start(index) => {
                 let process = &mut self.processes[index as usize];
-                let spec = &self.specs[process.spec_index];
+                let spec = &self.job_file.jobs[process.spec_index];
                 let pattern = process.pattern.take().expect("a process starts once");
                 process.clock = Some(JobClock::new(spec, pattern, self.now));
                 process.lifecycle = Lifecycle::Running;
@@ -392,6 +352,7 @@ impl Simulation {
 
     fn submit(&mut self, index: u32, unit: IoUnit) {
         let process = &mut self.processes[index as usize];
+        // Trim jobs are refused by `check_supported` in `Simulation::new`, so no trim gets here.
         let direction = match unit.direction {
             DataDirection::Read | DataDirection::Trim => Direction::Read,
             DataDirection::Write => Direction::Write,
@@ -540,11 +501,11 @@ impl Simulation {
         self.pump_job(index);
     }
 
-    fn finish(mut self, job_file: &JobFile, config: &SimConfig) -> SimOutcome {
+    fn finish(mut self, config: &SimConfig) -> SimOutcome {
         let elapsed = self.now - self.epoch;
         let mut jobs = Vec::with_capacity(self.processes.len());
         for process in &mut self.processes {
-            let spec = &self.specs[process.spec_index];
+            let spec = &self.job_file.jobs[process.spec_index];
             let ramp_end = process
                 .clock
                 .as_ref()
@@ -573,7 +534,7 @@ impl Simulation {
             report: RunReport {
                 version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
                 timestamp: 0,
-                global_options: job_file.global_options.clone(),
+                global_options: self.job_file.global_options.clone(),
                 jobs,
                 disk_util: vec![disk_util],
                 scheduler: config.scheduler.to_string(),
@@ -585,6 +546,60 @@ impl Simulation {
             elapsed,
         }
     }
+}
+
+/// One process per job clone, in job order, with its files placed on the disk, its
+/// reporting group and its stonewall phase. Returns the processes and the number of phases.
+fn build_processes(
+    job_file: &JobFile,
+    groups: &GroupTree,
+    capacity: u64,
+    seed: u64,
+) -> Result<(Vec<Process>, usize), SimError> {
+    let mut layout = Layout::new(capacity);
+    let mut processes = Vec::new();
+    let mut phase = 0;
+    let mut groupid = 0;
+    for (spec_index, spec) in job_file.jobs.iter().enumerate() {
+        if spec_index > 0 && spec.stonewall {
+            phase += 1;
+        }
+        if spec_index > 0 && (spec.stonewall || spec.new_group) {
+            groupid += 1;
+        }
+        let group = match &spec.cgroup {
+            Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
+            None => GroupId::ROOT,
+        };
+        for clone in 0..spec.numjobs.max(1) {
+            let index = processes.len() as u32;
+            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
+            let file_sectors = plans
+                .iter()
+                .map(|plan| layout.place(&plan.name, plan.size))
+                .collect::<Result<Vec<_>, _>>()?;
+            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
+            let stream = spec.randseed.unwrap_or(seed);
+            processes.push(Process {
+                spec_index,
+                pid: ProcessId(index + 1),
+                group,
+                priority: spec.priority.unwrap_or_default(),
+                phase,
+                sync_writes: spec.direct || spec.sync_writes,
+                file_sectors,
+                pattern: Some(pattern),
+                clock: None,
+                rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
+                stats: JobStats::default(),
+                lifecycle: Lifecycle::Waiting,
+                wake_at: None,
+                end: 0,
+                groupid,
+            });
+        }
+    }
+    Ok((processes, phase + 1))
 }
 
 fn job_error(error: impl std::fmt::Display) -> SimError {
