@@ -1,5 +1,7 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
+use crate::policy::anticipatory::Anticipatory;
+use crate::policy::cfq::Cfq;
 use crate::policy::deadline::Deadline;
 use crate::policy::noop::Noop;
 use crate::tunable::{SchedSpec, TunableDef, TunableError, Tunables};
@@ -45,6 +47,20 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         summary: "sector-sorted batches per direction, read preference, FIFO expiry",
         tunables: Deadline::TUNABLES,
         build: |tunables, _| Box::new(Deadline::new(tunables)),
+    },
+    SchedulerInfo {
+        name: "anticipatory",
+        aliases: &["as"],
+        summary: "deadline-style batches plus anticipation: idles briefly after a read for the same process's next read",
+        tunables: Anticipatory::TUNABLES,
+        build: |tunables, context| Box::new(Anticipatory::new(tunables, context)),
+    },
+    SchedulerInfo {
+        name: "cfq",
+        aliases: &[],
+        summary: "time slices per process queue by priority, idling, weighted groups on a vdisktime service tree",
+        tunables: Cfq::TUNABLES,
+        build: |tunables, context| Box::new(Cfq::new(tunables, context)),
     },
 ];
 

@@ -1,6 +1,6 @@
 //! The `Scheduler` trait every policy implements.
 
-use crate::{Completion, Nanos, Request, RequestId};
+use crate::{Completion, Nanos, ProcessId, Request, RequestId};
 
 /// What `dispatch` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +43,11 @@ pub trait Scheduler: Send {
 
     /// Requests inserted and not yet dispatched (merged requests count once).
     fn queued(&self) -> usize;
+
+    /// A process has finished and will submit nothing more. Policies that wait for a
+    /// process's next request (anticipation, idling) stop waiting for it; the default
+    /// ignores the news.
+    fn process_exited(&mut self, _process: ProcessId, _now: Nanos) {}
 
     /// Whether two queued-or-incoming requests may be merged; policies with per-queue
     /// state narrow this (the default allows same process, direction, sync-ness, group, priority).

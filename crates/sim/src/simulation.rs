@@ -331,6 +331,8 @@ impl<'a> Simulation<'a> {
                 Step::Done => {
                     process.lifecycle = Lifecycle::Done;
                     process.end = self.now;
+                    let pid = process.pid;
+                    self.scheduler.process_exited(pid, self.now);
                     self.maybe_next_phase();
                     return;
                 }

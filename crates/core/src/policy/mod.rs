@@ -1,4 +1,6 @@
 //! The policies, one module (or module folder) each.
 
+pub mod anticipatory;
+pub mod cfq;
 pub mod deadline;
 pub mod noop;
