@@ -266,7 +266,7 @@ fn ide_2004() -> Vec<ParamInfo> {
         param("cache_mib", "8", "MiB", "assumption: 8 MB buffer of 2004 7200 rpm ATA drives (2–8 MB were sold)"),
         param("segments", "4", "segments", "assumption: DiskSim-style segmented buffer"),
         param("readahead_kib", "512", "KiB", "assumption: read-ahead up to a quarter of the buffer"),
-        param("readahead_min_kib", "64", "KiB", RA_MIN),
+        param("readahead_min_kib", "0", "KiB", "DiskSim validated ST32171W (barracuda.diskspecs): minimum read-ahead 0 blocks, so the next command stops read-ahead at once"),
         param("wce", "on", "on/off", "seed 003: 13 MB/s sequential O_DIRECT 4 KiB writes need it; IDE drives shipped with it on"),
         param("wcache_mib", "6", "MiB", "calibrated: seed 003 random 4 KiB O_DIRECT writes, 4493 KB/s (6 of the 8 MB buffer)"),
         param("ncq", "1", "commands", "parallel ATA has no command queueing in practice"),
