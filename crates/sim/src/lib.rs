@@ -4,6 +4,7 @@
 
 pub mod device;
 pub mod layout;
+pub mod page_cache;
 pub mod preset;
 pub mod simulation;
 

@@ -7,7 +7,7 @@
 //! to that start. All randomness comes from the seed, so a run is reproducible to the byte.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::{
@@ -24,6 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::device::{Command, DeviceModel};
 use crate::id_hash::IdMap;
 use crate::layout::{Layout, LayoutError};
+use crate::page_cache::{PageCache, PageCacheConfig};
 use crate::preset::{build as build_device, DeviceError, DeviceSpec};
 
 /// What a simulation runs with.
@@ -42,6 +43,8 @@ pub struct SimConfig {
     /// sees the device free and may dispatch another process's request: the "deceptive
     /// idleness" that anticipation and idling exist to defeat.
     pub host_latency: Nanos,
+    /// Memory and writeback parameters for buffered writes.
+    pub page_cache: PageCacheConfig,
 }
 
 impl SimConfig {
@@ -57,6 +60,7 @@ impl SimConfig {
             device,
             group_weights: Vec::new(),
             host_latency: Self::DEFAULT_HOST_LATENCY,
+            page_cache: PageCacheConfig::default(),
         }
     }
 }
@@ -91,7 +95,25 @@ pub struct SimOutcome {
     pub duplicate_completions: u64,
     /// Virtual time the run took.
     pub elapsed: Nanos,
+    /// The writeback flusher's accounting.
+    pub writeback: WritebackCounts,
 }
+
+/// What the writeback flusher did: every dirtied byte is written back by the end of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WritebackCounts {
+    /// Async write requests the flusher submitted.
+    pub submitted: u64,
+    /// Of those, completed.
+    pub completed: u64,
+    /// Bytes buffered writes newly dirtied.
+    pub bytes_dirtied: u64,
+    /// Bytes the flusher wrote back.
+    pub bytes_written: u64,
+}
+
+/// The writeback flusher's process: the jobs are processes 1, 2, …
+const FLUSHER: ProcessId = ProcessId(0);
 
 /// Run a job file in simulation.
 pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
@@ -131,6 +153,8 @@ struct PendingIo {
     direction: DataDirection,
     bytes: u64,
     submit_time: Nanos,
+    /// A buffered write, done by the page cache rather than the device.
+    buffered: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -139,6 +163,21 @@ enum Event {
     Wake(u32),
     /// A process learns that one of its requests completed.
     Reap(u32),
+    /// A buffered write's data is in the page cache: the write (this id) is done.
+    Buffered(u64),
+}
+
+/// A buffered write waiting for the dirty limit: its id and sectors.
+struct ThrottledWrite {
+    id: u64,
+    start: u64,
+    end: u64,
+}
+
+/// A flusher request in the scheduler or on the device.
+struct WritebackIo {
+    sectors: u64,
+    submit_time: Nanos,
 }
 
 struct InService {
@@ -179,6 +218,10 @@ struct Simulation<'a> {
     duplicates: u64,
     disk: DiskCounters,
     done_tags: Vec<u64>,
+    cache: PageCache,
+    throttled: VecDeque<ThrottledWrite>,
+    writeback: IdMap<WritebackIo>,
+    writeback_counts: WritebackCounts,
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
@@ -227,6 +270,10 @@ impl<'a> Simulation<'a> {
             duplicates: 0,
             disk: DiskCounters::default(),
             done_tags: Vec::new(),
+            cache: PageCache::new(config.page_cache),
+            throttled: VecDeque::new(),
+            writeback: IdMap::default(),
+            writeback_counts: WritebackCounts::default(),
         })
     }
 
@@ -297,6 +344,7 @@ impl<'a> Simulation<'a> {
                 self.pump_job(index);
             }
             Event::Reap(index) => self.reap(index),
+            Event::Buffered(id) => self.complete_io(id),
             Event::Wake(index) => {
                 let process = &mut self.processes[index as usize];
                 if process.wake_at.is_some_and(|t| t <= self.now) {
@@ -334,6 +382,7 @@ impl<'a> Simulation<'a> {
                     let pid = process.pid;
                     self.scheduler.process_exited(pid, self.now);
                     self.maybe_next_phase();
+                    self.maybe_drain_cache();
                     return;
                 }
             }
@@ -373,6 +422,7 @@ impl<'a> Simulation<'a> {
             submit_time: self.now,
             merged: Vec::new(),
         };
+        let process_sync_writes = process.sync_writes;
         let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
         process.stats.record_depth(in_flight);
         process.stats.issued[direction_index(unit.direction)] += 1;
@@ -383,11 +433,92 @@ impl<'a> Simulation<'a> {
                 direction: unit.direction,
                 bytes: unit.length,
                 submit_time: self.now,
+                buffered: direction == Direction::Write && !process.sync_writes,
             },
         );
         self.submitted += 1;
+        if direction == Direction::Write && !process_sync_writes {
+            self.buffered_write(request);
+            return;
+        }
+        self.insert(request);
+    }
+
+    fn insert(&mut self, request: Request) {
+        let direction = request.direction;
         if let Inserted::Merged(_) = self.scheduler.insert(request, self.now) {
             self.disk.merges[direction.index()] += 1;
+        }
+    }
+
+    /// A buffered write goes to the page cache: done once copied, unless the dirty limit
+    /// makes its writer wait for writeback.
+    fn buffered_write(&mut self, request: Request) {
+        let write = ThrottledWrite {
+            id: request.id.0,
+            start: request.sector,
+            end: request.end_sector(),
+        };
+        if self.cache.throttled() || !self.throttled.is_empty() {
+            self.throttled.push_back(write);
+        } else {
+            self.cache.write(write.start, write.end);
+            self.push_event(self.now, Event::Buffered(write.id));
+        }
+        self.pump_flusher();
+    }
+
+    /// Let the flusher issue the writeback it wants to now.
+    fn pump_flusher(&mut self) {
+        while let Some((start, end)) = self.cache.next_writeback(!self.throttled.is_empty()) {
+            let id = self.next_request_id;
+            self.next_request_id += 1;
+            let request = Request {
+                submit_time: self.now,
+                ..Request::new(
+                    RequestId(id),
+                    FLUSHER,
+                    Direction::Write,
+                    start,
+                    u32::try_from(end - start).unwrap_or(u32::MAX),
+                )
+            };
+            self.writeback.insert(
+                id,
+                WritebackIo {
+                    sectors: end - start,
+                    submit_time: self.now,
+                },
+            );
+            self.writeback_counts.submitted += 1;
+            self.insert(request);
+        }
+    }
+
+    /// A flusher write completed: its memory is clean, and throttled writers may go on.
+    fn writeback_done(&mut self, io: WritebackIo) {
+        self.writeback_counts.completed += 1;
+        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        self.cache.written(io.sectors);
+        while !self.cache.throttled() {
+            let Some(write) = self.throttled.pop_front() else {
+                break;
+            };
+            self.cache.write(write.start, write.end);
+            self.push_event(self.now, Event::Buffered(write.id));
+        }
+        self.pump_flusher();
+    }
+
+    /// Once every job is done, the flusher writes back whatever is still dirty.
+    fn maybe_drain_cache(&mut self) {
+        if self
+            .processes
+            .iter()
+            .all(|p| p.lifecycle == Lifecycle::Done)
+        {
+            self.cache.drain();
+            self.pump_flusher();
         }
     }
 
@@ -469,12 +600,18 @@ impl<'a> Simulation<'a> {
     }
 
     fn complete_io(&mut self, id: u64) {
+        if let Some(io) = self.writeback.remove(id) {
+            self.writeback_done(io);
+            return;
+        }
         let Some(io) = self.pending.remove(id) else {
             self.duplicates += 1;
             return;
         };
         self.completed += 1;
-        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        if !io.buffered {
+            self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        }
         let process = &mut self.processes[io.process as usize];
         let clock = process
             .clock
@@ -546,6 +683,11 @@ impl<'a> Simulation<'a> {
             completed: self.completed,
             duplicate_completions: self.duplicates,
             elapsed,
+            writeback: WritebackCounts {
+                bytes_dirtied: self.cache.bytes_dirtied,
+                bytes_written: self.cache.bytes_written,
+                ..self.writeback_counts
+            },
         }
     }
 }

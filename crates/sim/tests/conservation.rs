@@ -106,6 +106,9 @@ proptest! {
                     .map(|direction| direction.total_ios)
                     .sum();
                 prop_assert_eq!(reported, outcome.completed, "{}: reported ios", &label);
+                let writeback = outcome.writeback;
+                prop_assert_eq!(writeback.submitted, writeback.completed, "{}: lost writeback", &label);
+                prop_assert_eq!(writeback.bytes_dirtied, writeback.bytes_written, "{}: dirty data left", &label);
             }
         }
     }
