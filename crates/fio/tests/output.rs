@@ -541,3 +541,173 @@ fn sample_windows_without_completions_count_as_zero() {
     let text = output::normal(&report);
     assert!(text.contains("samples=36893488147"), "{text}");
 }
+
+/// A job named `name` in cgroup `cgroup` that moved `count` requests of `bytes` in
+/// direction `dir`, spread over `runtime`.
+fn cgroup_job(
+    name: &str,
+    cgroup: &str,
+    dir: usize,
+    count: u64,
+    bytes: u64,
+    runtime: u64,
+) -> JobReport {
+    let rw = if dir == 0 { "read" } else { "write" };
+    let mut job = JobReport {
+        description: description(name, rw, bytes as u32, 0),
+        ..JobReport::default()
+    };
+    job.description.cgroup = cgroup.to_string();
+    job.stats.runtime = runtime;
+    record(&mut job.stats, dir, count, bytes, &[100 * US]);
+    job
+}
+
+/// Two readers in `grp1` (not adjacent, and folded by group_reporting), a writer in the
+/// nested `grp2/sub`, and a reader that names no cgroup.
+fn grouped() -> RunReport {
+    let mut a = cgroup_job("a", "grp1", 0, 2500, 4096, 1000 * MS);
+    let c = cgroup_job("c", "grp2/sub", 1, 1000, 8192, 400 * MS);
+    let d = cgroup_job("d", "", 0, 10, 4096, 10 * MS);
+    let mut b = cgroup_job("b", "/grp1/", 0, 1500, 4096, 800 * MS);
+    a.description.group_reporting = true;
+    b.description.group_reporting = true;
+    let mut jobs = vec![a, c, d, b];
+    for (pid, job) in jobs.iter_mut().enumerate() {
+        job.description.pid = pid as u32 + 1;
+    }
+    RunReport {
+        version: "ioslice".to_string(),
+        jobs,
+        ..RunReport::default()
+    }
+}
+
+fn weights() -> output::RenderOptions {
+    output::RenderOptions {
+        cgroup_weights: vec![
+            ("grp1".to_string(), 100),
+            ("grp2/sub".to_string(), 200),
+            ("grp1".to_string(), 300),
+        ],
+    }
+}
+
+#[test]
+fn cgroup_totals_follow_the_job_blocks_in_first_appearance_order() {
+    let text = output::normal_with(&grouped(), &weights());
+    let l = lines(&text);
+    let start = l
+        .iter()
+        .position(|line| line.starts_with("Group totals"))
+        .expect("a group block");
+    assert_eq!(
+        l[start..start + 7],
+        [
+            "Group totals (cgroup=grp1, weight=300, jobs=2):",
+            "  read: IOPS=4000, BW=15.6MiB/s (16.4MB/s)(15.6MiB/1000msec)",
+            "Group totals (cgroup=grp2/sub, weight=200, jobs=1):",
+            "  write: IOPS=2500, BW=19.5MiB/s (20.5MB/s)(8000KiB/400msec)",
+            "Group totals (cgroup=/, jobs=1):",
+            "  read: IOPS=1000, BW=4000KiB/s (4096kB/s)(40.0KiB/10msec)",
+            "",
+        ]
+    );
+    assert_eq!(l[start + 7], "Run status group 0 (all jobs):");
+    assert!(
+        l[..start]
+            .iter()
+            .any(|line| line.starts_with("  lat (usec)")),
+        "job blocks come first"
+    );
+    assert_eq!(text.matches("Group totals").count(), 3);
+}
+
+#[test]
+fn cgroup_totals_without_known_weights_and_without_cgroups() {
+    let text = output::normal(&grouped());
+    assert_has_line(&text, "Group totals (cgroup=grp1, jobs=2):");
+    assert_has_line(&text, "Group totals (cgroup=grp2/sub, jobs=1):");
+    assert!(!output::normal(&two_jobs()).contains("Group totals"));
+    let v: Value = serde_json::from_str(&output::json(&two_jobs())).unwrap();
+    assert!(v.get("cgroups").is_none(), "no cgroup, no key");
+}
+
+#[test]
+fn cgroup_totals_in_json_after_fios_keys() {
+    let text = output::json_with(&grouped(), &weights());
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        keys(&v),
+        [
+            "fio version",
+            "timestamp",
+            "timestamp_ms",
+            "time",
+            "global options",
+            "jobs",
+            "disk_util",
+            "cgroups"
+        ]
+    );
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 3, "a and b folded");
+    let groups = v["cgroups"].as_array().unwrap();
+    assert_eq!(groups.len(), 3);
+    let grp1 = &groups[0];
+    assert_eq!(
+        keys(grp1),
+        ["name", "weight", "jobs", "read", "write", "trim"]
+    );
+    assert_eq!(grp1["name"], "grp1");
+    assert_eq!(grp1["weight"], 300);
+    assert_eq!(grp1["jobs"], 2);
+    assert_eq!(
+        keys(&grp1["read"]),
+        [
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios"
+        ]
+    );
+    assert_eq!(grp1["read"]["io_bytes"], 16_384_000);
+    assert_eq!(grp1["read"]["io_kbytes"], 16_000);
+    assert_eq!(grp1["read"]["bw_bytes"], 16_384_000);
+    assert_eq!(grp1["read"]["bw"], 16_000);
+    assert_eq!(grp1["read"]["iops"], 4000.0);
+    assert_eq!(grp1["read"]["runtime"], 1000);
+    assert_eq!(grp1["read"]["total_ios"], 4000);
+    assert_eq!(grp1["write"]["io_bytes"], 0);
+    assert_eq!(grp1["write"]["runtime"], 0);
+    let sub = &groups[1];
+    assert_eq!(sub["name"], "grp2/sub");
+    assert_eq!(sub["weight"], 200);
+    assert_eq!(sub["write"]["bw_bytes"], 20_480_000);
+    assert_eq!(sub["write"]["iops"], 2500.0);
+    assert_eq!(sub["read"]["total_ios"], 0);
+    let root = &groups[2];
+    assert_eq!(root["name"], "/");
+    assert!(root.get("weight").is_none(), "weight only when known");
+    assert_eq!(root["jobs"], 1);
+    assert_eq!(root["read"]["bw_bytes"], 4_096_000);
+    assert!(
+        text.contains("\n  \"cgroups\" : [\n    {\n      \"name\" : \"grp1\",\n"),
+        "fio's whitespace: {text}"
+    );
+}
+
+#[test]
+fn terse_output_ignores_cgroups() {
+    let report = grouped();
+    let mut plain = grouped();
+    for job in &mut plain.jobs {
+        job.description.cgroup.clear();
+    }
+    assert_eq!(
+        output::render_with(&report, OutputFormat::Terse, &weights()),
+        output::terse(&plain)
+    );
+}

@@ -2,12 +2,14 @@
 
 use std::fmt::Write;
 
+use super::cgroups::{cgroup_totals, CgroupDirection, CgroupTotals};
 use super::groups::{self, group_of, share_of_group, RunGroup};
 use super::metrics::{
     self, bw_samples, dir_runtime, distribution, iops_samples, millis, per_second, per_second_f,
     reported_slat, DIRECTIONS, PERCENTILES,
 };
 use super::units::{self, f6};
+use super::RenderOptions;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{DirectionStats, JobStats, LatencyStats};
 
@@ -129,13 +131,19 @@ fn quote(out: &mut String, s: &str) {
 
 /// Render a run as fio's JSON output.
 pub fn json(report: &RunReport) -> String {
+    json_with(report, &RenderOptions::default())
+}
+
+/// Render a run as fio's JSON output, with a top-level `"cgroups"` array after fio's keys
+/// whenever a job names a cgroup.
+pub fn json_with(report: &RunReport, render: &RenderOptions) -> String {
     let folded = groups::fold(&report.jobs);
     let run_groups = groups::run_groups(&folded);
     let jobs = folded
         .iter()
         .map(|job| job_value(job, group_of(&run_groups, job)))
         .collect();
-    let top = Object::default()
+    let mut top = Object::default()
         .str("fio version", &report.version)
         .int("timestamp", report.timestamp)
         .int("timestamp_ms", i128::from(report.timestamp) * 1000)
@@ -145,10 +153,16 @@ pub fn json(report: &RunReport) -> String {
         .value(
             "disk_util",
             Value::Array(report.disk_util.iter().map(disk).collect()),
-        )
-        .done();
+        );
+    let cgroups = cgroup_totals(&report.jobs, &render.cgroup_weights);
+    if !cgroups.is_empty() {
+        top = top.value(
+            "cgroups",
+            Value::Array(cgroups.iter().map(cgroup).collect()),
+        );
+    }
     let mut out = String::new();
-    top.write(&mut out, 0);
+    top.done().write(&mut out, 0);
     out.push('\n');
     out
 }
@@ -312,5 +326,31 @@ fn disk(d: &DiskUtil) -> Value {
         .int("write_ticks", d.ticks[1])
         .int("in_queue", d.in_queue)
         .float("util", d.util)
+        .done()
+}
+
+/// A `cgroups[]` entry (ioslice's addition; fio has no such key).
+fn cgroup(totals: &CgroupTotals) -> Value {
+    let mut o = Object::default().str("name", &totals.name);
+    if let Some(weight) = totals.weight {
+        o = o.int("weight", weight);
+    }
+    o = o.int("jobs", totals.jobs);
+    for (name, d) in DIRECTIONS.iter().zip(&totals.directions) {
+        o = o.value(name, cgroup_direction(d));
+    }
+    o.done()
+}
+
+/// A cgroup's `read`/`write`/`trim` object, with the keys and units of fio's job entries.
+fn cgroup_direction(d: &CgroupDirection) -> Value {
+    Object::default()
+        .int("io_bytes", d.io_bytes)
+        .int("io_kbytes", d.io_bytes >> 10)
+        .int("bw_bytes", d.bw_bytes())
+        .int("bw", d.bw_bytes() / 1024)
+        .float("iops", d.iops_f())
+        .int("runtime", millis(d.runtime))
+        .int("total_ios", d.total_ios)
         .done()
 }

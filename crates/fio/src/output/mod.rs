@@ -4,12 +4,34 @@
 //! per group, and formats numbers the way fio does (auto-scaled binary and decimal
 //! units, latencies in the unit fio would choose, fio's percentile list and buckets).
 //! The simulator has no CPU accounting, so CPU fields are zero.
+//!
+//! When any job names a cgroup, the normal and JSON outputs also carry per-cgroup totals
+//! (below); terse output is fio's, unchanged.
+//!
+//! # Per-cgroup totals
+//!
+//! After the job blocks, the normal output prints one block per cgroup, in the order the
+//! cgroups first appear among the jobs:
+//!
+//! ```text
+//! Group totals (cgroup=grp1, weight=100, jobs=8):
+//!   read: IOPS=2500, BW=9.77MiB/s (10.2MB/s)(97.7MiB/10000msec)
+//! ```
+//!
+//! and the JSON output gets a top-level `"cgroups"` array after fio's own keys, each entry
+//! with `name`, `weight` (when known), `jobs`, and `read`/`write`/`trim` objects holding
+//! `io_bytes`, `io_kbytes`, `bw_bytes`, `bw` (KiB/s), `iops`, `runtime` (ms) and `total_ios`
+//! with fio's meanings. The totals appear whenever any job names a cgroup; jobs that name
+//! none are in the root cgroup, `/`. A cgroup's bandwidth is its bytes over its longest
+//! runtime, as in fio's `Run status group` lines. Weights are not part of a
+//! [`RunReport`]: pass them in [`RenderOptions`].
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::report::RunReport;
 
+mod cgroups;
 mod groups;
 mod json;
 mod metrics;
@@ -17,8 +39,8 @@ mod normal;
 mod terse;
 mod units;
 
-pub use json::json;
-pub use normal::normal;
+pub use json::{json, json_with};
+pub use normal::{normal, normal_with};
 pub use terse::terse;
 
 /// One of fio's `--output-format` values.
@@ -72,11 +94,24 @@ impl fmt::Display for OutputFormat {
     }
 }
 
+/// What the printers need to know beyond the [`RunReport`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// The weight the run gave each cgroup, by path (`a/b`); a later entry for the same
+    /// path overrides an earlier one. A cgroup not listed is printed without a weight.
+    pub cgroup_weights: Vec<(String, u32)>,
+}
+
 /// Render a run in the given format.
 pub fn render(report: &RunReport, format: OutputFormat) -> String {
+    render_with(report, format, &RenderOptions::default())
+}
+
+/// Render a run in the given format, with what the report does not carry.
+pub fn render_with(report: &RunReport, format: OutputFormat, options: &RenderOptions) -> String {
     match format {
-        OutputFormat::Normal => normal(report),
-        OutputFormat::Json => json(report),
+        OutputFormat::Normal => normal_with(report, options),
+        OutputFormat::Json => json_with(report, options),
         OutputFormat::Terse => terse(report),
     }
 }

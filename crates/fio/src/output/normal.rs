@@ -2,23 +2,34 @@
 
 use std::fmt::Write;
 
+use super::cgroups::{cgroup_totals, CgroupTotals};
 use super::groups::{self, group_of, share_of_group, RunGroup};
 use super::metrics::{
     self, bw_samples, dir_runtime, distribution, has_io, iops_samples, millis, per_second,
     reported_slat, Samples, DIRECTIONS, PERCENTILES,
 };
 use super::units::{self, bytes, latency_unit, percentile_unit, rate, scaled, TimeUnit};
+use super::RenderOptions;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{LatencyStats, DEPTH_BUCKETS};
 
 /// Render a run as fio's normal output.
 pub fn normal(report: &RunReport) -> String {
+    normal_with(report, &RenderOptions::default())
+}
+
+/// Render a run as fio's normal output, with per-cgroup totals after the job blocks
+/// whenever a job names a cgroup.
+pub fn normal_with(report: &RunReport, options: &RenderOptions) -> String {
     let mut out = String::new();
     preamble(&mut out, report);
     let folded = groups::fold(&report.jobs);
     let run_groups = groups::run_groups(&folded);
     for job in &folded {
         job_block(&mut out, job, group_of(&run_groups, job), report.timestamp);
+    }
+    for totals in cgroup_totals(&report.jobs, &options.cgroup_weights) {
+        cgroup_block(&mut out, &totals);
     }
     for group in &run_groups {
         run_status(&mut out, group);
@@ -89,13 +100,9 @@ fn direction(out: &mut String, job: &JobReport, dir: usize, group: Option<&RunGr
     let zone_resets = if dir == 1 { "; 0 zone resets" } else { "" };
     let _ = writeln!(
         out,
-        "  {}: IOPS={}, BW={} ({})({}/{}msec){zone_resets}",
+        "  {}: {}{zone_resets}",
         DIRECTIONS[dir],
-        scaled(per_second(d.total_ios, runtime), units::SIG_FIGS, false, ""),
-        rate(bw, true),
-        rate(bw, false),
-        bytes(d.io_bytes, true),
-        millis(runtime)
+        rate_summary(per_second(d.total_ios, runtime), bw, d.io_bytes, runtime)
     );
     if let Some(slat) = reported_slat(&job.description, d) {
         latency_line(out, "slat", slat);
@@ -104,6 +111,37 @@ fn direction(out: &mut String, job: &JobReport, dir: usize, group: Option<&RunGr
     latency_line(out, "lat", &d.lat);
     percentile_block(out, &d.clat);
     sample_lines(out, job, dir, group);
+}
+
+/// `IOPS=29.7k, BW=116MiB/s (122MB/s)(16.0MiB/138msec)`: rates, bytes and runtime (ns).
+fn rate_summary(iops: u64, bw: u64, io_bytes: u64, runtime: u64) -> String {
+    format!(
+        "IOPS={}, BW={} ({})({}/{}msec)",
+        scaled(iops, units::SIG_FIGS, false, ""),
+        rate(bw, true),
+        rate(bw, false),
+        bytes(io_bytes, true),
+        millis(runtime)
+    )
+}
+
+/// `Group totals (cgroup=grp1, weight=100, jobs=8):` and a rate line per direction with I/O.
+fn cgroup_block(out: &mut String, totals: &CgroupTotals) {
+    let weight = totals
+        .weight
+        .map(|w| format!(", weight={w}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "Group totals (cgroup={}{weight}, jobs={}):",
+        totals.name, totals.jobs
+    );
+    for (name, d) in DIRECTIONS.iter().zip(&totals.directions) {
+        if d.has_io() {
+            let summary = rate_summary(d.iops(), d.bw_bytes(), d.io_bytes, d.runtime);
+            let _ = writeln!(out, "  {name}: {summary}");
+        }
+    }
 }
 
 /// `    clat (usec): min=8, max=1962, avg=33.12, stdev=36.77`, omitted without samples.

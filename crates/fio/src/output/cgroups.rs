@@ -1,0 +1,118 @@
+//! Per-cgroup totals: what the jobs of each cgroup (`cgroup=`) did together.
+//!
+//! fio has no such block; ioslice adds one to the normal output (after the job blocks)
+//! and a top-level `"cgroups"` array to the JSON (after fio's own keys, which stay as
+//! they are). Totals appear whenever any job names a cgroup, even a cgroup of one job:
+//! a user who names cgroups is comparing them. Jobs that name none are in the root
+//! cgroup, shown as `/`, so that the totals add up to the whole run.
+//!
+//! A cgroup's totals are those of the jobs placed directly in it (a job in `a/b` counts
+//! for `a/b`, not for `a`). Per direction, the bandwidth and IOPS are the cgroup's bytes
+//! and I/Os over its longest runtime, as fio's `Run status group` aggregate computes them.
+//! Totals are taken over the report's entries before `group_reporting` folds them, so a
+//! reporting group that spans cgroups is still split correctly.
+
+use super::metrics::{dir_runtime, has_io, per_second, per_second_f};
+use crate::report::JobReport;
+
+/// How the root cgroup (jobs without `cgroup=`) is named in the output.
+pub(crate) const ROOT_NAME: &str = "/";
+
+/// One direction of a cgroup's totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CgroupDirection {
+    /// Bytes moved by the cgroup's jobs.
+    pub io_bytes: u64,
+    /// I/Os completed by them.
+    pub total_ios: u64,
+    /// Longest runtime among the jobs that did I/O this way, ns.
+    pub runtime: u64,
+}
+
+impl CgroupDirection {
+    /// Bandwidth in bytes/s: all bytes over the longest runtime.
+    pub fn bw_bytes(&self) -> u64 {
+        per_second(self.io_bytes, self.runtime)
+    }
+
+    /// Whole I/Os per second.
+    pub fn iops(&self) -> u64 {
+        per_second(self.total_ios, self.runtime)
+    }
+
+    /// I/Os per second, as fio's JSON float.
+    pub fn iops_f(&self) -> f64 {
+        per_second_f(self.total_ios, self.runtime)
+    }
+
+    /// Whether the cgroup did any I/O this way.
+    pub fn has_io(&self) -> bool {
+        self.io_bytes > 0 || self.total_ios > 0
+    }
+}
+
+/// The totals of one cgroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CgroupTotals {
+    /// Path (`a/b`), or [`ROOT_NAME`].
+    pub name: String,
+    /// Weight the run gave it, when the caller knows it.
+    pub weight: Option<u32>,
+    /// Processes in it.
+    pub jobs: u32,
+    /// [read, write, trim].
+    pub directions: [CgroupDirection; 3],
+}
+
+/// Totals per cgroup in order of first appearance among `jobs`; empty when no job names
+/// a cgroup. `weights` maps cgroup paths (`a/b`) to the weight the run gave them.
+pub(crate) fn cgroup_totals(jobs: &[JobReport], weights: &[(String, u32)]) -> Vec<CgroupTotals> {
+    if jobs.iter().all(|job| cgroup_path(job).is_empty()) {
+        return Vec::new();
+    }
+    let mut totals: Vec<CgroupTotals> = Vec::new();
+    for job in jobs {
+        let path = cgroup_path(job);
+        let name = if path.is_empty() { ROOT_NAME } else { path };
+        let index = match totals.iter().position(|t| t.name == name) {
+            Some(index) => index,
+            None => {
+                totals.push(CgroupTotals {
+                    name: name.to_string(),
+                    weight: weight_of(path, weights),
+                    ..CgroupTotals::default()
+                });
+                totals.len() - 1
+            }
+        };
+        add_job(&mut totals[index], job);
+    }
+    totals
+}
+
+/// A job's cgroup path without surrounding slashes; empty for the root.
+fn cgroup_path(job: &JobReport) -> &str {
+    job.description.cgroup.trim_matches('/')
+}
+
+/// The last weight given for `path` (later settings override earlier ones).
+fn weight_of(path: &str, weights: &[(String, u32)]) -> Option<u32> {
+    weights
+        .iter()
+        .rev()
+        .find(|(name, _)| name.trim_matches('/') == path)
+        .map(|(_, weight)| *weight)
+}
+
+fn add_job(totals: &mut CgroupTotals, job: &JobReport) {
+    totals.jobs += job.description.jobs.max(1);
+    for (index, dir) in job.stats.directions.iter().enumerate() {
+        if !has_io(dir) {
+            continue;
+        }
+        let sum = &mut totals.directions[index];
+        sum.io_bytes += dir.io_bytes;
+        sum.total_ios += dir.total_ios;
+        sum.runtime = sum.runtime.max(dir_runtime(&job.stats, index));
+    }
+}
