@@ -41,6 +41,11 @@ impl<V> IdMap<V> {
         self.0.insert(id, value);
     }
 
+    /// The value of an id, to change it.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut V> {
+        self.0.get_mut(&id)
+    }
+
     /// Remove and return.
     pub fn remove(&mut self, id: u64) -> Option<V> {
         self.0.remove(&id)

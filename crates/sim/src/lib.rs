@@ -6,6 +6,7 @@ pub mod device;
 pub mod layout;
 pub mod page_cache;
 pub mod preset;
+pub mod readahead;
 pub mod simulation;
 
 mod id_hash;

@@ -15,7 +15,7 @@
 //! - when the jobs are done, the remaining dirty data is written back too, so no data is
 //!   left behind.
 //!
-//! Reads do not look in the cache: the simulator's readers are cold-cache reads.
+//! Reads are modelled in `readahead`: cold-cache reads, with read-ahead for sequential ones.
 
 use std::collections::BTreeMap;
 
@@ -34,12 +34,15 @@ pub struct PageCacheConfig {
     pub nr_requests: usize,
     /// Largest write the flusher issues (the queue's `max_sectors_kb`), in bytes.
     pub max_write_bytes: u64,
+    /// The read-ahead window for buffered sequential reads (`read_ahead_kb`), in bytes;
+    /// 0 turns read-ahead off.
+    pub read_ahead_bytes: u64,
 }
 
 impl Default for PageCacheConfig {
     /// 2 GiB of memory (an assumption for a 2009 desktop, seed 004's era), the 2.6.22–2.6.29
-    /// defaults `dirty_ratio=10` and `dirty_background_ratio=5`, `nr_requests=128` and
-    /// `max_sectors_kb=512`.
+    /// defaults `dirty_ratio=10` and `dirty_background_ratio=5`, `nr_requests=128`,
+    /// `max_sectors_kb=512` and `read_ahead_kb=128`.
     fn default() -> Self {
         Self {
             memory_bytes: 2 << 30,
@@ -47,6 +50,7 @@ impl Default for PageCacheConfig {
             dirty_background_ratio: 5,
             nr_requests: 128,
             max_write_bytes: 512 << 10,
+            read_ahead_bytes: 128 << 10,
         }
     }
 }
@@ -217,6 +221,7 @@ mod tests {
             dirty_background_ratio: 5,
             nr_requests: 2,
             max_write_bytes: 64 * 1024,
+            read_ahead_bytes: 0,
         }
     }
 

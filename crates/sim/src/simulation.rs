@@ -26,6 +26,7 @@ use crate::id_hash::IdMap;
 use crate::layout::{Layout, LayoutError};
 use crate::page_cache::{PageCache, PageCacheConfig};
 use crate::preset::{build as build_device, DeviceError, DeviceSpec};
+use crate::readahead::{FileReadahead, ReadPlan};
 
 /// What a simulation runs with.
 #[derive(Debug, Clone)]
@@ -97,6 +98,19 @@ pub struct SimOutcome {
     pub elapsed: Nanos,
     /// The writeback flusher's accounting.
     pub writeback: WritebackCounts,
+    /// Read-ahead's accounting.
+    pub readahead: ReadaheadCounts,
+}
+
+/// What read-ahead did: every window it read completed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadaheadCounts {
+    /// Read-ahead windows read from the device.
+    pub submitted: u64,
+    /// Of those, completed.
+    pub completed: u64,
+    /// Buffered reads served from memory without waiting.
+    pub hits: u64,
 }
 
 /// What the writeback flusher did: every dirtied byte is written back by the end of a run.
@@ -137,7 +151,11 @@ struct Process {
     phase: usize,
     /// Sync writes: O_DIRECT or O_SYNC. Buffered writes are async writeback.
     sync_writes: bool,
+    /// Reads go through the page cache (not O_DIRECT): sequential ones get read-ahead.
+    buffered_reads: bool,
     file_sectors: Vec<u64>,
+    file_sizes: Vec<u64>,
+    readahead: Vec<FileReadahead>,
     pattern: Option<IoPattern>,
     clock: Option<JobClock>,
     rng: ChaCha8Rng,
@@ -172,6 +190,16 @@ struct ThrottledWrite {
     id: u64,
     start: u64,
     end: u64,
+}
+
+/// A read-ahead window in the scheduler or on the device, and the reads waiting for it.
+struct ReadaheadIo {
+    process: u32,
+    file: usize,
+    start: u64,
+    end: u64,
+    submit_time: Nanos,
+    waiters: Vec<u64>,
 }
 
 /// A flusher request in the scheduler or on the device.
@@ -222,6 +250,11 @@ struct Simulation<'a> {
     throttled: VecDeque<ThrottledWrite>,
     writeback: IdMap<WritebackIo>,
     writeback_counts: WritebackCounts,
+    readahead_ios: IdMap<ReadaheadIo>,
+    /// The request reading each window in flight: (process, file, window end) → request id.
+    readahead_windows: std::collections::BTreeMap<(u32, usize, u64), u64>,
+    readahead_counts: ReadaheadCounts,
+    read_ahead_bytes: u64,
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
@@ -274,6 +307,10 @@ impl<'a> Simulation<'a> {
             throttled: VecDeque::new(),
             writeback: IdMap::default(),
             writeback_counts: WritebackCounts::default(),
+            readahead_ios: IdMap::default(),
+            readahead_windows: std::collections::BTreeMap::new(),
+            readahead_counts: ReadaheadCounts::default(),
+            read_ahead_bytes: config.page_cache.read_ahead_bytes,
         })
     }
 
@@ -433,7 +470,8 @@ impl<'a> Simulation<'a> {
                 direction: unit.direction,
                 bytes: unit.length,
                 submit_time: self.now,
-                buffered: direction == Direction::Write && !process.sync_writes,
+                buffered: !process.sync_writes && direction == Direction::Write
+                    || process.buffered_reads && direction == Direction::Read,
             },
         );
         self.submitted += 1;
@@ -441,7 +479,85 @@ impl<'a> Simulation<'a> {
             self.buffered_write(request);
             return;
         }
+        if direction == Direction::Read && self.processes[index as usize].buffered_reads {
+            self.buffered_read(index, &unit, request);
+            return;
+        }
         self.insert(request);
+    }
+
+    /// A buffered read: from memory, from a read-ahead window in flight, or from the device.
+    fn buffered_read(&mut self, index: u32, unit: &IoUnit, request: Request) {
+        let process = &mut self.processes[index as usize];
+        let size = process.file_sizes[unit.file];
+        let plan = process.readahead[unit.file].read(
+            unit.offset,
+            unit.offset + unit.length,
+            size,
+            self.read_ahead_bytes,
+        );
+        match plan {
+            ReadPlan::Random => self.insert(request),
+            ReadPlan::Hit { issue } => {
+                self.readahead_counts.hits += 1;
+                self.issue_windows(index, unit.file, &issue, &request);
+                self.push_event(self.now, Event::Buffered(request.id.0));
+            }
+            ReadPlan::Wait { issue, window_end } => {
+                self.issue_windows(index, unit.file, &issue, &request);
+                let key = (index, unit.file, window_end);
+                let window = self.readahead_windows.get(&key).copied();
+                match window.and_then(|id| self.readahead_ios.get_mut(id)) {
+                    Some(io) => io.waiters.push(request.id.0),
+                    None => self.insert(request),
+                }
+            }
+        }
+    }
+
+    /// Read the windows read-ahead asked for, as sync reads of the reading process.
+    fn issue_windows(&mut self, index: u32, file: usize, windows: &[(u64, u64)], like: &Request) {
+        let base = self.processes[index as usize].file_sectors[file];
+        for &(start, end) in windows {
+            let id = self.next_request_id;
+            self.next_request_id += 1;
+            let first = base + start / SECTOR_SIZE;
+            let request = Request {
+                id: RequestId(id),
+                sector: first,
+                sectors: u32::try_from((base + end.div_ceil(SECTOR_SIZE)) - first)
+                    .unwrap_or(u32::MAX),
+                submit_time: self.now,
+                merged: Vec::new(),
+                ..like.clone()
+            };
+            self.readahead_ios.insert(
+                id,
+                ReadaheadIo {
+                    process: index,
+                    file,
+                    start,
+                    end,
+                    submit_time: self.now,
+                    waiters: Vec::new(),
+                },
+            );
+            self.readahead_windows.insert((index, file, end), id);
+            self.readahead_counts.submitted += 1;
+            self.insert(request);
+        }
+    }
+
+    /// A read-ahead window is in memory: the reads waiting for it are done.
+    fn readahead_done(&mut self, io: ReadaheadIo) {
+        self.readahead_counts.completed += 1;
+        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        self.readahead_windows
+            .remove(&(io.process, io.file, io.end));
+        self.processes[io.process as usize].readahead[io.file].window_done(io.start, io.end);
+        for id in io.waiters {
+            self.complete_io(id);
+        }
     }
 
     fn insert(&mut self, request: Request) {
@@ -604,6 +720,10 @@ impl<'a> Simulation<'a> {
             self.writeback_done(io);
             return;
         }
+        if let Some(io) = self.readahead_ios.remove(id) {
+            self.readahead_done(io);
+            return;
+        }
         let Some(io) = self.pending.remove(id) else {
             self.duplicates += 1;
             return;
@@ -688,6 +808,7 @@ impl<'a> Simulation<'a> {
                 bytes_written: self.cache.bytes_written,
                 ..self.writeback_counts
             },
+            readahead: self.readahead_counts,
         }
     }
 }
@@ -731,6 +852,9 @@ fn build_processes(
                 priority: spec.priority.unwrap_or_default(),
                 phase,
                 sync_writes: spec.direct || spec.sync_writes,
+                buffered_reads: !spec.direct,
+                file_sizes: plans.iter().map(|plan| plan.size).collect(),
+                readahead: vec![FileReadahead::default(); plans.len()],
                 file_sectors,
                 pattern: Some(pattern),
                 clock: None,

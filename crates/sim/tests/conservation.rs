@@ -109,6 +109,8 @@ proptest! {
                 let writeback = outcome.writeback;
                 prop_assert_eq!(writeback.submitted, writeback.completed, "{}: lost writeback", &label);
                 prop_assert_eq!(writeback.bytes_dirtied, writeback.bytes_written, "{}: dirty data left", &label);
+                let readahead = outcome.readahead;
+                prop_assert_eq!(readahead.submitted, readahead.completed, "{}: lost read-ahead", &label);
             }
         }
     }
