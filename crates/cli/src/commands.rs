@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_fio::output::{render, OutputFormat};
+use ioslice_fio::output::{render_with, OutputFormat, RenderOptions};
 use ioslice_fio::JobFile;
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::{run as simulate, SimConfig};
+
+use crate::cgroup_arg;
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
@@ -42,17 +44,35 @@ pub struct RunArgs {
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]
     pub strict: bool,
+    /// Weight for cgroup NAME (nested `a/b` allowed), overriding the job file's
+    /// cgroup_weight; N in 1..=10000. Repeatable. When any job names a cgroup, the output
+    /// adds per-cgroup totals (text: a block after the jobs; JSON: a "cgroups" array).
+    #[arg(long = "cgroup", value_name = "NAME:weight=N")]
+    pub cgroup: Vec<String>,
 }
 
 /// Run a job file in simulation and render the report.
 pub fn run(args: &RunArgs) -> Result<String, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
     let device: DeviceSpec = args.device.parse().map_err(|e| format!("--device: {e}"))?;
+    let overrides = cgroup_arg::parse_all(&args.cgroup)?;
     let job_file = load_job_file(&args.job_file, args.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
-    let config = SimConfig::new(args.seed, scheduler, device);
+    let options = RenderOptions {
+        cgroup_weights: cgroup_arg::effective_weights(&job_file, &overrides)?,
+    };
+    warn_unused_cgroups(&job_file, &overrides);
+    let mut config = SimConfig::new(args.seed, scheduler, device);
+    config.group_weights = cgroup_arg::sim_weights(&overrides);
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
-    Ok(render(&outcome.report, format))
+    Ok(render_with(&outcome.report, format, &options))
+}
+
+/// Print a warning for each `--cgroup` that names a group without jobs.
+pub fn warn_unused_cgroups(job_file: &JobFile, overrides: &[cgroup_arg::CgroupWeight]) {
+    for warning in cgroup_arg::unused_warnings(job_file, overrides) {
+        eprintln!("ioslice: warning: {warning}");
+    }
 }
 
 /// Parse a job file and print its warnings (the simulator refuses what it cannot run).

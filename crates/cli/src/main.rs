@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cgroup_arg;
 mod commands;
 mod compare;
 
