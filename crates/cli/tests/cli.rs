@@ -203,3 +203,307 @@ fn compare_prints_one_table_per_scheduler() {
     assert!(text.contains("Scheduler: noop"), "{text}");
     assert!(text.contains("Scheduler: deadline"), "{text}");
 }
+
+/// Three cgroups (one nested, one job in the root) of short sequential readers.
+const GROUPED: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=8m\nruntime=1\n\
+[a]\ncgroup=grp1\ncgroup_weight=100\n[b]\ncgroup=grp2/sub\ncgroup_weight=200\n[c]\n[d]\ncgroup=grp1\n";
+
+/// The rows of the table under the heading of `scheduler`, up to the blank line.
+fn table_rows<'a>(text: &'a str, scheduler: &str) -> Vec<&'a str> {
+    let heading = format!("Scheduler: {scheduler}  ");
+    text.lines()
+        .skip_while(|l| !l.starts_with(&heading))
+        .skip_while(|l| !l.is_empty())
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+fn compare_ok(args: &[&str]) -> String {
+    let output = ioslice(args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    stdout(&output)
+}
+
+#[test]
+fn compare_grouped_table_has_group_columns_and_their_total() {
+    let path = job_file("grouped.fio", GROUPED);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,deadline",
+        "--clients",
+        "1,2",
+        "--device",
+        "sim:ssd",
+        "--cgroup",
+        "grp1:weight=300",
+    ]);
+    for scheduler in ["noop", "deadline"] {
+        let rows = table_rows(&text, scheduler);
+        let header: Vec<&str> = rows[0].split_whitespace().collect();
+        assert_eq!(header, ["NR", "grp1", "grp2/sub", "/", "total"], "{text}");
+        assert_eq!(rows.len(), 3, "a header and a row per client count: {text}");
+        for (row, nr) in rows[1..].iter().zip(["1", "2"]) {
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(cells[0], nr, "{text}");
+            let numbers: Vec<u64> = cells[1..].iter().map(|c| c.parse().unwrap()).collect();
+            let (total, groups) = numbers.split_last().unwrap();
+            assert!(groups.iter().all(|&g| g > 0), "{row}");
+            assert_eq!(groups.iter().sum::<u64>(), *total, "{row}");
+        }
+    }
+    assert!(text.contains("Weights: grp1=300  grp2/sub=200\n"), "{text}");
+    assert!(
+        !text.contains("Max bwidth"),
+        "grouped, not the clients table"
+    );
+}
+
+#[test]
+fn compare_clients_gives_a_row_per_count_and_scheduler() {
+    let path = job_file("clients.fio", SHORT_READERS);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,deadline,as,cfq",
+        "--clients",
+        "1,2",
+        "--device",
+        "sim:null",
+    ]);
+    for scheduler in ["noop", "deadline", "anticipatory", "cfq"] {
+        let rows = table_rows(&text, scheduler);
+        assert_eq!(
+            rows[0],
+            "Clients   Max bwidth   Min bwidth   Agg bwidth   Max latency"
+        );
+        let clients: Vec<&str> = rows[1..]
+            .iter()
+            .map(|r| r.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(clients, ["1", "2"], "{scheduler}: {text}");
+    }
+    assert!(text.ends_with(
+        "Bandwidth in KB/s (1000 bytes) per client; latency is the largest completion latency.\n"
+    ));
+}
+
+#[test]
+fn compare_set_applies_where_known_and_per_scheduler_settings_win() {
+    let path = job_file("set.fio", SHORT_READERS);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,deadline:fifo_batch=1",
+        "--set",
+        "fifo_batch=8,read_expire=250",
+        "--device",
+        "sim:null",
+    ]);
+    assert!(
+        text.contains("Scheduler: noop  Device: sim:null  Seed: 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Scheduler: deadline:fifo_batch=1,read_expire=250  Device: sim:null"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_json_has_every_run() {
+    let path = job_file("json.fio", GROUPED);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,deadline:fifo_batch=1",
+        "--clients",
+        "1,3",
+        "--device",
+        "sim:ssd",
+        "--seed",
+        "5",
+        "--output-format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(doc["seed"], 5);
+    assert_eq!(doc["device"], "sim:ssd");
+    let runs = doc["runs"].as_array().unwrap();
+    let shape: Vec<(String, u64, u64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["scheduler"].as_str().unwrap().to_string(),
+                r["numjobs"].as_u64().unwrap(),
+                r["clients"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("noop", 1, 4),
+        ("noop", 3, 12),
+        ("deadline:fifo_batch=1", 1, 4),
+        ("deadline:fifo_batch=1", 3, 12),
+    ];
+    assert_eq!(
+        shape,
+        expected.map(|(s, n, c)| (s.to_string(), n, c)),
+        "{text}"
+    );
+    for run in runs {
+        assert_eq!(run["seed"], 5);
+        let jobs = run["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len() as u64, run["clients"].as_u64().unwrap());
+        let job_sum: u64 = jobs.iter().map(|j| j["bw_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(run["aggregate"]["bw_bytes"], job_sum);
+        let groups = run["cgroups"].as_array().unwrap();
+        let names: Vec<&str> = groups.iter().map(|g| g["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["grp1", "grp2/sub", "/"]);
+        assert_eq!(groups[0]["weight"], 100);
+        assert!(groups[2].get("weight").is_none(), "the root has no weight");
+        let group_sum: u64 = groups.iter().map(|g| g["bw_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(group_sum, job_sum);
+        assert!(run["aggregate"]["max_clat_ns"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(runs[2]["tunables"]["fifo_batch"], 1, "{text}");
+    assert_eq!(
+        runs[2]["tunables"]["read_expire"], 500,
+        "defaults too: {text}"
+    );
+}
+
+#[test]
+fn compare_is_byte_identical_for_a_seed() {
+    let path = job_file("identical.fio", GROUPED);
+    let path = path.to_str().unwrap();
+    for format in ["normal", "json"] {
+        let args = [
+            "compare",
+            path,
+            "--sched",
+            "noop,deadline,cfq",
+            "--clients",
+            "1,2,3",
+            "--device",
+            "sim:ide-2004",
+            "--seed",
+            "9",
+            "--output-format",
+            format,
+        ];
+        let first = ioslice(&args);
+        assert!(first.status.success(), "{}", stderr(&first));
+        assert_eq!(first.stdout, ioslice(&args).stdout, "{format}");
+        assert!(first.stderr.is_empty(), "no progress bar off a terminal");
+    }
+}
+
+#[test]
+fn compare_set_unknown_tunable_is_named_with_the_known_ones() {
+    let path = job_file("set-unknown.fio", SHORT_READERS);
+    let output = ioslice(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,deadline",
+        "--set",
+        "slice_idle=0",
+    ]);
+    assert_user_error(&output, &["slice_idle", "read_expire", "fifo_batch"]);
+    assert!(output.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn compare_bad_arguments_fail_before_any_run() {
+    let path = job_file("compare-bad.fio", SHORT_READERS);
+    let path = path.to_str().unwrap();
+    for (args, what) in [
+        (["--clients", "0"], ["--clients", "'0'"]),
+        (["--clients", "x"], ["--clients", "'x'"]),
+        (["--sched", "noop,elevator9"], ["elevator9", "deadline"]),
+        (["--sched", "deadline:fifo_batch=-3"], ["fifo_batch", "-3"]),
+        (["--device", "sim:floppy"], ["floppy", "sata-7200"]),
+        (["--set", "fifo_batch"], ["--set", "'fifo_batch'"]),
+        (["--output-format", "terse"], ["terse", "json"]),
+    ] {
+        let mut all = vec!["compare", path];
+        all.extend(args);
+        let output = ioslice(&all);
+        assert_user_error(&output, &what);
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn cgroup_flag_errors_name_the_value() {
+    let path = job_file("cgroup-bad.fio", GROUPED);
+    let path = path.to_str().unwrap();
+    for command in ["run", "compare"] {
+        for (value, what) in [
+            ("x", "expected NAME:weight=N"),
+            ("x:weight=0", "1..=10000"),
+            ("x:weight=abc", "'abc'"),
+            ("x:limit=5", "unknown setting 'limit'"),
+            ("a b:weight=5", "invalid group name"),
+        ] {
+            let output = ioslice(&[command, path, "--cgroup", value]);
+            assert_user_error(&output, &["--cgroup", value, what]);
+        }
+    }
+}
+
+#[test]
+fn run_prints_cgroup_totals_with_flag_weights() {
+    let path = job_file("run-grouped.fio", GROUPED);
+    let output = ioslice(&[
+        "run",
+        path.to_str().unwrap(),
+        "--device",
+        "sim:ssd",
+        "--cgroup",
+        "grp2/sub:weight=700",
+        "--cgroup",
+        "nothere:weight=5",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("Group totals (cgroup=grp1, weight=100, jobs=2):\n  read: IOPS="),
+        "{text}"
+    );
+    assert!(
+        text.contains("Group totals (cgroup=grp2/sub, weight=700, jobs=1):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Group totals (cgroup=/, jobs=1):\n"),
+        "{text}"
+    );
+    let warning = stderr(&output);
+    assert!(
+        warning.contains("warning: --cgroup nothere: no job is in cgroup nothere"),
+        "{warning}"
+    );
+    let json = ioslice(&[
+        "run",
+        path.to_str().unwrap(),
+        "--device",
+        "sim:ssd",
+        "--output-format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("valid JSON");
+    assert_eq!(doc["cgroups"][1]["name"], "grp2/sub");
+    assert_eq!(doc["cgroups"][1]["weight"], 200);
+    assert_eq!(
+        doc["jobs"].as_array().unwrap().len(),
+        4,
+        "fio's keys untouched"
+    );
+}

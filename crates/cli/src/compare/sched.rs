@@ -1,0 +1,225 @@
+//! The scheduler list of `compare --sched` and the shared tunables of `--set`, resolved
+//! and checked before any run starts.
+//!
+//! `--set k=v,…` applies each tunable to every listed scheduler that has it; a name that
+//! no listed scheduler knows is an error. A tunable given for one scheduler in `--sched`
+//! (`cfq:slice_idle=0`) wins over the same tunable in `--set` for that scheduler.
+
+use ioslice_core::registry::lookup;
+use ioslice_core::tunable::Tunables;
+use ioslice_core::{SchedSpec, SchedulerInfo};
+
+/// A scheduler ready to run: canonical name, the settings that differ from the defaults,
+/// and every tunable's resolved value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedScheduler {
+    /// Canonical name with the settings given (per-scheduler ones first, then `--set`).
+    pub spec: SchedSpec,
+    /// Every tunable with its value, in the scheduler's declaration order.
+    pub tunables: Vec<(String, i64)>,
+}
+
+/// Split `noop,deadline:read_expire=250,fifo_batch=1` into `noop` and
+/// `deadline:read_expire=250,fifo_batch=1`: an item with `=` and no `:` belongs to the
+/// scheduler before it.
+pub fn split_schedulers(list: &str) -> Vec<String> {
+    let mut specs: Vec<String> = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match specs.last_mut() {
+            Some(last) if item.contains('=') && !item.contains(':') => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => specs.push(item.to_string()),
+        }
+    }
+    specs
+}
+
+/// Parse `--set` values (each `k=v[,k=v…]`) into settings in order; a later setting of
+/// the same tunable replaces an earlier one.
+pub fn parse_set(values: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut settings: Vec<(String, String)> = Vec::new();
+    for item in values.iter().flat_map(|v| v.split(',')) {
+        let parsed = item
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty());
+        let Some((key, value)) = parsed else {
+            return Err(format!(
+                "--set: invalid item '{item}': expected tunable=value[,tunable=value...]"
+            ));
+        };
+        settings.retain(|(k, _)| k != key);
+        settings.push((key.to_string(), value.to_string()));
+    }
+    Ok(settings)
+}
+
+/// Resolve `--sched LIST` with the `--set` settings: every name, tunable and value checked.
+pub fn resolve(list: &str, set: &[(String, String)]) -> Result<Vec<ResolvedScheduler>, String> {
+    let specs = split_schedulers(list);
+    if specs.is_empty() {
+        return Err(format!(
+            "--sched '{list}': no scheduler given: expected a comma-separated list such as noop,deadline"
+        ));
+    }
+    let parsed = specs
+        .iter()
+        .map(|text| parse_one(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_set_names(&parsed, set)?;
+    parsed
+        .into_iter()
+        .map(|(spec, info)| resolve_one(spec, info, set))
+        .collect()
+}
+
+/// One `--sched` item: syntax, name and its own tunables checked.
+fn parse_one(text: &str) -> Result<(SchedSpec, &'static SchedulerInfo), String> {
+    let spec: SchedSpec = text.parse().map_err(|e| format!("--sched: {e}"))?;
+    let info = lookup(&spec.name).map_err(|e| format!("--sched: {e}"))?;
+    Tunables::resolve(info.name, info.tunables, &spec.settings)
+        .map_err(|e| format!("--sched: {e}"))?;
+    Ok((spec, info))
+}
+
+/// Every `--set` name must be a tunable of at least one listed scheduler.
+fn check_set_names(
+    parsed: &[(SchedSpec, &'static SchedulerInfo)],
+    set: &[(String, String)],
+) -> Result<(), String> {
+    let knows = |name: &str| {
+        parsed
+            .iter()
+            .any(|(_, info)| info.tunables.iter().any(|d| d.name == name))
+    };
+    let Some((unknown, _)) = set.iter().find(|(name, _)| !knows(name)) else {
+        return Ok(());
+    };
+    let mut known: Vec<&str> = Vec::new();
+    for def in parsed.iter().flat_map(|(_, info)| info.tunables) {
+        if !known.contains(&def.name) {
+            known.push(def.name);
+        }
+    }
+    let listed: Vec<&str> = parsed.iter().map(|(spec, _)| spec.name.as_str()).collect();
+    let known = if known.is_empty() {
+        "none".to_string()
+    } else {
+        known.join(", ")
+    };
+    Err(format!(
+        "--set: unknown tunable '{unknown}': no listed scheduler ({}) has it; their tunables: {known}",
+        listed.join(", ")
+    ))
+}
+
+/// Merge the `--set` settings the scheduler has (unless it sets them itself) and resolve.
+fn resolve_one(
+    spec: SchedSpec,
+    info: &'static SchedulerInfo,
+    set: &[(String, String)],
+) -> Result<ResolvedScheduler, String> {
+    let mut settings = spec.settings;
+    for (name, value) in set {
+        let has = info.tunables.iter().any(|d| d.name == name);
+        let own = settings.iter().any(|(k, _)| k == name);
+        if has && !own {
+            settings.push((name.clone(), value.clone()));
+        }
+    }
+    let tunables = Tunables::resolve(info.name, info.tunables, &settings)
+        .map_err(|e| format!("--set: {e}"))?;
+    Ok(ResolvedScheduler {
+        spec: SchedSpec {
+            name: info.name.to_string(),
+            settings,
+        },
+        tunables: tunables
+            .iter()
+            .map(|(def, value)| (def.name.to_string(), value))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn scheduler_lists_keep_tunables_with_their_scheduler() {
+        assert_eq!(
+            split_schedulers("noop, deadline:read_expire=250,fifo_batch=1,noop:nomerges=1"),
+            vec![
+                "noop",
+                "deadline:read_expire=250,fifo_batch=1",
+                "noop:nomerges=1"
+            ]
+        );
+    }
+
+    #[test]
+    fn set_parses_lists_and_later_settings_win() {
+        let values = vec!["a=1,b=2".to_string(), "a=3".to_string()];
+        assert_eq!(parse_set(&values), Ok(set(&[("b", "2"), ("a", "3")])));
+        for bad in ["a", "=1", "a=", "a=1,,b=2"] {
+            let message = parse_set(&[bad.to_string()]).unwrap_err();
+            assert!(message.contains("expected tunable=value"), "{message}");
+        }
+    }
+
+    #[test]
+    fn set_applies_where_known_and_per_scheduler_settings_win() {
+        let resolved = resolve(
+            "noop,deadline:fifo_batch=1",
+            &set(&[("fifo_batch", "4"), ("read_expire", "250")]),
+        )
+        .unwrap();
+        assert_eq!(resolved[0].spec.to_string(), "noop");
+        assert_eq!(
+            resolved[1].spec.to_string(),
+            "deadline:fifo_batch=1,read_expire=250"
+        );
+        let value = |name: &str| {
+            resolved[1]
+                .tunables
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(value("fifo_batch"), Some(1));
+        assert_eq!(value("read_expire"), Some(250));
+    }
+
+    #[test]
+    fn aliases_resolve_to_canonical_names() {
+        let resolved = resolve("none", &[]).unwrap();
+        assert_eq!(resolved[0].spec.name, "noop");
+    }
+
+    #[test]
+    fn unknown_and_bad_tunables_are_named() {
+        let message = resolve("noop,deadline", &set(&[("slice_idlee", "0")])).unwrap_err();
+        assert!(message.contains("'slice_idlee'"), "{message}");
+        assert!(message.contains("read_expire"), "{message}");
+        assert!(message.contains("noop, deadline"), "{message}");
+        let message = resolve("deadline", &set(&[("fifo_batch", "-1")])).unwrap_err();
+        assert!(
+            message.starts_with("--set:") && message.contains("-1"),
+            "{message}"
+        );
+        let message = resolve("deadline:nonsense=1", &[]).unwrap_err();
+        assert!(message.contains("nonsense"), "{message}");
+        let message = resolve("elevator9", &[]).unwrap_err();
+        assert!(message.contains("elevator9"), "{message}");
+        assert!(resolve(" , ", &[]).unwrap_err().contains("no scheduler"));
+    }
+}

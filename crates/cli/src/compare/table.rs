@@ -1,0 +1,134 @@
+//! The comparison as the classic mailing-list tables, one per scheduler.
+//!
+//! Ungrouped workloads get the 2004 time-sliced CFQ table (clients; max, min and
+//! aggregate per-client bandwidth; max latency). Grouped workloads (a job names a
+//! cgroup) get the 2010 CFQ group-scheduling table: one row per run with each cgroup's
+//! bandwidth and the total. Bandwidths are KB/s of 1000 bytes, rounded to the nearest.
+
+use std::fmt::Write as _;
+
+use super::execute::Finished;
+use super::measure::RunResult;
+use super::plan::Plan;
+use super::sched::ResolvedScheduler;
+
+/// Narrowest cgroup column, wide enough for six-digit KB/s figures.
+const MIN_COLUMN: usize = 7;
+
+/// Every scheduler's table and the footnote on units.
+pub fn render(plan: &Plan, runs: &[Finished]) -> String {
+    let mut out = String::new();
+    for (index, scheduler) in plan.schedulers.iter().enumerate() {
+        let rows: Vec<&Finished> = runs.iter().filter(|r| r.spec.scheduler == index).collect();
+        heading(&mut out, plan, scheduler);
+        if plan.grouped() {
+            group_table(&mut out, plan, &rows);
+        } else {
+            clients_table(&mut out, &rows);
+        }
+        out.push('\n');
+    }
+    out.push_str(if plan.grouped() {
+        "Bandwidth in KB/s (1000 bytes): a cgroup's column is the sum of its jobs' bandwidths, \
+         total the sum of the columns; NR is every job's numjobs.\n"
+    } else {
+        "Bandwidth in KB/s (1000 bytes) per client; latency is the largest completion latency.\n"
+    });
+    out
+}
+
+/// `Scheduler: cfq:slice_idle=0  Device: sim:sata-7200  Seed: 1`, and the weights of a
+/// grouped workload.
+fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler) {
+    let _ = writeln!(
+        out,
+        "Scheduler: {}  Device: {}  Seed: {}",
+        scheduler.spec, plan.device, plan.seed
+    );
+    let weights: Vec<String> = plan
+        .columns
+        .iter()
+        .filter_map(|name| {
+            let (_, weight) = plan.weights.iter().rev().find(|(path, _)| path == name)?;
+            Some(format!("{name}={weight}"))
+        })
+        .collect();
+    if !weights.is_empty() {
+        let _ = writeln!(out, "Weights: {}", weights.join("  "));
+    }
+    out.push('\n');
+}
+
+/// `Clients   Max bwidth   Min bwidth   Agg bwidth   Max latency` and one row per run.
+fn clients_table(out: &mut String, rows: &[&Finished]) {
+    let _ = writeln!(
+        out,
+        "Clients   Max bwidth   Min bwidth   Agg bwidth   Max latency"
+    );
+    for row in rows {
+        let r: &RunResult = &row.result;
+        let _ = writeln!(
+            out,
+            "{:>7}   {:>10}   {:>10}   {:>10}   {:>8.0}msec",
+            r.clients.len(),
+            kb(r.max_bw()),
+            kb(r.min_bw()),
+            kb(r.aggregate_bw()),
+            r.max_clat_ns() as f64 / 1e6
+        );
+    }
+}
+
+/// `NR  grp1  grp2  total` and one row per run.
+fn group_table(out: &mut String, plan: &Plan, rows: &[&Finished]) {
+    let widths: Vec<usize> = plan
+        .columns
+        .iter()
+        .map(|c| c.len().max(MIN_COLUMN))
+        .collect();
+    let _ = write!(out, "{:>4}", "NR");
+    for (name, width) in plan.columns.iter().zip(&widths) {
+        let _ = write!(out, "  {name:>width$}");
+    }
+    let _ = writeln!(out, "  {:>MIN_COLUMN$}", "total");
+    for row in rows {
+        let nr = row
+            .spec
+            .clients
+            .or_else(|| common_numjobs(plan))
+            .map_or_else(|| "-".to_string(), |n| n.to_string());
+        let _ = write!(out, "{nr:>4}");
+        let columns: Vec<u64> = row.result.groups.iter().map(|g| kb(g.bw_bytes)).collect();
+        for (value, width) in columns.iter().zip(&widths) {
+            let _ = write!(out, "  {value:>width$}");
+        }
+        let total: u64 = columns.iter().sum();
+        let _ = writeln!(out, "  {total:>MIN_COLUMN$}");
+    }
+}
+
+/// The job file's numjobs when every job has the same.
+fn common_numjobs(plan: &Plan) -> Option<u32> {
+    let mut counts = plan.job_file.jobs.iter().map(|j| j.numjobs.max(1));
+    let first = counts.next()?;
+    counts.all(|n| n == first).then_some(first)
+}
+
+/// Bytes/s as KB/s (1000 bytes), rounded to the nearest.
+fn kb(bytes_per_second: u64) -> u64 {
+    bytes_per_second.saturating_add(500) / 1000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kilobytes_round_to_nearest() {
+        assert_eq!(kb(0), 0);
+        assert_eq!(kb(499), 0);
+        assert_eq!(kb(500), 1);
+        assert_eq!(kb(19_837_400), 19_837);
+        assert_eq!(kb(u64::MAX), u64::MAX / 1000);
+    }
+}
