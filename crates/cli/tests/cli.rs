@@ -371,11 +371,10 @@ fn compare_json_has_every_run() {
         assert_eq!(group_sum, job_sum);
         assert!(run["aggregate"]["max_clat_ns"].as_u64().unwrap() > 0);
     }
-    assert_eq!(runs[2]["tunables"]["fifo_batch"], 1, "{text}");
-    assert_eq!(
-        runs[2]["tunables"]["read_expire"], 500,
-        "defaults too: {text}"
-    );
+    assert_eq!(runs[2]["settings"]["fifo_batch"], 1, "{text}");
+    assert!(runs[2]["defaults"].get("fifo_batch").is_none(), "{text}");
+    assert_eq!(runs[2]["defaults"]["read_expire"], 500, "{text}");
+    assert_eq!(runs[0]["settings"], serde_json::json!({}), "{text}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The comparison as one JSON document: every run with its scheduler (and every tunable's
-//! value), device, seed, client count, per-client and per-cgroup bandwidth, and aggregate.
+//! The comparison as one JSON document: every run with its scheduler (the tunables set and
+//! the declared defaults of the others), device, seed, client count, per-client and per-cgroup bandwidth, and aggregate.
 //!
 //! Keys come out in the order of the structs below and runs in plan order, so the same
 //! arguments give the same bytes. Bandwidths are whole bytes per second (fio's `bw_bytes`),
@@ -32,9 +32,13 @@ struct Document<'a> {
 struct Run<'a> {
     /// The resolved specification: canonical name and the settings given.
     scheduler: String,
-    /// Every tunable of the scheduler with the value it ran with.
+    /// Tunables set by `--sched` or `--set`, with their values.
     #[serde(serialize_with = "ordered_map")]
-    tunables: &'a [(String, i64)],
+    settings: &'a [(String, i64)],
+    /// The scheduler's other tunables with their declared defaults (a policy may pick a
+    /// device-dependent default instead, as CFQ does for `slice_idle`).
+    #[serde(serialize_with = "ordered_map")]
+    defaults: &'a [(String, i64)],
     device: String,
     seed: u64,
     /// The numjobs every job ran with (`--clients`), null for the job file's own.
@@ -111,7 +115,8 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> Result<String, String> {
                 let r = &finished.result;
                 Run {
                     scheduler: scheduler.spec.to_string(),
-                    tunables: &scheduler.tunables,
+                    settings: &scheduler.settings,
+                    defaults: &scheduler.defaults,
                     device: device.clone(),
                     seed: plan.seed,
                     numjobs: finished.spec.clients,

@@ -9,14 +9,17 @@ use ioslice_core::registry::lookup;
 use ioslice_core::tunable::Tunables;
 use ioslice_core::{SchedSpec, SchedulerInfo};
 
-/// A scheduler ready to run: canonical name, the settings that differ from the defaults,
-/// and every tunable's resolved value.
+/// A scheduler ready to run: canonical name, the settings given, and the values of its
+/// tunables split into those set explicitly and those left at their declared default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedScheduler {
     /// Canonical name with the settings given (per-scheduler ones first, then `--set`).
     pub spec: SchedSpec,
-    /// Every tunable with its value, in the scheduler's declaration order.
-    pub tunables: Vec<(String, i64)>,
+    /// Tunables set by `--sched` or `--set`, with their values, in declaration order.
+    pub settings: Vec<(String, i64)>,
+    /// The other tunables with their declared defaults, in declaration order. A policy
+    /// may replace a declared default with one that suits the device.
+    pub defaults: Vec<(String, i64)>,
 }
 
 /// Split `noop,deadline:read_expire=250,fifo_batch=1` into `noop` and
@@ -131,15 +134,17 @@ fn resolve_one(
     }
     let tunables = Tunables::resolve(info.name, info.tunables, &settings)
         .map_err(|e| format!("--set: {e}"))?;
+    let (explicit, defaults): (Vec<_>, Vec<_>) = tunables
+        .iter()
+        .map(|(def, value)| (def.name.to_string(), value))
+        .partition(|(name, _)| settings.iter().any(|(k, _)| k == name));
     Ok(ResolvedScheduler {
         spec: SchedSpec {
             name: info.name.to_string(),
             settings,
         },
-        tunables: tunables
-            .iter()
-            .map(|(def, value)| (def.name.to_string(), value))
-            .collect(),
+        settings: explicit,
+        defaults,
     })
 }
 
@@ -188,15 +193,21 @@ mod tests {
             resolved[1].spec.to_string(),
             "deadline:fifo_batch=1,read_expire=250"
         );
-        let value = |name: &str| {
-            resolved[1]
-                .tunables
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| *v)
+        let names = |pairs: &[(String, i64)]| -> Vec<String> {
+            pairs.iter().map(|(n, _)| n.clone()).collect()
         };
-        assert_eq!(value("fifo_batch"), Some(1));
-        assert_eq!(value("read_expire"), Some(250));
+        assert_eq!(
+            resolved[1].settings,
+            [
+                ("read_expire".to_string(), 250),
+                ("fifo_batch".to_string(), 1)
+            ],
+            "declaration order"
+        );
+        assert_eq!(
+            names(&resolved[1].defaults),
+            ["write_expire", "writes_starved", "front_merges"]
+        );
     }
 
     #[test]
