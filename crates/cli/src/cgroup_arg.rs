@@ -1,9 +1,9 @@
 //! `--cgroup NAME:weight=N`: a cgroup's weight from the command line, overriding the job
 //! file's `cgroup_weight=`.
 //!
-//! Weights are checked against what the group tree accepts (the cgroup v1 blkio range,
-//! 1..=10000); a policy with a narrower range (the kernel's CFQ took 10..=1000) decides
-//! itself what it does with the rest. Names follow the group tree's rules: components of
+//! Weights are checked against what the group tree accepts, 1..=10000 (cgroup v2's
+//! `io.weight` range); a policy with a narrower range (the kernel's CFQ took
+//! `blkio.weight` 10..=1000) decides itself what it does with the rest. Names follow the group tree's rules: components of
 //! letters, digits, `-`, `_` and `.`, nested with `/` (`a/b`).
 
 use ioslice_core::group::WEIGHT_RANGE;
