@@ -76,6 +76,38 @@ fn clients_table(out: &mut String, rows: &[&Finished]) {
             kb(r.aggregate_bw()),
             r.max_clat_ns() as f64 / 1e6
         );
+        job_breakdown(out, r);
+    }
+}
+
+/// Under a row whose clients come from more than one job section (a reader against a
+/// writer, say), each section's bandwidth and worst latency, as the seeds reported them:
+/// `         reader: 27985 KB/s (max_lat=34msec)`.
+fn job_breakdown(out: &mut String, result: &RunResult) {
+    let mut sections: Vec<(&str, u64, u64)> = Vec::new();
+    for client in &result.clients {
+        match sections
+            .iter_mut()
+            .find(|(name, _, _)| *name == client.name)
+        {
+            Some((_, bw, lat)) => {
+                *bw += client.bw_bytes;
+                *lat = (*lat).max(client.max_clat_ns);
+            }
+            None => sections.push((&client.name, client.bw_bytes, client.max_clat_ns)),
+        }
+    }
+    if sections.len() < 2 {
+        return;
+    }
+    for (name, bw, lat) in sections {
+        let _ = writeln!(
+            out,
+            "{:>9} {name}: {} KB/s (max_lat={:.0}msec)",
+            "",
+            kb(bw),
+            lat as f64 / 1e6
+        );
     }
 }
 
@@ -122,6 +154,42 @@ fn kb(bytes_per_second: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::measure::ClientResult;
+
+    fn client(name: &str, bw_bytes: u64, max_clat_ns: u64) -> ClientResult {
+        ClientResult {
+            name: name.to_string(),
+            pid: 0,
+            cgroup: "/".to_string(),
+            bw_bytes,
+            max_clat_ns,
+        }
+    }
+
+    #[test]
+    fn several_job_sections_get_a_line_each() {
+        let result = RunResult {
+            clients: vec![
+                client("reader", 27_985_000, 34_000_000),
+                client("writer", 64_000, 1_042_000_000),
+                client("reader", 15_000, 40_000_000),
+            ],
+            groups: Vec::new(),
+        };
+        let mut out = String::new();
+        job_breakdown(&mut out, &result);
+        assert_eq!(
+            out,
+            "          reader: 28000 KB/s (max_lat=40msec)\n          writer: 64 KB/s (max_lat=1042msec)\n"
+        );
+        let mut single = String::new();
+        let clones = RunResult {
+            clients: vec![client("c", 1, 1), client("c", 2, 2)],
+            groups: Vec::new(),
+        };
+        job_breakdown(&mut single, &clones);
+        assert_eq!(single, "", "clones of one section need no breakdown");
+    }
 
     #[test]
     fn kilobytes_round_to_nearest() {
