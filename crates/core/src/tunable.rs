@@ -123,6 +123,8 @@ pub struct TunableDef {
 pub struct Tunables {
     defs: &'static [TunableDef],
     values: Vec<i64>,
+    /// Which tunables the settings named (the rest hold their defaults).
+    set: Vec<bool>,
 }
 
 impl Tunables {
@@ -133,6 +135,7 @@ impl Tunables {
         settings: &[(String, String)],
     ) -> Result<Self, TunableError> {
         let mut values: Vec<i64> = defs.iter().map(|d| d.default).collect();
+        let mut set = vec![false; defs.len()];
         for (name, value) in settings {
             let index = defs.iter().position(|d| d.name == name).ok_or_else(|| {
                 TunableError::UnknownTunable {
@@ -156,8 +159,9 @@ impl Tunables {
                     max: def.max,
                     unit: def.unit,
                 })?;
+            set[index] = true;
         }
-        Ok(Self { defs, values })
+        Ok(Self { defs, values, set })
     }
 
     /// The value of a tunable. Panics if the policy asks for a name it did not declare
@@ -179,6 +183,15 @@ impl Tunables {
     /// A boolean tunable.
     pub fn get_bool(&self, name: &str) -> bool {
         self.get(name) != 0
+    }
+
+    /// Whether the settings named this tunable explicitly, as opposed to it holding its
+    /// default (a policy may pick a device-dependent default, as CFQ does for `slice_idle`).
+    pub fn is_set(&self, name: &str) -> bool {
+        self.defs
+            .iter()
+            .position(|d| d.name == name)
+            .is_some_and(|index| self.set[index])
     }
 
     /// Every tunable with its value, in declaration order.
@@ -226,5 +239,15 @@ mod tests {
         assert!(bad.unwrap_err().to_string().contains("fifo_batch"));
         let unknown = Tunables::resolve("deadline", DEFS, &[("nope".into(), "1".into())]);
         assert!(unknown.unwrap_err().to_string().contains("fifo_batch"));
+    }
+
+    #[test]
+    fn explicit_settings_are_told_apart_from_defaults() {
+        let defaults = Tunables::resolve("deadline", DEFS, &[]).unwrap();
+        assert!(!defaults.is_set("fifo_batch"));
+        let same_value = [("fifo_batch".to_string(), "16".to_string())];
+        let explicit = Tunables::resolve("deadline", DEFS, &same_value).unwrap();
+        assert!(explicit.is_set("fifo_batch"));
+        assert!(!explicit.is_set("undeclared"));
     }
 }
