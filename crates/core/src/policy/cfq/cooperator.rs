@@ -1,0 +1,157 @@
+//! Cooperating processes: sync queues whose requests interleave on disk (several processes
+//! reading one file in turns, say) are served as one instead of idling on each in turn.
+//!
+//! Sync queues on the round robin are indexed by the start sector of their next request, per
+//! priority level (the kernel's prio trees). When the active queue runs dry, a queue of the same
+//! group and RT-ness, neither of them seeky, whose next request lies within 8192 sectors of the
+//! head is a *close cooperator*: CFQ hands the next slice to it rather than idling, and marks
+//! the two to merge — in the direction of fewer processes. The processes of the merged queue
+//! move to the other at their next request. A merged queue that turns seeky is split again at
+//! its processes' next requests.
+
+use std::collections::BTreeSet;
+
+use crate::ProcessId;
+
+use super::preempt::CLOSE_THRESHOLD;
+use super::queue::QueueId;
+use super::Cfq;
+
+/// Sync queues by (level, start sector of the next request).
+#[derive(Debug, Clone, Default)]
+pub(super) struct CooperatorIndex {
+    positions: BTreeSet<(u8, u64, QueueId)>,
+}
+
+impl CooperatorIndex {
+    /// The queues of `level` nearest `sector` other than `exclude`: first at or after it, then before it.
+    fn neighbours(&self, level: u8, sector: u64, exclude: QueueId) -> [Option<(u64, QueueId)>; 2] {
+        let at_or_after = self
+            .positions
+            .range((level, sector, 0)..=(level, u64::MAX, QueueId::MAX))
+            .map(|&(_, sector, queue)| (sector, queue))
+            .find(|&(_, queue)| queue != exclude);
+        let before = self
+            .positions
+            .range((level, 0, 0)..(level, sector, 0))
+            .rev()
+            .map(|&(_, sector, queue)| (sector, queue))
+            .find(|&(_, queue)| queue != exclude);
+        [at_or_after, before]
+    }
+}
+
+impl Cfq {
+    /// Keep the queue's place in the cooperator index in step with its next request: indexed
+    /// while on the round robin with a next request, unless IDLE class.
+    pub(super) fn reposition_cooperator(&mut self, queue: QueueId) {
+        let q = &self.queues[queue];
+        let wanted = match q.next_request {
+            Some(slot) if q.on_rr && !q.is_idle_class() => {
+                Some((q.level, self.slab.get(slot).sector))
+            }
+            _ => None,
+        };
+        let current = q.cooperator_key;
+        if wanted == current {
+            return;
+        }
+        if let Some((level, sector)) = current {
+            self.cooperators.positions.remove(&(level, sector, queue));
+        }
+        if let Some((level, sector)) = wanted {
+            self.cooperators.positions.insert((level, sector, queue));
+        }
+        self.queues[queue].cooperator_key = wanted;
+    }
+
+    /// The queue at the same level whose next request starts nearest the head, if within
+    /// 8192 sectors (the kernel's `cfqq_close`).
+    fn closest_queue(&self, queue: QueueId) -> Option<QueueId> {
+        let head = self.last_position;
+        let level = self.queues[queue].level;
+        self.cooperators
+            .neighbours(level, head, queue)
+            .into_iter()
+            .flatten()
+            .map(|(sector, other)| (sector.abs_diff(head), other))
+            .filter(|&(distance, _)| distance <= CLOSE_THRESHOLD)
+            .min()
+            .map(|(_, other)| other)
+    }
+
+    /// A queue to hand the slice to instead of idling on `queue` (the kernel's
+    /// `cfq_close_cooperator`): sync, not seeky, same group and RT-ness, next request close.
+    pub(super) fn close_cooperator(&self, queue: QueueId) -> Option<QueueId> {
+        let q = &self.queues[queue];
+        if q.is_idle_class() || !q.sync || q.seek.seeky() {
+            return None;
+        }
+        if self.groups[q.group.index()].nr_queues == 1 {
+            return None;
+        }
+        let other = self.closest_queue(queue)?;
+        let o = &self.queues[other];
+        let suits =
+            o.group == q.group && o.sync && !o.seek.seeky() && o.is_real_time() == q.is_real_time();
+        suits.then_some(other)
+    }
+
+    /// Mark `queue` and `cooperator` to merge, the one with fewer processes into the other
+    /// (the kernel's `cfq_setup_merge`).
+    pub(super) fn setup_merge(&mut self, queue: QueueId, cooperator: QueueId) {
+        if self.queues[cooperator].process_refs == 0 {
+            return;
+        }
+        // Follow a merge already planned for the cooperator, refusing a cycle back to `queue`.
+        let mut target = cooperator;
+        let mut steps = 0;
+        while let Some(next) = self.queues[target].new_queue {
+            if next == queue || steps > self.busy_queues {
+                return;
+            }
+            target = next;
+            steps += 1;
+        }
+        let refs = self.queues[queue].process_refs;
+        let target_refs = self.queues[target].process_refs;
+        if refs == 0 || target_refs == 0 {
+            return;
+        }
+        let (from, into) = if target_refs >= refs {
+            (queue, target)
+        } else {
+            (target, queue)
+        };
+        self.queues[from].new_queue = Some(into);
+        self.queues[into].merge_refs += 1;
+    }
+
+    /// Apply a planned merge or split as the process issues a request (the kernel does it in
+    /// `cfq_set_request`). Returns the queue it uses now, or `None` when it needs a fresh one.
+    pub(super) fn cooperate(&mut self, process: ProcessId, queue: QueueId) -> Option<QueueId> {
+        let q = &mut self.queues[queue];
+        if q.coop && q.split_coop {
+            if q.process_refs == 1 {
+                q.coop = false;
+                q.split_coop = false;
+            } else {
+                self.detach_process(process, queue);
+                return None;
+            }
+        }
+        let Some(target) = self.queues[queue].new_queue else {
+            return Some(queue);
+        };
+        if let Some(state) = self.processes.get_mut(&process) {
+            state.sync_queue = Some(target);
+        }
+        let t = &mut self.queues[target];
+        t.process_refs += 1;
+        t.coop = true;
+        let refs = &mut self.queues[queue].process_refs;
+        *refs = refs.saturating_sub(1);
+        self.release_if_unused(queue);
+        Some(target)
+    }
+}
