@@ -31,6 +31,11 @@ pub struct RunArgs {
     /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`).
     #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
     pub device: String,
+    /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
+    /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
+    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
+    #[arg(long = "host", value_name = "KEY=VALUE,...")]
+    pub host: Vec<String>,
     /// Seed for every random choice of the run; the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -64,6 +69,7 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     warn_unused_cgroups(&job_file, &overrides);
     let mut config = SimConfig::new(args.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
+    apply_host(&mut config, &args.host)?;
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
     Ok(render_with(&outcome.report, format, &options))
 }
@@ -139,7 +145,9 @@ pub fn devices() -> String {
         }
         out.push('\n');
     }
-    out.push_str("Override any parameter: --device sim:PRESET:key=value,key=value\n");
+    out.push_str("Override any parameter: --device sim:PRESET:key=value,key=value\n\n");
+    out.push_str("The simulated host (--host key=value,...):\n");
+    let _ = write!(out, "{}", ioslice_sim::host::HostKeys);
     out
 }
 
@@ -164,4 +172,12 @@ pub fn schedulers() -> String {
     }
     out.push_str("Set tunables: --sched NAME:tunable=value,tunable=value\n");
     out
+}
+
+/// Apply `--host` settings (each `key=value,...`) to a simulation's configuration.
+pub fn apply_host(config: &mut SimConfig, settings: &[String]) -> Result<(), String> {
+    settings
+        .iter()
+        .try_for_each(|text| ioslice_sim::host::apply(config, text))
+        .map_err(|e| format!("--host: {e}"))
 }

@@ -506,3 +506,51 @@ fn run_prints_cgroup_totals_with_flag_weights() {
         "fio's keys untouched"
     );
 }
+
+#[test]
+fn host_flag_errors_name_the_setting() {
+    let path = job_file("host-bad.fio", GROUPED);
+    let path = path.to_str().unwrap();
+    for command in ["run", "compare"] {
+        for (value, what) in [
+            ("swappiness=60", "unknown host setting 'swappiness'"),
+            ("dirty_ratio=0", "expected percent, 1..=100"),
+            ("direct_writes=maybe", "expected sync or async"),
+            ("memory", "is not key=value"),
+        ] {
+            let output = ioslice(&[command, path, "--host", value]);
+            assert_user_error(&output, &["--host", what]);
+        }
+    }
+}
+
+#[test]
+fn host_direct_writes_async_changes_how_the_policy_sees_writes() {
+    let path = job_file(
+        "host-writes.fio",
+        "[global]\nioengine=psync\ndirect=1\nbs=64k\nsize=64m\nruntime=2\ntime_based\n[reader]\nrw=read\n[writer]\nrw=write\n",
+    );
+    let path = path.to_str().unwrap();
+    let run = |host: &str| {
+        let output = ioslice(&[
+            "compare",
+            path,
+            "--sched",
+            "as",
+            "--device",
+            "sim:ide-2004",
+            "--host",
+            host,
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let sync = run("direct_writes=sync");
+    let asynchronous = run("direct_writes=async");
+    assert!(sync.contains("Host: direct_writes=sync"), "{sync}");
+    assert_ne!(
+        sync.replace("=sync", ""),
+        asynchronous.replace("=async", ""),
+        "async O_DIRECT writes change anticipatory's batches"
+    );
+}

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod device;
+pub mod host;
 pub mod layout;
 pub mod page_cache;
 pub mod preset;

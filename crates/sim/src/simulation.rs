@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::device::{Command, DeviceModel};
+use crate::host::DirectWrites;
 use crate::id_hash::IdMap;
 use crate::layout::{Layout, LayoutError};
 use crate::page_cache::{PageCache, PageCacheConfig};
@@ -46,6 +47,8 @@ pub struct SimConfig {
     pub host_latency: Nanos,
     /// Memory and writeback parameters for buffered writes.
     pub page_cache: PageCacheConfig,
+    /// How O_DIRECT writes reach the elevator.
+    pub direct_writes: DirectWrites,
 }
 
 impl SimConfig {
@@ -62,6 +65,7 @@ impl SimConfig {
             group_weights: Vec::new(),
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),
+            direct_writes: DirectWrites::Sync,
         }
     }
 }
@@ -153,6 +157,8 @@ struct Process {
     sync_writes: bool,
     /// Reads go through the page cache (not O_DIRECT): sequential ones get read-ahead.
     buffered_reads: bool,
+    /// O_DIRECT writes reach the elevator as async requests (2004 kernels).
+    direct_writes_async: bool,
     file_sectors: Vec<u64>,
     file_sizes: Vec<u64>,
     readahead: Vec<FileReadahead>,
@@ -278,7 +284,12 @@ impl<'a> Simulation<'a> {
         };
         let scheduler = build_scheduler(&config.scheduler, &context)?;
         let capacity = info.capacity_sectors * SECTOR_SIZE;
-        let (processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
+        let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
+        if config.direct_writes == DirectWrites::Async {
+            for process in &mut processes {
+                process.direct_writes_async = job_file.jobs[process.spec_index].direct;
+            }
+        }
         let epoch = mix(config.seed) % 1_000_000_000;
         Ok(Self {
             job_file,
@@ -453,7 +464,8 @@ impl<'a> Simulation<'a> {
             group: process.group,
             priority: process.priority,
             direction,
-            sync: direction == Direction::Read || process.sync_writes,
+            sync: direction == Direction::Read
+                || process.sync_writes && !process.direct_writes_async,
             sector: process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE,
             sectors: u32::try_from(unit.length.div_ceil(SECTOR_SIZE)).unwrap_or(u32::MAX),
             submit_time: self.now,
@@ -853,6 +865,7 @@ fn build_processes(
                 phase,
                 sync_writes: spec.direct || spec.sync_writes,
                 buffered_reads: !spec.direct,
+                direct_writes_async: false,
                 file_sizes: plans.iter().map(|plan| plan.size).collect(),
                 readahead: vec![FileReadahead::default(); plans.len()],
                 file_sectors,

@@ -23,6 +23,8 @@ struct Document<'a> {
     device: String,
     /// Seed of every run.
     seed: u64,
+    /// `--host` settings of every run (empty: the defaults).
+    host: String,
     /// Every run, scheduler by scheduler, client counts in the order given.
     runs: Vec<Run<'a>>,
 }
@@ -108,6 +110,7 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> Result<String, String> {
         job_file: &plan.job_path,
         device: device.clone(),
         seed: plan.seed,
+        host: plan.host.join(","),
         runs: runs
             .iter()
             .map(|finished| {

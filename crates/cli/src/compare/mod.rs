@@ -44,6 +44,11 @@ pub struct CompareArgs {
     /// is compared per cgroup: one row per run, one column per cgroup.
     #[arg(long = "cgroup", value_name = "NAME:weight=N")]
     pub cgroup: Vec<String>,
+    /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
+    /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
+    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
+    #[arg(long = "host", value_name = "KEY=VALUE,...")]
+    pub host: Vec<String>,
     /// Seed of every run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

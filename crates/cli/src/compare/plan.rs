@@ -5,6 +5,7 @@
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::JobFile;
 use ioslice_sim::preset::{build as build_device, DeviceSpec};
+use ioslice_sim::simulation::SimConfig;
 
 use super::measure::ROOT_GROUP;
 use super::sched::{self, ResolvedScheduler};
@@ -47,6 +48,8 @@ pub struct Plan {
     pub columns: Vec<String>,
     /// Tables or JSON.
     pub format: CompareFormat,
+    /// `--host` settings of every run.
+    pub host: Vec<String>,
 }
 
 impl Plan {
@@ -56,6 +59,12 @@ impl Plan {
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
         let device = parse_device(&args.device)?;
+        let mut probe = SimConfig::new(
+            args.seed,
+            "noop".parse().map_err(|e| format!("{e}"))?,
+            device.clone(),
+        );
+        crate::commands::apply_host(&mut probe, &args.host)?;
         let clients = parse_clients(&args.clients)?;
         let cgroup_overrides = cgroup_arg::parse_all(&args.cgroup)?;
         let job_file = load_job_file(&args.job_file, args.strict)?;
@@ -73,6 +82,7 @@ impl Plan {
             cgroup_overrides,
             weights,
             format,
+            host: args.host.clone(),
         })
     }
 

@@ -40,11 +40,15 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> String {
 /// `Scheduler: cfq:slice_idle=0  Device: sim:sata-7200  Seed: 1`, and the weights of a
 /// grouped workload.
 fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler) {
-    let _ = writeln!(
+    let _ = write!(
         out,
         "Scheduler: {}  Device: {}  Seed: {}",
         scheduler.spec, plan.device, plan.seed
     );
+    if !plan.host.is_empty() {
+        let _ = write!(out, "  Host: {}", plan.host.join(","));
+    }
+    out.push('\n');
     let weights: Vec<String> = plan
         .columns
         .iter()

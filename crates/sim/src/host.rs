@@ -1,0 +1,225 @@
+//! The simulated host's settings, as `--host key=value,...` gives them: memory and
+//! writeback (the page cache), read-ahead, the host's reaction time, and how the kernel
+//! marks O_DIRECT writes.
+//!
+//! Every key names the Linux setting it models, in that setting's unit.
+
+use std::fmt;
+
+use crate::simulation::SimConfig;
+
+/// How the block layer marks O_DIRECT writes for the elevator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirectWrites {
+    /// Sync requests, as Linux has marked them since the direct-I/O sync-write hint of
+    /// December 2004 (`PF_SYNCWRITE`, later `WRITE_ODIRECT`/`REQ_SYNC`).
+    Sync,
+    /// Async requests, as the 2.6 kernels before that hint treated them (seed 003's kernel).
+    Async,
+}
+
+/// One `key`: its unit and what it sets.
+struct HostKey {
+    name: &'static str,
+    expects: &'static str,
+    help: &'static str,
+    apply: fn(&mut SimConfig, &str) -> Option<()>,
+}
+
+const KEYS: &[HostKey] = &[
+    HostKey {
+        name: "memory_mib",
+        expects: "MiB, 1..=16777216",
+        help: "memory the dirty ratios are percentages of (default 2048)",
+        apply: |config, value| {
+            let mib = integer(value, 1, 1 << 24)?;
+            config.page_cache.memory_bytes = mib << 20;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "dirty_ratio",
+        expects: "percent, 1..=100",
+        help: "vm.dirty_ratio: writers wait at this share of memory dirty (default 10)",
+        apply: |config, value| {
+            config.page_cache.dirty_ratio = integer(value, 1, 100)?;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "dirty_background_ratio",
+        expects: "percent, 0..=100",
+        help: "vm.dirty_background_ratio: the flusher starts here (default 5)",
+        apply: |config, value| {
+            config.page_cache.dirty_background_ratio = integer(value, 0, 100)?;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "nr_requests",
+        expects: "requests, 1..=65536",
+        help: "the queue's nr_requests: writeback requests outstanding at most (default 128)",
+        apply: |config, value| {
+            config.page_cache.nr_requests = integer(value, 1, 65_536)? as usize;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "max_sectors_kb",
+        expects: "KiB, 4..=65536",
+        help: "largest writeback request (default 512)",
+        apply: |config, value| {
+            config.page_cache.max_write_bytes = integer(value, 4, 65_536)? << 10;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "read_ahead_kb",
+        expects: "KiB, 0..=65536",
+        help: "read-ahead window of buffered sequential reads; 0 turns it off (default 128)",
+        apply: |config, value| {
+            config.page_cache.read_ahead_bytes = integer(value, 0, 65_536)? << 10;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "host_latency_us",
+        expects: "µs, 0..=1000000",
+        help: "from a completion to the process's next submission (default 20)",
+        apply: |config, value| {
+            config.host_latency = integer(value, 0, 1_000_000)? * 1_000;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "direct_writes",
+        expects: "sync or async",
+        help: "how O_DIRECT writes reach the elevator: sync (Linux since Dec 2004, default) \
+               or async (the 2.6.10-era kernels of seed 003)",
+        apply: |config, value| {
+            config.direct_writes = match value {
+                "sync" => DirectWrites::Sync,
+                "async" => DirectWrites::Async,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+];
+
+fn integer(value: &str, min: u64, max: u64) -> Option<u64> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+}
+
+/// A bad `--host` setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    /// Not `key=value`.
+    #[error("host setting '{0}' is not key=value")]
+    Syntax(String),
+    /// No such key.
+    #[error("unknown host setting '{name}'; known: {valid}")]
+    UnknownKey {
+        /// The key given.
+        name: String,
+        /// Every key.
+        valid: String,
+    },
+    /// A value out of range or of the wrong kind.
+    #[error("host setting {name}={value}: expected {expects}")]
+    BadValue {
+        /// The key.
+        name: String,
+        /// The value given.
+        value: String,
+        /// What is expected.
+        expects: &'static str,
+    },
+}
+
+/// Apply `key=value,...` to a configuration.
+pub fn apply(config: &mut SimConfig, settings: &str) -> Result<(), HostError> {
+    for item in settings.split(',').filter(|item| !item.trim().is_empty()) {
+        let (name, value) = item
+            .split_once('=')
+            .ok_or_else(|| HostError::Syntax(item.to_string()))?;
+        let (name, value) = (name.trim(), value.trim());
+        let key =
+            KEYS.iter()
+                .find(|key| key.name == name)
+                .ok_or_else(|| HostError::UnknownKey {
+                    name: name.to_string(),
+                    valid: KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
+                })?;
+        (key.apply)(config, value).ok_or_else(|| HostError::BadValue {
+            name: name.to_string(),
+            value: value.to_string(),
+            expects: key.expects,
+        })?;
+    }
+    Ok(())
+}
+
+/// Every host setting with its unit and meaning, one per line, for `--help` and docs.
+pub struct HostKeys;
+
+impl fmt::Display for HostKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for key in KEYS {
+            writeln!(f, "  {:<24} {:<22} {}", key.name, key.expects, key.help)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> SimConfig {
+        SimConfig::new(
+            1,
+            "noop".parse().expect("noop"),
+            "sim:null".parse().expect("null"),
+        )
+    }
+
+    #[test]
+    fn settings_apply_in_their_units() {
+        let mut config = config();
+        apply(
+            &mut config,
+            "memory_mib=512, dirty_ratio=20,read_ahead_kb=0,host_latency_us=5,direct_writes=async",
+        )
+        .expect("valid");
+        assert_eq!(config.page_cache.memory_bytes, 512 << 20);
+        assert_eq!(config.page_cache.dirty_ratio, 20);
+        assert_eq!(config.page_cache.read_ahead_bytes, 0);
+        assert_eq!(config.host_latency, 5_000);
+        assert_eq!(config.direct_writes, DirectWrites::Async);
+    }
+
+    #[test]
+    fn errors_name_the_setting_and_what_is_expected() {
+        let mut config = config();
+        let unknown = apply(&mut config, "swappiness=60").unwrap_err().to_string();
+        assert!(unknown.contains("'swappiness'") && unknown.contains("dirty_ratio"));
+        let range = apply(&mut config, "dirty_ratio=0").unwrap_err().to_string();
+        assert_eq!(
+            range,
+            "host setting dirty_ratio=0: expected percent, 1..=100"
+        );
+        let kind = apply(&mut config, "direct_writes=maybe")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            kind,
+            "host setting direct_writes=maybe: expected sync or async"
+        );
+        let syntax = apply(&mut config, "memory").unwrap_err().to_string();
+        assert_eq!(syntax, "host setting 'memory' is not key=value");
+    }
+}
