@@ -327,36 +327,69 @@ impl Cfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::SchedulerContext;
+    use crate::policy::cfq::testing::{cfq_with, ClosedLoop};
     use crate::time::ms;
-    use crate::tunable::Tunables;
 
-    fn cfq_with_groups(weights: &[(&str, u32)], settings: &[(&str, &str)]) -> (Cfq, Vec<GroupId>) {
-        let mut tree = GroupTree::default();
-        let ids = weights
-            .iter()
-            .map(|&(path, weight)| {
-                let id = tree.ensure(path).unwrap();
-                tree.set_weight(id, weight).unwrap();
-                id
-            })
-            .collect();
-        let settings: Vec<(String, String)> = settings
-            .iter()
-            .map(|&(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let tunables = Tunables::resolve("cfq", Cfq::TUNABLES, &settings).unwrap();
-        let context = SchedulerContext {
-            groups: tree,
-            rotational: true,
-            queue_depth: 1,
+    /// Run two always-busy readers, one per group, 10 ms a request, and list the first
+    /// `count` vdisktime changes as (group index, change).
+    fn charges(settings: &[(&str, &str)], count: usize) -> Vec<(usize, i128)> {
+        let (mut cfq, ids) = cfq_with(settings, &[("a", 200), ("b", 800)]);
+        let mut driver = ClosedLoop::start(&mut cfq, &[(1, ids[0]), (2, ids[1])], ms(10));
+        let vdisktimes = |cfq: &Cfq| {
+            ids.iter()
+                .map(|g| cfq.groups[g.index()].vdisktime)
+                .collect::<Vec<_>>()
         };
-        (Cfq::new(&tunables, &context), ids)
+        let mut last = vdisktimes(&cfq);
+        let mut changes = Vec::new();
+        while changes.len() < count && driver.now < ms(5_000) {
+            driver.step(&mut cfq);
+            let now = vdisktimes(&cfq);
+            for (group, (&new, &old)) in now.iter().zip(&last).enumerate() {
+                if new != old {
+                    changes.push((group, new as i128 - old as i128));
+                }
+            }
+            last = now;
+        }
+        changes
+    }
+
+    #[test]
+    fn time_mode_charges_slice_time_over_vfraction() {
+        let a_slice = u64::try_from(300_000_000u128 * 819 / 4096).unwrap();
+        let scaled = |charge: u64, vfraction: u64| scale_charge(charge, vfraction) as i128;
+        assert_eq!(
+            charges(&[], 3),
+            vec![
+                // a joined alone (the whole device), and is charged its 100 ms slice;
+                (0, scaled(ms(100), 4096)),
+                // b has 800/1000 of the device;
+                (1, scaled(ms(100), 3276)),
+                // a now has 200/1000 (819/4096) and low_latency cut its slice to its group slice.
+                (0, scaled(a_slice, 819)),
+            ]
+        );
+    }
+
+    #[test]
+    fn iops_mode_charges_requests_dispatched_over_vfraction() {
+        // slice_idle=0 with command queueing not ruled out: IOPS mode. 100 ms slices of 10 ms
+        // requests: 11 dispatched (one before the slice started at the first completion).
+        assert_eq!(
+            charges(&[("slice_idle", "0")], 3),
+            vec![
+                (0, scale_charge(11, 4096) as i128),
+                (1, scale_charge(11, 3276) as i128),
+                // a's slice is now its 60 ms group slice: 7 requests at 200/1000.
+                (0, scale_charge(7, 819) as i128),
+            ]
+        );
     }
 
     #[test]
     fn vfraction_is_weight_over_active_sibling_weights() {
-        let (mut cfq, ids) = cfq_with_groups(&[("a", 200), ("b", 800)], &[]);
+        let (mut cfq, ids) = cfq_with(&[], &[("a", 200), ("b", 800)]);
         cfq.notify_queue_add(ids[0]);
         cfq.notify_queue_add(ids[1]);
         // a joined alone (4096 × 200/200), b against both (4096 × 800/1000 = 3276.8).
@@ -371,7 +404,7 @@ mod tests {
 
     #[test]
     fn nested_groups_compound_their_fractions() {
-        let (mut cfq, ids) = cfq_with_groups(&[("p", 500), ("p/c", 1000), ("q", 500)], &[]);
+        let (mut cfq, ids) = cfq_with(&[], &[("p", 500), ("p/c", 1000), ("q", 500)]);
         cfq.notify_queue_add(ids[2]);
         cfq.notify_queue_add(ids[1]);
         // c: alone under p (1000/1000), p against q (500/1000): a half.
@@ -386,7 +419,7 @@ mod tests {
 
     #[test]
     fn new_groups_go_behind_the_last_one() {
-        let (mut cfq, ids) = cfq_with_groups(&[("a", 500), ("b", 500)], &[]);
+        let (mut cfq, ids) = cfq_with(&[], &[("a", 500), ("b", 500)]);
         cfq.notify_queue_add(ids[0]);
         cfq.groups[ids[0].index()].vdisktime = 0;
         cfq.deactivate_group(ids[0]);

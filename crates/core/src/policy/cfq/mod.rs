@@ -46,6 +46,8 @@ mod preempt;
 mod queue;
 mod service_tree;
 mod slice;
+#[cfg(test)]
+mod testing;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -61,6 +63,7 @@ use cooperator::CooperatorIndex;
 use group::{CfqGroup, GroupServiceTree};
 use hw_tag::HwTag;
 use idle::ThinkTime;
+use preempt::PreemptReason;
 use queue::{QueueId, Queues, SlotInfo};
 use workload::Serving;
 
@@ -339,9 +342,18 @@ impl Cfq {
         self.slots[slot] = info;
     }
 
-    /// A request joins its queue (the kernel's `cfq_insert_request` and `cfq_rq_enqueued`):
-    /// the queue's history learns from it, and it may stop an idle wait or preempt.
+    /// A request joins its queue (the kernel's `cfq_insert_request` and `cfq_rq_enqueued`),
+    /// and preempts the active queue if a rule says so.
     fn enqueue(&mut self, queue: QueueId, request: Request, now: Nanos) {
+        if self.admit(queue, request, now).is_some() {
+            self.preempt(queue, now);
+        }
+    }
+
+    /// Put a request on its queue; the queue's history learns from it. A request for the
+    /// active queue may end its idle wait; one for another queue may preempt it: the reason is
+    /// returned.
+    fn admit(&mut self, queue: QueueId, request: Request, now: Nanos) -> Option<PreemptReason> {
         let (process, sync, sector, sectors) = (
             request.process,
             request.sync,
@@ -357,8 +369,9 @@ impl Cfq {
         self.update_idle_window(queue, process);
         if self.active == Some(queue) {
             self.request_for_active_queue(queue, bytes);
-        } else if self.preempt_reason(queue, sync, sector, now).is_some() {
-            self.preempt(queue, now);
+            None
+        } else {
+            self.preempt_reason(queue, sync, sector, now)
         }
     }
 
