@@ -155,3 +155,56 @@ impl Cfq {
         Some(target)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::cfq::testing::{cfq, finish, read, take};
+    use crate::time::us;
+    use crate::{ProcessId, Scheduler};
+
+    #[test]
+    fn interleaved_readers_merge_into_one_queue_and_split_when_seeky() {
+        let mut cfq = cfq(&[]);
+        cfq.insert(read(1, 1, 0), 0);
+        cfq.insert(read(2, 2, 8), 0);
+        let first = take(&mut cfq, 0);
+        assert_eq!(first.process, ProcessId(1));
+        // Process 1 ran dry with process 2's next request right at the head: no idling ...
+        finish(&mut cfq, &first, us(200));
+        assert_eq!(cfq.idle_timer, None);
+        // ... the slice goes to process 2, and process 1's queue is set to merge into it.
+        let second = take(&mut cfq, us(200));
+        assert_eq!(second.process, ProcessId(2));
+        let queue_of = |cfq: &super::Cfq, p: u32| cfq.processes[&ProcessId(p)].sync_queue;
+        let (one, two) = (queue_of(&cfq, 1).unwrap(), queue_of(&cfq, 2).unwrap());
+        assert_eq!(cfq.queues[one].new_queue, Some(two));
+        // Process 1's next request moves it over.
+        cfq.insert(read(3, 1, 16), us(220));
+        assert_eq!(queue_of(&cfq, 1), Some(two));
+        assert!(cfq.queues[two].coop);
+        assert_eq!(cfq.queues[two].process_refs, 2);
+        assert!(cfq.queues.get(one).is_none(), "the emptied queue is freed");
+
+        // The shared queue turns seeky: far-apart requests from both processes.
+        let mut now = us(220);
+        finish(&mut cfq, &second, now);
+        let mut id = 10;
+        for _ in 0..6 {
+            let request = take(&mut cfq, now);
+            now += us(200);
+            finish(&mut cfq, &request, now);
+            id += 1;
+            cfq.insert(read(id, 1 + (id % 2) as u32, id << 24), now);
+        }
+        assert!(cfq.queues[two].seek.seeky());
+        cfq.expire_active(false, now);
+        assert!(cfq.queues[two].split_coop);
+        // Each process leaves at its next request; the last one keeps the queue.
+        cfq.insert(read(100, 1, 1 << 40), now);
+        let split = queue_of(&cfq, 1).unwrap();
+        assert_ne!(split, two);
+        cfq.insert(read(101, 2, 1 << 41), now);
+        assert_eq!(queue_of(&cfq, 2), Some(two));
+        assert!(!cfq.queues[two].coop);
+    }
+}

@@ -140,7 +140,7 @@ mod tests {
         let mut cfq = cfq(&[]);
         let level = priority(class, 4);
         cfq.insert(with_priority(read(1, 1, 0), level), 0);
-        cfq.insert(with_priority(read(2, 1, 8), level), 0);
+        cfq.insert(with_priority(read(2, 1, 16), level), 0);
         let first = take(&mut cfq, 0);
         finish(&mut cfq, &first, ms(1));
         cfq
@@ -224,7 +224,7 @@ mod tests {
         let (a, child, b) = (ids[0], ids[1], ids[2]);
         let start = |cfq: &mut Cfq| {
             cfq.insert(in_group(read(1, 1, 0), child), 0);
-            cfq.insert(in_group(read(2, 1, 8), child), 0);
+            cfq.insert(in_group(read(2, 1, 16), child), 0);
             let first = take(cfq, 0);
             finish(cfq, &first, ms(1));
         };

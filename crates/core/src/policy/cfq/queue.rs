@@ -185,6 +185,11 @@ impl Queues {
         }
     }
 
+    /// The queue with this id, if it is live.
+    pub(super) fn get(&self, id: QueueId) -> Option<&Queue> {
+        self.slots.get(id).and_then(Option::as_ref)
+    }
+
     /// Forget a queue nothing refers to any more.
     pub(super) fn release(&mut self, id: QueueId) {
         if self.slots[id].take().is_some() {
@@ -309,8 +314,11 @@ impl Cfq {
     }
 
     /// Free a sync queue nothing uses any more (async queues live as long as their group).
+    /// A queue already freed (by an expiry on the way) is left alone.
     pub(super) fn release_if_unused(&mut self, queue: QueueId) {
-        let q = &self.queues[queue];
+        let Some(q) = self.queues.get(queue) else {
+            return;
+        };
         let unused = q.sync
             && q.process_refs == 0
             && q.merge_refs == 0
