@@ -616,6 +616,29 @@ fn cooperating_readers_are_served_as_one_instead_of_idling() {
 }
 
 #[test]
+fn merges_stay_within_a_queue() {
+    let mut cfq = cfq(&[]);
+    let rt = priority(PriorityClass::RealTime, 4);
+    cfq.insert(read(1, 1, 0), 0);
+    cfq.insert(async_write(2, 1, 1_000), 0);
+    // Another process's sync read never joins process 1's queue ...
+    assert_eq!(cfq.insert(read(3, 2, 8), 0), ioslice_core::Inserted::Queued);
+    assert!(!cfq.allow_merge(&read(1, 1, 0), &read(3, 2, 8)));
+    // ... but writeback of one group and priority shares one async queue, whoever issued it.
+    assert!(cfq.allow_merge(&async_write(2, 1, 1_000), &async_write(4, 3, 1_008)));
+    let merged = cfq.insert(async_write(4, 3, 1_008), 0);
+    assert_eq!(merged, ioslice_core::Inserted::Merged(RequestId(2)));
+    let other_priority = Request {
+        priority: rt,
+        ..async_write(5, 3, 1_016)
+    };
+    assert_eq!(
+        cfq.insert(other_priority, 0),
+        ioslice_core::Inserted::Queued
+    );
+}
+
+#[test]
 fn groups_share_by_weight_in_time_mode() {
     let (cfq, ids) = cfq_on(&[], true, 1, &[("a", 200), ("b", 800)]);
     let mut bench = Bench::new(cfq, ms(1), 1);

@@ -474,4 +474,15 @@ impl Scheduler for Cfq {
         self.fire_idle_timer(now);
         self.exit_process(process, now);
     }
+
+    /// Requests merge only within one queue (the kernel's `cfq_allow_merge`): a process's
+    /// sync requests (with its cooperators' once merged), or a group's async requests of one
+    /// priority, whichever process issued them.
+    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
+        let queue = self.current_queue(queued);
+        queued.direction == incoming.direction
+            && queued.sync == incoming.sync
+            && queue.is_some()
+            && queue == self.current_queue(incoming)
+    }
 }

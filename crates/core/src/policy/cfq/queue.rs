@@ -240,7 +240,7 @@ impl Cfq {
     }
 
     /// The queue a request would join now, without creating one.
-    fn current_queue(&self, request: &Request) -> Option<QueueId> {
+    pub(super) fn current_queue(&self, request: &Request) -> Option<QueueId> {
         let group = self.group_of(request);
         if request.sync {
             let queue = self.processes.get(&request.process)?.sync_queue?;
