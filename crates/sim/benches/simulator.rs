@@ -1,5 +1,5 @@
 //! Simulator speed: simulated requests per second, whole pipeline (job generation, policy,
-//! device model, statistics), noop and deadline on `sim:null`.
+//! device model, statistics), every policy on `sim:null`.
 //!
 //!     cargo bench -p ioslice-sim --bench simulator
 //!
@@ -28,7 +28,7 @@ fn simulator(c: &mut Criterion) {
     let job_file = parse_str(JOB, "bench.fio", &ParseOptions::default()).expect("bench job parses");
     let mut group = c.benchmark_group("simulated requests");
     group.sample_size(10);
-    for sched in ["noop", "deadline"] {
+    for sched in ["noop", "deadline", "anticipatory", "cfq"] {
         let config = SimConfig::new(
             1,
             sched.parse().expect("valid scheduler"),
