@@ -201,6 +201,9 @@ fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughpu
         "IOPS mode {iops_total:.0} KB/s against {idle_total:.0} with idling"
     );
     for pair in groups.windows(2) {
-        assert!(pair[0] < pair[1] * 1.05, "not ordered by weight: {groups:?}");
+        assert!(
+            pair[0] < pair[1] * 1.05,
+            "not ordered by weight: {groups:?}"
+        );
     }
 }
