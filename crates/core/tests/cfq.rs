@@ -933,3 +933,51 @@ proptest! {
         prop_assert_eq!(cfq.queued(), 0);
     }
 }
+
+/// Seeky readers (and in one case a sequential reader too), each with one request outstanding
+/// and a short think time, so that its next request comes just after CFQ has chosen the next
+/// queue, on a device taking one request at a time. Every reader must get at least 60 % of an
+/// equal share of the dispatches and never wait more than a second. They used to starve: the
+/// spent seeky queue stayed active until its request completed, so each new request preempted
+/// it and jumped the tree (two readers took turns for ever), and the workload slice, paused
+/// between the expiry and the next choice, never ran out (the sequential reader never came
+/// back).
+#[test]
+fn many_seeky_readers_are_all_served_in_turn() {
+    for (seeky, sequential) in [(4_u32, false), (8, false), (6, true)] {
+        let mut bench = Bench::new(cfq(&[]), ms(8), 1);
+        let readers = seeky + u32::from(sequential);
+        for id in 1..=readers {
+            let pattern = if id > seeky {
+                Pattern::Sequential
+            } else {
+                Pattern::Seeky
+            };
+            bench.process(id, pattern, GroupId::ROOT, best_effort());
+            bench.processes.get_mut(&id).expect("added").think = us(20);
+        }
+        bench.run_until(ms(5_000));
+        let case = format!("{seeky} seeky readers, sequential: {sequential}");
+        let served = bench.served();
+        let fair = served.values().sum::<usize>() / readers as usize;
+        for id in 1..=readers {
+            let count = served.get(&id).copied().unwrap_or(0);
+            assert!(count * 10 >= fair * 6, "{case}, reader {id}: {served:?}");
+        }
+        let mut last: BTreeMap<u32, Nanos> = BTreeMap::new();
+        for &(at, process) in &bench.dispatched {
+            let previous = last.insert(process, at).unwrap_or(0);
+            assert!(
+                at - previous <= ms(1_000),
+                "{case}: reader {process} waited from {previous} to {at}"
+            );
+        }
+        for id in 1..=readers {
+            let at = last.get(&id).copied().unwrap_or(0);
+            assert!(
+                at + ms(1_000) >= bench.now,
+                "{case}: reader {id} last at {at}"
+            );
+        }
+    }
+}

@@ -10,7 +10,9 @@
 //! `low_latency` its depth ramps up by one per `slice_sync` since a sync request last waited too
 //! long. The FIFO is looked at once per slice: an expired request goes first, whatever the caps.
 //! An async queue ends its slice after its request budget, an IDLE-class queue after each
-//! request, when other queues are busy.
+//! request, when other queues are busy. A sync queue that has just sent its last queued
+//! request is judged again at once, as the kernel's driver asks again at once: if it would not
+//! wait, the next queue becomes active while the device is still busy.
 
 use crate::merge::SlotKey;
 use crate::{Nanos, Request};
@@ -44,8 +46,26 @@ impl Cfq {
         let budget_spent = !q.sync && q.slice.dispatched >= self.async_request_budget(queue);
         if self.busy_queues > 1 && (budget_spent || self.queues[queue].is_idle_class()) {
             self.expire_active(false, now);
+        } else {
+            self.choose_again_if_spent(queue, now);
         }
         Some(request)
+    }
+
+    /// A sync active queue just sent its last queued request: choose again now, as the kernel
+    /// does. Its driver asks for the next request at once (the dispatch list is not bounded by
+    /// the device's depth), and `cfq_select_queue` then expires a queue that would neither idle
+    /// nor wait for its requests in flight and makes the next one active while the device is
+    /// still busy. A driver that asks only when the device has room must see the same choices:
+    /// otherwise the spent queue stays active, each new request of another queue preempts it
+    /// ("empty and should not idle") and jumps to the front of its tree, so with three or more
+    /// seeky processes two take turns for ever; and the workload slice, saved at the expiry
+    /// and resumed only at the next choice, would not run down in between.
+    fn choose_again_if_spent(&mut self, queue: QueueId, now: Nanos) {
+        let q = &self.queues[queue];
+        if self.active == Some(queue) && q.sync && q.is_empty() {
+            self.select_queue(now);
+        }
     }
 
     /// The queue to dispatch from, starting a new slice if the active one is over (the
