@@ -207,3 +207,24 @@ fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughpu
         );
     }
 }
+
+#[test]
+fn cfq_is_fair_between_random_readers_and_anticipatory_is_not() {
+    const RANDOM_READERS: &str = "seed-003/read-random-64k.fio";
+    let one = aggregate(&simulate(RANDOM_READERS, "cfq", IDE, Some(1)));
+    for clients in [4, 8] {
+        let cfq = simulate(RANDOM_READERS, "cfq", IDE, Some(clients));
+        assert!(
+            fairness(&cfq) > 0.9,
+            "cfq, {clients} clients: {:?}",
+            bandwidths(&cfq)
+        );
+        assert!(aggregate(&cfq) > 0.85 * one, "cfq keeps the aggregate");
+        let anticipatory = simulate(RANDOM_READERS, "as", IDE, Some(clients));
+        assert!(
+            fairness(&anticipatory) < 0.75,
+            "as, {clients} clients: {:?}",
+            bandwidths(&anticipatory)
+        );
+    }
+}
