@@ -19,6 +19,31 @@ const DEFAULT_SCHEDULER: &str = "deadline";
 /// The device used when `--device` is not given: no hardware, no root.
 pub const DEFAULT_DEVICE: &str = "sim:sata-7200";
 
+/// What `run` and `compare` share: the simulated device and host, the seed, cgroup weights,
+/// and how strictly the job file is read.
+#[derive(Debug, Args)]
+pub struct SimulationArgs {
+    /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`).
+    #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
+    pub device: String,
+    /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
+    /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
+    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
+    #[arg(long = "host", value_name = "KEY=VALUE,...")]
+    pub host: Vec<String>,
+    /// Seed for every random choice; the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Weight for cgroup NAME (nested `a/b` allowed), overriding the job file's
+    /// cgroup_weight; N in 1..=10000. Repeatable. When any job names a cgroup, `run` adds
+    /// per-cgroup totals to its output and `compare` prints one column per cgroup.
+    #[arg(long = "cgroup", value_name = "NAME:weight=N")]
+    pub cgroup: Vec<String>,
+    /// Treat options ioslice does not support as errors instead of warnings.
+    #[arg(long)]
+    pub strict: bool,
+}
+
 /// `ioslice run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -28,17 +53,9 @@ pub struct RunArgs {
     /// file's ioscheduler=, else deadline).
     #[arg(long = "sched", value_name = "SPEC")]
     pub sched: Option<String>,
-    /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`).
-    #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
-    pub device: String,
-    /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
-    /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
-    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
-    #[arg(long = "host", value_name = "KEY=VALUE,...")]
-    pub host: Vec<String>,
-    /// Seed for every random choice of the run; the same seed gives the same bytes.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// The simulated machine and run.
+    #[command(flatten)]
+    pub simulation: SimulationArgs,
     /// Output format: normal, json or terse.
     #[arg(
         long = "output-format",
@@ -46,30 +63,26 @@ pub struct RunArgs {
         default_value = "normal"
     )]
     pub output_format: String,
-    /// Treat options ioslice does not support as errors instead of warnings.
-    #[arg(long)]
-    pub strict: bool,
-    /// Weight for cgroup NAME (nested `a/b` allowed), overriding the job file's
-    /// cgroup_weight; N in 1..=10000. Repeatable. When any job names a cgroup, the output
-    /// adds per-cgroup totals (text: a block after the jobs; JSON: a "cgroups" array).
-    #[arg(long = "cgroup", value_name = "NAME:weight=N")]
-    pub cgroup: Vec<String>,
 }
 
 /// Run a job file in simulation and render the report.
 pub fn run(args: &RunArgs) -> Result<String, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
-    let device: DeviceSpec = args.device.parse().map_err(|e| format!("--device: {e}"))?;
-    let overrides = cgroup_arg::parse_all(&args.cgroup)?;
-    let job_file = load_job_file(&args.job_file, args.strict)?;
+    let device: DeviceSpec = args
+        .simulation
+        .device
+        .parse()
+        .map_err(|e| format!("--device: {e}"))?;
+    let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
+    let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     let options = RenderOptions {
         cgroup_weights: cgroup_arg::effective_weights(&job_file, &overrides)?,
     };
     warn_unused_cgroups(&job_file, &overrides);
-    let mut config = SimConfig::new(args.seed, scheduler, device);
+    let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
-    apply_host(&mut config, &args.host)?;
+    apply_host(&mut config, &args.simulation.host)?;
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
     Ok(render_with(&outcome.report, format, &options))
 }

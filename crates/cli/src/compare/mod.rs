@@ -33,25 +33,12 @@ pub struct CompareArgs {
     /// Repeatable.
     #[arg(long = "set", value_name = "TUNABLE=VALUE,...")]
     pub set: Vec<String>,
-    /// Simulated device: `sim:PRESET[:key=value,...]`.
-    #[arg(long, value_name = "DEVICE", default_value = crate::commands::DEFAULT_DEVICE)]
-    pub device: String,
     /// Client counts: each run replaces every job's numjobs with the count.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub clients: Vec<String>,
-    /// Weight for cgroup NAME (nested `a/b` allowed), overriding the job file's
-    /// cgroup_weight; N in 1..=10000. Repeatable. A job file whose jobs name cgroups
-    /// is compared per cgroup: one row per run, one column per cgroup.
-    #[arg(long = "cgroup", value_name = "NAME:weight=N")]
-    pub cgroup: Vec<String>,
-    /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
-    /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
-    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
-    #[arg(long = "host", value_name = "KEY=VALUE,...")]
-    pub host: Vec<String>,
-    /// Seed of every run.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// The simulated machine and run.
+    #[command(flatten)]
+    pub simulation: crate::commands::SimulationArgs,
     /// Output format: normal (tables) or json.
     #[arg(
         long = "output-format",
@@ -59,9 +46,6 @@ pub struct CompareArgs {
         default_value = "normal"
     )]
     pub output_format: String,
-    /// Treat unsupported options as errors.
-    #[arg(long)]
-    pub strict: bool,
 }
 
 /// Check the arguments, run every scheduler × client count, and print the result.

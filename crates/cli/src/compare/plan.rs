@@ -58,16 +58,16 @@ impl Plan {
         let format = parse_format(&args.output_format)?;
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
-        let device = parse_device(&args.device)?;
+        let device = parse_device(&args.simulation.device)?;
         let mut probe = SimConfig::new(
-            args.seed,
+            args.simulation.seed,
             "noop".parse().map_err(|e| format!("{e}"))?,
             device.clone(),
         );
-        crate::commands::apply_host(&mut probe, &args.host)?;
+        crate::commands::apply_host(&mut probe, &args.simulation.host)?;
         let clients = parse_clients(&args.clients)?;
-        let cgroup_overrides = cgroup_arg::parse_all(&args.cgroup)?;
-        let job_file = load_job_file(&args.job_file, args.strict)?;
+        let cgroup_overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
+        let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
         check_supported(&job_file).map_err(|e| e.to_string())?;
         let weights = cgroup_arg::effective_weights(&job_file, &cgroup_overrides)?;
         warn_unused_cgroups(&job_file, &cgroup_overrides);
@@ -78,11 +78,11 @@ impl Plan {
             schedulers,
             device,
             clients,
-            seed: args.seed,
+            seed: args.simulation.seed,
             cgroup_overrides,
             weights,
             format,
-            host: args.host.clone(),
+            host: args.simulation.host.clone(),
         })
     }
 
