@@ -1,6 +1,8 @@
 //! The anticipatory elevator against its public API, with a fake clock: time is a `u64` we
 //! pass in, and the "device" is whatever each test does between `dispatch` and `complete`.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::policy::anticipatory::{AnticipationState, Anticipatory};
@@ -12,6 +14,8 @@ use ioslice_core::{
 };
 use proptest::prelude::*;
 
+use common::{account, tunables};
+
 const P: ProcessId = ProcessId(1);
 const Q: ProcessId = ProcessId(2);
 const W: ProcessId = ProcessId(3);
@@ -20,13 +24,8 @@ const FAR: u64 = 1 << 30;
 
 /// AS with these tunable settings.
 fn scheduler(settings: &[(&str, &str)]) -> Anticipatory {
-    let settings: Vec<(String, String)> = settings
-        .iter()
-        .map(|&(name, value)| (name.to_string(), value.to_string()))
-        .collect();
-    let tunables = Tunables::resolve("anticipatory", Anticipatory::TUNABLES, &settings);
     Anticipatory::new(
-        &tunables.expect("settings are valid"),
+        &tunables("anticipatory", Anticipatory::TUNABLES, settings),
         &SchedulerContext::default(),
     )
 }
@@ -713,31 +712,6 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u64..30).prop_map(Op::Advance),
         1 => (0u32..3).prop_map(Op::Exit),
     ]
-}
-
-/// Check a dispatched request against what was inserted: it covers exactly the extents of
-/// the ids it carries, and each id comes back once.
-fn account(
-    rq: &Request,
-    inserted: &BTreeMap<u64, Request>,
-    dispatched: &mut BTreeSet<u64>,
-) -> Result<(), TestCaseError> {
-    let mut total = 0u32;
-    let mut start = u64::MAX;
-    for id in rq.ids() {
-        prop_assert!(dispatched.insert(id.0), "id {} dispatched twice", id.0);
-        let original = inserted.get(&id.0);
-        prop_assert!(original.is_some(), "unknown id {}", id.0);
-        let original = original.expect("checked");
-        prop_assert_eq!(original.direction, rq.direction);
-        prop_assert_eq!(original.sync, rq.sync);
-        prop_assert_eq!(original.process, rq.process);
-        total += original.sectors;
-        start = start.min(original.sector);
-    }
-    prop_assert_eq!(total, rq.sectors);
-    prop_assert_eq!(start, rq.sector);
-    Ok(())
 }
 
 /// Complete everything at the device, then dispatch (completing each at once, waiting

@@ -2,6 +2,8 @@
 //! a small fake device (one request at a time unless told otherwise) completes requests after a
 //! fixed service time.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::policy::cfq::Cfq;
@@ -13,6 +15,8 @@ use ioslice_core::{
     ProcessId, Request, RequestId, Scheduler,
 };
 use proptest::prelude::*;
+
+use common::tunables;
 
 /// A CFQ with these settings on a device of this kind, with these groups (path, weight).
 fn cfq_on(
@@ -30,11 +34,7 @@ fn cfq_on(
             id
         })
         .collect();
-    let settings: Vec<(String, String)> = settings
-        .iter()
-        .map(|&(name, value)| (name.to_string(), value.to_string()))
-        .collect();
-    let tunables = Tunables::resolve("cfq", Cfq::TUNABLES, &settings).expect("valid settings");
+    let tunables = tunables("cfq", Cfq::TUNABLES, settings);
     let context = SchedulerContext {
         groups: tree,
         rotational,

@@ -1,5 +1,7 @@
 //! The deadline elevator against its public API, with a fake clock: time is a `u64` we pass in.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::policy::deadline::Deadline;
@@ -10,14 +12,11 @@ use ioslice_core::{
 };
 use proptest::prelude::*;
 
+use common::{account, tunables};
+
 /// A deadline elevator with these tunable settings.
 fn deadline(settings: &[(&str, &str)]) -> Deadline {
-    let settings: Vec<(String, String)> = settings
-        .iter()
-        .map(|&(name, value)| (name.to_string(), value.to_string()))
-        .collect();
-    let tunables = Tunables::resolve("deadline", Deadline::TUNABLES, &settings);
-    Deadline::new(&tunables.expect("settings are valid"))
+    Deadline::new(&tunables("deadline", Deadline::TUNABLES, settings))
 }
 
 /// A request of `sectors` sectors at `sector` from process 1.
@@ -621,30 +620,6 @@ fn op() -> impl Strategy<Value = Op> {
         3 => Just(Op::Dispatch),
         1 => (0u64..700).prop_map(Op::Advance),
     ]
-}
-
-/// Check a dispatched request against what was inserted: it covers exactly the extents of
-/// the ids it carries, and each id comes back once.
-fn account(
-    rq: &Request,
-    inserted: &BTreeMap<u64, Request>,
-    dispatched: &mut BTreeSet<u64>,
-) -> Result<(), TestCaseError> {
-    let mut total = 0u32;
-    let mut start = u64::MAX;
-    for id in rq.ids() {
-        prop_assert!(dispatched.insert(id.0), "id {} dispatched twice", id.0);
-        let original = inserted.get(&id.0);
-        prop_assert!(original.is_some(), "unknown id {}", id.0);
-        let original = original.expect("checked");
-        prop_assert_eq!(original.direction, rq.direction);
-        prop_assert_eq!(original.process, rq.process);
-        total += original.sectors;
-        start = start.min(original.sector);
-    }
-    prop_assert_eq!(total, rq.sectors);
-    prop_assert_eq!(start, rq.sector);
-    Ok(())
 }
 
 proptest! {
