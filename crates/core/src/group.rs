@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::limit::Limits;
+
 /// A group's identity: its index in the [`GroupTree`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct GroupId(pub u32);
@@ -26,6 +28,11 @@ pub struct Group {
     pub parent: Option<GroupId>,
     /// Proportional weight among siblings.
     pub weight: u32,
+    /// Whether `weight` was set explicitly (a job's `cgroup_weight=`, `--cgroup`), as opposed
+    /// to holding the tree's default: a policy with its own default (BFQ's 100) uses that instead.
+    pub weight_set: bool,
+    /// Bandwidth and IOPS limits (`io.max`); unlimited by default.
+    pub limits: Limits,
     /// Depth: 0 for the root, 1 for its children, …
     pub depth: u32,
 }
@@ -74,6 +81,8 @@ impl GroupTree {
                 path: String::new(),
                 parent: None,
                 weight: default_weight,
+                weight_set: false,
+                limits: Limits::default(),
                 depth: 0,
             }],
             default_weight,
@@ -111,6 +120,8 @@ impl GroupTree {
             path: path.to_string(),
             parent: Some(parent),
             weight: self.default_weight,
+            weight_set: false,
+            limits: Limits::default(),
             depth,
         });
         id
@@ -126,7 +137,18 @@ impl GroupTree {
             });
         }
         group.weight = weight;
+        group.weight_set = true;
         Ok(())
+    }
+
+    /// Set a group's limits (they apply to the group's whole subtree).
+    pub fn set_limits(&mut self, id: GroupId, limits: Limits) {
+        self.groups[id.index()].limits = limits;
+    }
+
+    /// Whether any group has a limit.
+    pub fn has_limits(&self) -> bool {
+        self.groups.iter().any(|g| !g.limits.is_unlimited())
     }
 
     /// The group with this path, if any.

@@ -29,7 +29,7 @@ pub struct SchedulerInfo {
     pub summary: &'static str,
     /// Its tunables with the kernel's names, units and defaults.
     pub tunables: &'static [TunableDef],
-    build: fn(&Tunables, &SchedulerContext) -> Box<dyn Scheduler>,
+    build: fn(&Tunables, &SchedulerContext) -> Result<Box<dyn Scheduler>, TunableError>,
 }
 
 /// Every policy, in the order they are listed.
@@ -39,28 +39,28 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["none"],
         summary: "one FIFO in arrival order, with back and front merging",
         tunables: Noop::TUNABLES,
-        build: |tunables, _| Box::new(Noop::new(tunables)),
+        build: |tunables, _| Ok(Box::new(Noop::new(tunables))),
     },
     SchedulerInfo {
         name: "deadline",
         aliases: &[],
         summary: "sector-sorted batches per direction, read preference, FIFO expiry",
         tunables: Deadline::TUNABLES,
-        build: |tunables, _| Box::new(Deadline::new(tunables)),
+        build: |tunables, _| Ok(Box::new(Deadline::new(tunables))),
     },
     SchedulerInfo {
         name: "anticipatory",
         aliases: &["as"],
         summary: "deadline-style batches plus anticipation: idles briefly after a read for the same process's next read",
         tunables: Anticipatory::TUNABLES,
-        build: |tunables, context| Box::new(Anticipatory::new(tunables, context)),
+        build: |tunables, context| Ok(Box::new(Anticipatory::new(tunables, context))),
     },
     SchedulerInfo {
         name: "cfq",
         aliases: &[],
         summary: "time slices per process queue by priority, idling, weighted groups on a vdisktime service tree",
         tunables: Cfq::TUNABLES,
-        build: |tunables, context| Box::new(Cfq::new(tunables, context)),
+        build: |tunables, context| Ok(Box::new(Cfq::new(tunables, context))),
     },
 ];
 
@@ -83,14 +83,17 @@ fn valid_names() -> String {
         .join(", ")
 }
 
-/// Build the policy a specification names, with its tunables checked.
+/// Build the policy a specification names, with its tunables checked. When a group of
+/// the context has limits, the policy is wrapped in the limit layer ([`crate::limit`]),
+/// which holds a limited group back as a whole and keeps priorities inside it.
 pub fn build_scheduler(
     spec: &SchedSpec,
     context: &SchedulerContext,
 ) -> Result<Box<dyn Scheduler>, TunableError> {
     let info = lookup(&spec.name)?;
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
-    Ok((info.build)(&tunables, context))
+    let policy = (info.build)(&tunables, context)?;
+    Ok(crate::limit::wrap(policy, &context.groups))
 }
 
 #[cfg(test)]

@@ -58,6 +58,28 @@ pub enum TunableError {
         /// The unit of the value.
         unit: &'static str,
     },
+    /// Tunables that each make sense alone but not together.
+    #[error("conflicting {scheduler} tunables: {why}")]
+    Conflict {
+        /// The scheduler.
+        scheduler: String,
+        /// What conflicts and what is expected.
+        why: String,
+    },
+    /// A group weight outside the range this scheduler takes.
+    #[error("group weight {weight} for '{group}' is out of range for {scheduler}: expected {min}..={max}")]
+    GroupWeight {
+        /// The scheduler.
+        scheduler: String,
+        /// The group's path.
+        group: String,
+        /// The weight given.
+        weight: u32,
+        /// Smallest accepted weight.
+        min: u32,
+        /// Largest accepted weight.
+        max: u32,
+    },
 }
 
 impl FromStr for SchedSpec {
