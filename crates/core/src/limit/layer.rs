@@ -1,0 +1,324 @@
+//! The limit layer: a [`Scheduler`] around another that holds limited groups' requests and
+//! releases them into it in priority order as the groups' token buckets allow.
+
+use super::bucket::TokenBucket;
+use super::fair::{Lane, VirtualClock};
+use crate::{
+    Completion, Direction, Dispatch, GroupTree, Inserted, Nanos, ProcessId, Request, Scheduler,
+};
+
+const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
+
+/// What a bucket counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counts {
+    Bytes,
+    Requests,
+}
+
+#[derive(Debug, Clone)]
+struct Bucket {
+    counts: Counts,
+    tokens: TokenBucket,
+}
+
+impl Bucket {
+    fn cost(&self, request: &Request) -> u64 {
+        match self.counts {
+            Counts::Bytes => request.bytes(),
+            Counts::Requests => 1,
+        }
+    }
+}
+
+/// What the layer knows of a group, fixed when it is built.
+#[derive(Debug, Clone, Default)]
+struct GroupInfo {
+    parent: Option<usize>,
+    weight: u32,
+    children: Vec<usize>,
+    /// Per direction, the buckets a request of this group passes: its own, then its ancestors'.
+    path: [Vec<usize>; 2],
+}
+
+impl GroupInfo {
+    fn limited(&self, direction: usize) -> bool {
+        !self.path[direction].is_empty()
+    }
+}
+
+/// One group's state in one direction.
+#[derive(Debug, Clone, Default)]
+struct Node {
+    /// The group's own held requests.
+    lane: Lane,
+    /// Requests held in the group and below it.
+    held: usize,
+    /// Fair queueing among the group's own lane and its children.
+    clock: VirtualClock,
+    /// The own lane's finish tag on `clock`.
+    own_finish: u128,
+    /// This group's finish tag on its parent's clock.
+    finish: u128,
+}
+
+/// A policy with per-group limits around it (see the [module doc](super)).
+pub struct LimitLayer {
+    inner: Box<dyn Scheduler>,
+    groups: Vec<GroupInfo>,
+    buckets: Vec<Bucket>,
+    /// Per direction, per group.
+    nodes: [Vec<Node>; 2],
+    /// Per direction, the limited groups whose parent is not limited in that direction:
+    /// the roots of the subtrees that share buckets.
+    tops: [Vec<usize>; 2],
+    held: usize,
+    /// When the next held request may leave; `None` when a request came in since it was
+    /// worked out.
+    next_release: Option<Nanos>,
+}
+
+impl std::fmt::Debug for LimitLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LimitLayer")
+            .field("inner", &self.inner.name())
+            .field("held", &self.held)
+            .field("next_release", &self.next_release)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LimitLayer {
+    /// The layer around `inner`, with the limits and weights of `groups`.
+    pub fn new(inner: Box<dyn Scheduler>, groups: &GroupTree) -> Self {
+        let mut infos: Vec<GroupInfo> = vec![GroupInfo::default(); groups.len()];
+        let mut buckets = Vec::new();
+        for (id, group) in groups.iter() {
+            let index = id.index();
+            let parent = group.parent.map(|p| p.index());
+            for direction in DIRECTIONS {
+                let mut path = own_buckets(&group.limits, direction, &mut buckets);
+                if let Some(parent) = parent {
+                    path.extend(infos[parent].path[direction.index()].iter().copied());
+                }
+                infos[index].path[direction.index()] = path;
+            }
+            infos[index].parent = parent;
+            infos[index].weight = group.weight;
+            if let Some(parent) = parent {
+                infos[parent].children.push(index);
+            }
+        }
+        let tops = [0, 1].map(|d| {
+            (0..infos.len())
+                .filter(|&g| infos[g].limited(d))
+                .filter(|&g| infos[g].parent.is_none_or(|p| !infos[p].limited(d)))
+                .collect()
+        });
+        Self {
+            inner,
+            nodes: [0, 1].map(|_| vec![Node::default(); infos.len()]),
+            groups: infos,
+            buckets,
+            tops,
+            held: 0,
+            next_release: None,
+        }
+    }
+
+    /// Requests held in the layer, not yet released into the policy.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The group (as an index) whose requests in `direction` wait here, if they do.
+    fn holds(&self, request: &Request) -> Option<usize> {
+        let group = request.group.index();
+        let info = self.groups.get(group)?;
+        info.limited(request.direction.index()).then_some(group)
+    }
+
+    fn hold(&mut self, direction: usize, group: usize, request: Request) {
+        self.nodes[direction][group].lane.push(request);
+        let mut current = Some(group);
+        while let Some(g) = current.filter(|&g| self.groups[g].limited(direction)) {
+            self.nodes[direction][g].held += 1;
+            current = self.groups[g].parent;
+        }
+        self.held += 1;
+        self.next_release = None;
+    }
+
+    /// The earliest time, `now` or later, at which every bucket on the path lets `request` by.
+    fn ready_at(&self, direction: usize, group: usize, request: &Request, now: Nanos) -> Nanos {
+        self.groups[group].path[direction]
+            .iter()
+            .map(|&b| {
+                self.buckets[b]
+                    .tokens
+                    .ready_at(self.buckets[b].cost(request), now)
+            })
+            .max()
+            .unwrap_or(now)
+    }
+
+    /// The group below `group` (itself included) whose next held request leaves now, chosen
+    /// by fair queueing among the group's own lane and its children; `None` if none may.
+    fn pick(&self, direction: usize, group: usize, now: Nanos) -> Option<usize> {
+        let node = &self.nodes[direction][group];
+        let own = node
+            .lane
+            .head()
+            .filter(|r| self.ready_at(direction, group, r, now) <= now)
+            .map(|_| (node.clock.start(node.own_finish), 0, group));
+        let children = self.groups[group]
+            .children
+            .iter()
+            .enumerate()
+            .filter(|&(_, &child)| self.nodes[direction][child].held > 0)
+            .filter_map(|(order, &child)| {
+                let leaf = self.pick(direction, child, now)?;
+                let start = node.clock.start(self.nodes[direction][child].finish);
+                Some((start, order + 1, leaf))
+            });
+        own.into_iter()
+            .chain(children)
+            .min()
+            .map(|(_, _, leaf)| leaf)
+    }
+
+    /// Take the next held request of `group`, charge it to every bucket on its path, and
+    /// advance the virtual times from the group up to the top of its subtree.
+    fn take(&mut self, direction: usize, group: usize, now: Nanos) -> Option<Request> {
+        let request = self.nodes[direction][group].lane.pop()?;
+        for &b in &self.groups[group].path[direction] {
+            let cost = self.buckets[b].cost(&request);
+            self.buckets[b].tokens.charge(cost, now);
+        }
+        let bytes = request.bytes();
+        let node = &mut self.nodes[direction][group];
+        node.own_finish = node
+            .clock
+            .serve(node.own_finish, bytes, self.groups[group].weight);
+        node.held -= 1;
+        let mut child = group;
+        while let Some(parent) = self.groups[child]
+            .parent
+            .filter(|&p| self.groups[p].limited(direction))
+        {
+            let finish = self.nodes[direction][child].finish;
+            let weight = self.groups[child].weight;
+            let node = &mut self.nodes[direction][parent];
+            node.held -= 1;
+            let finish = node.clock.serve(finish, bytes, weight);
+            self.nodes[direction][child].finish = finish;
+            child = parent;
+        }
+        self.held -= 1;
+        Some(request)
+    }
+
+    /// Release into the policy every held request whose buckets allow it at `now`.
+    fn release(&mut self, now: Nanos) {
+        if self.held == 0 || self.next_release.is_some_and(|t| now < t) {
+            return;
+        }
+        for direction in 0..2 {
+            for i in 0..self.tops[direction].len() {
+                let top = self.tops[direction][i];
+                while self.nodes[direction][top].held > 0 {
+                    let Some(group) = self.pick(direction, top, now) else {
+                        break;
+                    };
+                    let Some(request) = self.take(direction, group, now) else {
+                        break;
+                    };
+                    self.inner.insert(request, now);
+                }
+            }
+        }
+        self.next_release = Some(self.earliest_release(now));
+    }
+
+    /// When the first of the held requests that lead their lanes may leave.
+    fn earliest_release(&self, now: Nanos) -> Nanos {
+        (0..2)
+            .flat_map(|d| (0..self.groups.len()).map(move |g| (d, g)))
+            .filter_map(|(d, g)| {
+                let head = self.nodes[d][g].lane.head()?;
+                Some(self.ready_at(d, g, head, now))
+            })
+            .min()
+            .unwrap_or(Nanos::MAX)
+    }
+}
+
+/// The buckets a group's own limits in `direction` call for, added to `buckets`; their indices.
+fn own_buckets(
+    limits: &super::Limits,
+    direction: Direction,
+    buckets: &mut Vec<Bucket>,
+) -> Vec<usize> {
+    let burst = limits.burst_or_default();
+    [
+        (Counts::Bytes, limits.bps(direction)),
+        (Counts::Requests, limits.iops(direction)),
+    ]
+    .into_iter()
+    .filter_map(|(counts, rate)| {
+        let tokens = TokenBucket::new(rate?, burst);
+        buckets.push(Bucket { counts, tokens });
+        Some(buckets.len() - 1)
+    })
+    .collect()
+}
+
+impl Scheduler for LimitLayer {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
+        match self.holds(&request) {
+            Some(group) => {
+                self.hold(request.direction.index(), group, request);
+                Inserted::Queued
+            }
+            None => self.inner.insert(request, now),
+        }
+    }
+
+    fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        self.release(now);
+        let answer = self.inner.dispatch(now);
+        let Some(next) = self.next_release.filter(|_| self.held > 0) else {
+            return answer;
+        };
+        match answer {
+            Dispatch::Request(request) => Dispatch::Request(request),
+            Dispatch::WaitUntil(at) => Dispatch::WaitUntil(at.min(next)),
+            Dispatch::Empty => Dispatch::WaitUntil(next),
+        }
+    }
+
+    fn complete(&mut self, completion: &Completion, now: Nanos) {
+        self.inner.complete(completion, now);
+    }
+
+    fn queued(&self) -> usize {
+        self.held + self.inner.queued()
+    }
+
+    fn process_exited(&mut self, process: ProcessId, now: Nanos) {
+        for nodes in &mut self.nodes {
+            for node in nodes.iter_mut() {
+                node.lane.forget(process);
+            }
+        }
+        self.inner.process_exited(process, now);
+    }
+
+    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
+        self.inner.allow_merge(queued, incoming)
+    }
+}
