@@ -40,6 +40,9 @@ pub struct SimConfig {
     pub device: DeviceSpec,
     /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
     pub group_weights: Vec<(String, u32)>,
+    /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
+    /// a later entry for the same group replaces an earlier one.
+    pub group_limits: Vec<(String, ioslice_core::limit::Limits)>,
     /// Time from a request's completion at the device to its process reacting (waking up,
     /// returning to user space, issuing its next request). During it the policy already
     /// sees the device free and may dispatch another process's request: the "deceptive
@@ -63,6 +66,7 @@ impl SimConfig {
             scheduler,
             device,
             group_weights: Vec::new(),
+            group_limits: Vec::new(),
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),
             direct_writes: DirectWrites::Sync,
@@ -902,6 +906,10 @@ fn build_groups(job_file: &JobFile, config: &SimConfig) -> Result<GroupTree, Sim
         if let Some(weight) = weight {
             groups.set_weight(id, weight).map_err(job_error)?;
         }
+    }
+    for (path, limits) in &config.group_limits {
+        let id = groups.ensure(path).map_err(job_error)?;
+        groups.set_limits(id, *limits);
     }
     Ok(groups)
 }
