@@ -148,6 +148,50 @@ impl IoEngine {
     }
 }
 
+/// `zonemode=`: whether `zonesize`, `zonerange` and `zoneskip` divide the job's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZoneMode {
+    /// Not written: strided when `zonesize` is set, else none (fio's rule, which keeps
+    /// job files from before `zonemode` existed working).
+    #[default]
+    Unspecified,
+    /// `none`: no zones.
+    None,
+    /// `strided`: I/O stays in one zone until `zonesize` bytes are done, then moves on.
+    Strided,
+    /// `zbd`: zoned block device mode. Parses, but ioslice refuses to run it.
+    Zbd,
+}
+
+impl ZoneMode {
+    /// fio's name for it (`unspecified` when none was written).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Self::Unspecified => "unspecified",
+            Self::None => "none",
+            Self::Strided => "strided",
+            Self::Zbd => "zbd",
+        }
+    }
+}
+
+/// Strided zones as a job walks them (fio's `zonemode=strided`), all in bytes.
+///
+/// The job's first zone starts where its region does (`offset`, plus `offset_increment`
+/// per clone). It issues `size` bytes in a zone, at positions within `range` bytes of
+/// the zone's start, then moves `range + skip` bytes on; past the end of the file it
+/// wraps back to the first zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StridedZones {
+    /// `zonesize`: bytes transferred in a zone before moving to the next. Above `range`,
+    /// the zone is gone over again; below it, only part of the zone is touched.
+    pub size: u64,
+    /// `zonerange`: the span of a zone, from its start (defaults to `zonesize`).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after each zone's span.
+    pub skip: u64,
+}
+
 /// Where a setting came from, for messages: the file and the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Origin {
@@ -189,6 +233,14 @@ pub struct JobSpec {
     pub offset: Extent,
     /// `offset_increment=`: added to `offset` for each numjobs clone.
     pub offset_increment: u64,
+    /// `zonemode=`.
+    pub zone_mode: ZoneMode,
+    /// `zonesize=`: bytes per zone (0: not set).
+    pub zone_size: u64,
+    /// `zonerange=`: span of each zone (0: not set, the same as `zonesize`).
+    pub zone_range: u64,
+    /// `zoneskip=`: bytes skipped after each zone.
+    pub zone_skip: u64,
     /// `nrfiles=`: files per job.
     pub nrfiles: u32,
     /// `direct=1`: O_DIRECT (sync I/O that bypasses the page cache).
@@ -269,6 +321,10 @@ impl Default for JobSpec {
             io_size: None,
             offset: Extent::Bytes(0),
             offset_increment: 0,
+            zone_mode: ZoneMode::Unspecified,
+            zone_size: 0,
+            zone_range: 0,
+            zone_skip: 0,
             nrfiles: 1,
             direct: false,
             sync_writes: false,
@@ -308,6 +364,26 @@ impl JobSpec {
         } else {
             self.iodepth.max(1)
         }
+    }
+
+    /// The strided zones this job walks: with `zonemode=strided`, or with a `zonesize`
+    /// and no `zonemode` (as fio does). None for `zonemode=none` or `zbd`, or without a
+    /// zone size. (fio also turns zones off for a job with more than one file; the
+    /// pattern does that, as it knows the files.)
+    pub fn strided_zones(&self) -> Option<StridedZones> {
+        let strided = match self.zone_mode {
+            ZoneMode::Strided | ZoneMode::Unspecified => self.zone_size > 0,
+            ZoneMode::None | ZoneMode::Zbd => false,
+        };
+        strided.then_some(StridedZones {
+            size: self.zone_size,
+            range: if self.zone_range > 0 {
+                self.zone_range
+            } else {
+                self.zone_size
+            },
+            skip: self.zone_skip,
+        })
     }
 }
 

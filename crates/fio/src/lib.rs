@@ -14,6 +14,8 @@ pub mod report;
 pub mod stats;
 pub mod workload;
 
-pub use job::{BlockSize, Extent, IoEngine, JobFile, JobSpec, Origin, Pattern, Warning};
+pub use job::{
+    BlockSize, Extent, IoEngine, JobFile, JobSpec, Origin, Pattern, StridedZones, Warning, ZoneMode,
+};
 pub use report::{DiskUtil, JobDescription, JobReport, RunReport};
 pub use stats::{DirectionStats, JobStats, LatencyStats};

@@ -78,6 +78,7 @@ fn every_example_parses_or_is_refused_with_file_and_line() {
 fn kind(error: &JobFileError) -> &'static str {
     match error {
         JobFileError::Unsupported { what, .. } if what.starts_with("ioengine") => "engine",
+        JobFileError::Unsupported { what, .. } if what.starts_with("zonemode") => "zbd",
         JobFileError::Unsupported { .. } => "trim",
         JobFileError::UndefinedVariable { .. } => "undefined variable",
         JobFileError::InvalidValue { .. } => "invalid value",

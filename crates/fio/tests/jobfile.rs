@@ -339,7 +339,7 @@ proptest! {
 
     #[test]
     fn known_options_with_arbitrary_values_never_panic(
-        key in proptest::sample::select(vec!["bs", "bsrange", "bssplit", "size", "offset", "rw", "rate", "startdelay", "runtime", "prio", "prioclass", "filesize", "number_ios", "kb_base", "sync", "continue_on_error"]),
+        key in proptest::sample::select(vec!["bs", "bsrange", "bssplit", "size", "offset", "rw", "rate", "startdelay", "runtime", "prio", "prioclass", "filesize", "number_ios", "kb_base", "sync", "continue_on_error", "zonemode", "zonesize", "zonerange", "zoneskip"]),
         value in "[-0-9kKmMgGiIbB%:,/()*+^.zs]{0,20}",
     ) {
         let _ = parse_str(&format!("[j]\n{key}={value}\n"), "p.fio", &ParseOptions::default());

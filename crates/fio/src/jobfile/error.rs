@@ -84,6 +84,14 @@ pub enum JobFileError {
         /// The path as given.
         file: String,
     },
+    /// Options that each parse but cannot be used together (as fio refuses them).
+    #[error("{}:{}: {what}", .origin.file, .origin.line)]
+    Conflict {
+        /// Where the option that cannot stand is.
+        origin: Origin,
+        /// What conflicts and what is expected instead.
+        what: String,
+    },
     /// The job parses but ioslice cannot run it ([`super::check_supported`]).
     #[error("{}:{}: {what}", .origin.file, .origin.line)]
     Unsupported {
@@ -105,6 +113,7 @@ impl JobFileError {
             | Self::UndefinedVariable { origin, .. }
             | Self::IncludeDepth { origin, .. }
             | Self::Include { origin, .. }
+            | Self::Conflict { origin, .. }
             | Self::Unsupported { origin, .. } => Some(origin),
             Self::Read { .. } | Self::NoJobs { .. } => None,
         }

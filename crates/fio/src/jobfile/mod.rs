@@ -16,7 +16,7 @@ use std::path::Path;
 
 pub use error::JobFileError;
 
-use crate::job::{IoEngine, JobFile, JobSpec, Origin, Pattern, Warning};
+use crate::job::{IoEngine, JobFile, JobSpec, Origin, Pattern, Warning, ZoneMode};
 use ini::{Entry, Section};
 use options::Outcome;
 
@@ -65,7 +65,8 @@ pub fn parse_str(text: &str, path: &str, options: &ParseOptions) -> Result<JobFi
     builder.finish()
 }
 
-/// Refuses what ioslice cannot run yet: unsupported engines and trim workloads.
+/// Refuses what ioslice cannot run yet: unsupported engines, trim workloads and zoned
+/// block device mode (`zonemode=zbd`).
 pub fn check_supported(file: &JobFile) -> Result<(), JobFileError> {
     file.jobs.iter().try_for_each(check_job)
 }
@@ -95,6 +96,12 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
                 "rw={}: trim workloads are not supported yet: expected read, write, rw, randread, randwrite or randrw",
                 job.pattern.fio_name()
             ),
+        });
+    }
+    if job.zone_mode == ZoneMode::Zbd {
+        return Err(JobFileError::Unsupported {
+            origin: origin_of("zonemode"),
+            what: "zonemode=zbd is not supported (ioslice does not model zoned block devices): expected zonemode=none or zonemode=strided".to_string(),
         });
     }
     Ok(())
@@ -136,6 +143,8 @@ impl Builder {
         job.origin = section.origin.clone();
         job.options = as_written(&section.entries).collect();
         self.apply_all(&mut job, &section.entries)?;
+        options::check_zones(&job)?;
+        self.warn_zones_off(&job);
         self.file.jobs.push(job);
         Ok(())
     }
@@ -164,6 +173,34 @@ impl Builder {
         }
         self.warn(&entry.origin, &entry.key);
         Ok(())
+    }
+
+    /// fio turns strided zones off for a job with more than one file: say so.
+    fn warn_zones_off(&mut self, job: &JobSpec) {
+        if job.strided_zones().is_none() {
+            return;
+        }
+        let files = match &job.filename {
+            Some(list) => crate::pattern::split_filenames(list).len(),
+            None => job.nrfiles as usize,
+        };
+        if files > 1 {
+            let origin = job
+                .option_origins
+                .get("zonesize")
+                .cloned()
+                .unwrap_or_else(|| job.origin.clone());
+            let warning = Warning {
+                origin,
+                message: format!(
+                    "job {}: strided zones are ignored with {files} files, as fio ignores them with more than one",
+                    job.name
+                ),
+            };
+            if !self.file.warnings.contains(&warning) {
+                self.file.warnings.push(warning);
+            }
+        }
     }
 
     /// Warns once per written option (a `kb_base` applied twice does not count twice).

@@ -7,7 +7,7 @@ use ioslice_core::{IoPriority, PriorityClass};
 use super::ini::Entry;
 use super::values;
 use super::JobFileError;
-use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Pattern};
+use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
 
 /// What applying one entry did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +91,10 @@ pub const IGNORED: &[(&str, &str)] = &[
     ("registerfiles", "io_uring setup detail"),
     ("fixedbufs", "io_uring setup detail"),
     ("nonvectored", "io_uring setup detail"),
+    (
+        "zonecapacity",
+        "only zonemode=zbd uses it (refused); strided zones ignore it, as in fio",
+    ),
 ];
 
 /// Applies one entry to `spec`, with sizes read in `kb_base` units.
@@ -149,6 +153,10 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "io_size" => spec.io_size = Some(s.size()?),
         "offset" => spec.offset = s.extent()?,
         "offset_increment" => spec.offset_increment = s.size()?,
+        "zonemode" => spec.zone_mode = s.parse(zone_mode, "one of none, strided, zbd")?,
+        "zonesize" => spec.zone_size = s.zone_bytes()?,
+        "zonerange" => spec.zone_range = s.zone_bytes()?,
+        "zoneskip" => spec.zone_skip = s.zone_bytes()?,
         "nrfiles" => spec.nrfiles = s.number(1, u64::from(u32::MAX))? as u32,
         "direct" => spec.direct = s.flag()?,
         "buffered" => spec.direct = !s.flag()?,
@@ -259,6 +267,17 @@ impl Setting<'_> {
             "a size or percentage such as 1g or 50%"
         };
         self.parse(|t| values::extent(t, kb_base), expected)
+    }
+
+    /// `zonesize`, `zonerange`, `zoneskip`: bytes (fio's 'z' zone units are not taken).
+    fn zone_bytes(&self) -> Result<u64, JobFileError> {
+        let kb_base = self.kb_base;
+        let expected = if self.text().trim_end().ends_with(['z', 'Z']) {
+            "a size such as 16k or 256m (zone units, 'z', are not supported)"
+        } else {
+            "a size such as 16k or 256m"
+        };
+        self.parse(|t| values::size(t, kb_base), expected)
     }
 
     fn number(&self, min: u64, max: u64) -> Result<u64, JobFileError> {
@@ -392,6 +411,48 @@ fn pattern(name: &str) -> Option<Pattern> {
         "randtrimwrite" => Pattern::RandTrimWrite,
         _ => return None,
     })
+}
+
+fn zone_mode(text: &str) -> Option<ZoneMode> {
+    match text.trim() {
+        "none" => Some(ZoneMode::None),
+        "strided" => Some(ZoneMode::Strided),
+        "zbd" => Some(ZoneMode::Zbd),
+        _ => None,
+    }
+}
+
+/// fio's checks on a finished job's zone options: `zonemode=none` refuses a `zonesize`,
+/// and `zonemode=strided` needs one above 0.
+pub fn check_zones(spec: &JobSpec) -> Result<(), JobFileError> {
+    let origin_of = |option: &str| spec.option_origins.get(option).cloned();
+    let conflict = |origin: Option<Origin>, what: String| JobFileError::Conflict {
+        origin: origin.unwrap_or_else(|| spec.origin.clone()),
+        what,
+    };
+    match spec.zone_mode {
+        ZoneMode::None if spec.zone_size > 0 => {
+            let at = origin_of("zonesize")
+                .map(|o| format!(" (set at {}:{})", o.file, o.line))
+                .unwrap_or_default();
+            Err(conflict(
+                origin_of("zonemode"),
+                format!("zonemode=none cannot be used with zonesize{at}: expected zonemode=strided, or no zonesize"),
+            ))
+        }
+        ZoneMode::Strided if spec.zone_size == 0 => Err(match origin_of("zonesize") {
+            Some(origin) => conflict(
+                Some(origin),
+                "zonesize=0 with zonemode=strided: expected a zone size above 0 such as 16k"
+                    .to_string(),
+            ),
+            None => conflict(
+                origin_of("zonemode"),
+                "zonemode=strided without zonesize: expected a zonesize= such as 16k".to_string(),
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn engine(name: &str) -> IoEngine {
