@@ -7,10 +7,19 @@
 //! Random patterns visit block-aligned offsets (in units of the smallest block size) in a
 //! pseudo-random permutation, so each block is touched once per pass, like fio's default
 //! random map, in O(1) memory ([`Permutation`]).
+//!
+//! Strided zones (`zonemode=strided`, see [`StridedZones`]) walk a job's single file zone
+//! by zone as fio does: `zonesize` bytes in a zone, then `zonerange + zoneskip` bytes on,
+//! wrapping to the first zone past the end of the file. Sequential I/O runs from the
+//! zone's start (again from the start when it passes `zonerange`); random I/O is a
+//! permutation of the zone's blocks, cut so that it never leaves the zone. A `rw=…:N`
+//! offset modifier moves within the zone, wrapping at `zonerange`. The bytes to issue are
+//! unchanged: `io_size` or `size` (times `loops`), skipped bytes not counted, so a job
+//! whose zones cover less than that goes over them again.
 
 use rand::{Rng, RngCore};
 
-use crate::job::{BlockSize, Extent, JobSpec, Origin, Pattern};
+use crate::job::{BlockSize, Extent, JobSpec, Origin, Pattern, StridedZones};
 
 /// The direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -226,6 +235,11 @@ impl Permutation {
         }
     }
 
+    /// Starts a new pass (with a fresh key) at the next call.
+    pub fn restart(&mut self) {
+        self.keyed = false;
+    }
+
     /// The next index; a new pass (with a fresh key) starts after every `len` calls.
     /// Returns 0 for an empty domain.
     pub fn next(&mut self, rng: &mut impl RngCore) -> u64 {
@@ -266,6 +280,79 @@ struct Region {
     /// Sequential I/Os still to follow the last random offset (`randread:N`).
     sequential_left: u64,
     order: Permutation,
+    /// Where the job is in its strided zones, when it has them.
+    zone: Option<ZoneWalk>,
+}
+
+/// A job's walk over strided zones: fio's `file_offset` (the zone's start), `zone_bytes`
+/// and `last_pos` for one file.
+#[derive(Debug, Clone)]
+struct ZoneWalk {
+    zones: StridedZones,
+    /// Absolute start of the first zone, where the walk wraps to.
+    first: u64,
+    /// End of the file: a zone that would start there or later wraps to `first`.
+    file_end: u64,
+    /// Absolute start of the current zone.
+    base: u64,
+    /// Bytes issued in the current zone.
+    bytes: u64,
+    /// Next sequential position, relative to `base`.
+    cursor: u64,
+    /// Random order of the zone's blocks.
+    order: Permutation,
+}
+
+impl ZoneWalk {
+    fn new(zones: StridedZones, first: u64, file_end: u64, unit: u64) -> Self {
+        Self {
+            zones,
+            first,
+            file_end,
+            base: first,
+            bytes: 0,
+            cursor: 0,
+            order: Permutation::new(zones.range / unit),
+        }
+    }
+
+    /// fio's zone bookkeeping before each I/O: move to the next zone once `zonesize`
+    /// bytes are done; start the zone over when the position passes `zonerange`; start a
+    /// new random pass whenever a whole `zonerange` has been issued.
+    fn prepare(&mut self) {
+        let StridedZones { size, range, skip } = self.zones;
+        if self.bytes >= size {
+            self.bytes = 0;
+            self.base = self.base.saturating_add(range).saturating_add(skip);
+            if self.base >= self.file_end {
+                self.base = self.first;
+            }
+            self.cursor = 0;
+        }
+        if self.cursor >= range {
+            self.cursor = 0;
+        }
+        if self.bytes.is_multiple_of(range) {
+            self.cursor = 0;
+            self.order.restart();
+        }
+    }
+
+    /// A position for the next I/O, relative to the zone's start: the sequential one
+    /// (moved by `modifier` except at the zone's start, wrapping within the range), or a
+    /// random block.
+    fn position(&mut self, random: bool, modifier: i64, unit: u64, rng: &mut impl RngCore) -> u64 {
+        if random {
+            return self.order.next(rng) * unit;
+        }
+        if self.cursor == 0 || modifier == 0 {
+            return self.cursor;
+        }
+        let range = i128::from(self.zones.range);
+        let moved = (i128::from(self.cursor) + i128::from(modifier)).rem_euclid(range);
+        // rem_euclid keeps it in 0..range, which fits u64 because range does.
+        u64::try_from(moved).expect("remainder of a u64 range fits u64")
+    }
 }
 
 /// The I/O sequence of one job clone. Call [`IoPattern::next`] until it returns `None`.
@@ -329,7 +416,17 @@ impl IoPattern {
         let length = self.draw_length(direction, rng);
         let file = self.next_file;
         self.next_file = (self.next_file + 1) % self.regions.len();
-        let unit = self.place(file, direction, length, rng);
+        let mut placed = self.place(file, direction, length, rng);
+        if placed.is_none() && self.budget.is_none() {
+            // Time based: fio starts the job's files over, from the first zone.
+            self.regions[file].restart_zones();
+            placed = self.place(file, direction, length, rng);
+        }
+        let Some(unit) = placed else {
+            // A zone position past the end of the file: fio marks the file done.
+            self.budget = Some(0);
+            return None;
+        };
         self.charge(unit.length);
         if matches!(self.pattern, Pattern::TrimWrite | Pattern::RandTrimWrite) {
             self.pending_write = Some(IoUnit {
@@ -374,27 +471,32 @@ impl IoPattern {
         }
     }
 
+    /// Where the I/O goes; None when a strided zone would put it past the end of the file.
     fn place(
         &mut self,
         file: usize,
         direction: DataDirection,
         length: u64,
         rng: &mut impl RngCore,
-    ) -> IoUnit {
+    ) -> Option<IoUnit> {
         let random = self.pattern.is_random();
         let (modifier, unit) = (self.modifier, self.unit);
         let region = &mut self.regions[file];
-        let (position, length) = if random {
-            region.random_position(length, modifier, unit, rng)
+        let (offset, length) = if region.zone.is_some() {
+            region.zone_position(length, random, modifier, unit, rng)?
+        } else if random {
+            let (position, length) = region.random_position(length, modifier, unit, rng);
+            (region.start + position, length)
         } else {
-            region.sequential_position(length, modifier)
+            let (position, length) = region.sequential_position(length, modifier);
+            (region.start + position, length)
         };
-        IoUnit {
+        Some(IoUnit {
             direction,
             file,
-            offset: region.start + position,
+            offset,
             length,
-        }
+        })
     }
 }
 
@@ -437,6 +539,53 @@ impl Region {
         let length = length.min(self.len - position);
         self.cursor = self.advance(position, length, 0);
         (position, length)
+    }
+
+    /// Back to the first strided zone, as at the start.
+    fn restart_zones(&mut self) {
+        if let Some(zone) = &mut self.zone {
+            zone.base = zone.first;
+            zone.bytes = 0;
+            zone.cursor = 0;
+        }
+    }
+
+    /// The next I/O in the job's strided zones: (absolute offset, length), or None when
+    /// it would start past the end of the file. Random I/O is cut at the zone's end;
+    /// every I/O is cut at the file's end.
+    fn zone_position(
+        &mut self,
+        length: u64,
+        random: bool,
+        modifier: i64,
+        unit: u64,
+        rng: &mut impl RngCore,
+    ) -> Option<(u64, u64)> {
+        let zone = self.zone.as_mut()?;
+        zone.prepare();
+        // For random patterns the modifier counts sequential I/Os per random offset
+        // (`randread:N`); for sequential ones it is bytes added to each offset.
+        let (random, modifier) = if !random {
+            (false, modifier)
+        } else if self.sequential_left > 0 {
+            self.sequential_left -= 1;
+            (false, 0)
+        } else {
+            self.sequential_left = u64::try_from(modifier).unwrap_or(0).saturating_sub(1);
+            (true, 0)
+        };
+        let position = zone.position(random, modifier, unit, rng);
+        let offset = zone.base.checked_add(position)?;
+        if offset >= zone.file_end {
+            return None;
+        }
+        let mut length = length.min(zone.file_end - offset);
+        if random {
+            length = length.min(zone.zones.range - position);
+        }
+        zone.cursor = position + length;
+        zone.bytes += length;
+        Some((offset, length))
     }
 }
 
@@ -530,12 +679,18 @@ fn region_for(
         );
         return Err(PatternError::bad_region(spec, reason));
     }
+    // fio walks strided zones only in a job with one file.
+    let zone = spec
+        .strided_zones()
+        .filter(|_| files == 1)
+        .map(|zones| ZoneWalk::new(zones, start, file.size, unit));
     Ok(Region {
         start,
         len,
         cursor: 0,
         sequential_left: 0,
         order: Permutation::new(blocks),
+        zone,
     })
 }
 
@@ -789,6 +944,211 @@ mod tests {
             units.iter().map(|u| (u.direction, u.offset)).collect();
         use DataDirection::{Trim, Write};
         assert_eq!(got, [(Trim, 0), (Write, 0), (Trim, 4096), (Write, 4096)]);
+    }
+
+    /// BFQ's interleaved readers: each clone reads 16 KiB, skips the 48 KiB its three
+    /// siblings read, and so on.
+    fn interleaved(pattern: Pattern, size: u64) -> JobSpec {
+        let mut spec = job(pattern, size, 4096);
+        spec.zone_mode = crate::job::ZoneMode::Strided;
+        spec.zone_size = 16384;
+        spec.zone_skip = 49152;
+        spec.numjobs = 4;
+        spec.offset_increment = 16384;
+        spec
+    }
+
+    fn clone_units(spec: &JobSpec, clone: u32, capacity: u64, limit: usize) -> Vec<IoUnit> {
+        let files = plan_files(spec, clone, capacity).expect("files");
+        let mut pattern = IoPattern::new(spec, &files, clone).expect("pattern");
+        let mut rng = StdRng::seed_from_u64(u64::from(clone) + 11);
+        std::iter::from_fn(|| pattern.next(&mut rng))
+            .take(limit)
+            .collect()
+    }
+
+    #[test]
+    fn interleaved_readers_take_turns_zone_by_zone() {
+        let spec = interleaved(Pattern::Read, 64 << 20);
+        let expected: [[u64; 10]; 4] = [
+            [
+                0, 4096, 8192, 12288, 65536, 69632, 73728, 77824, 131072, 135168,
+            ],
+            [
+                16384, 20480, 24576, 28672, 81920, 86016, 90112, 94208, 147456, 151552,
+            ],
+            [
+                32768, 36864, 40960, 45056, 98304, 102400, 106496, 110592, 163840, 167936,
+            ],
+            [
+                49152, 53248, 57344, 61440, 114688, 118784, 122880, 126976, 180224, 184320,
+            ],
+        ];
+        for (clone, want) in expected.iter().enumerate() {
+            let units = clone_units(&spec, clone as u32, 1 << 30, 10);
+            assert_eq!(offsets(&units), want, "reader {clone}");
+            assert!(units.iter().all(|u| u.length == 4096 && u.file == 0));
+        }
+        // The same on a device all four share.
+        let mut shared = spec.clone();
+        shared.filename = Some("/dev/sdb".into());
+        for (clone, want) in expected.iter().enumerate() {
+            let units = clone_units(&shared, clone as u32, 1 << 30, 10);
+            assert_eq!(offsets(&units), want, "reader {clone} on /dev/sdb");
+        }
+    }
+
+    #[test]
+    fn interleaved_readers_tile_the_region_without_overlap() {
+        let mut spec = interleaved(Pattern::Read, 1 << 20);
+        spec.filename = Some("/dev/sdb".into());
+        let mut blocks = BTreeSet::new();
+        for clone in 0..4 {
+            let units = clone_units(&spec, clone, 4 << 20, usize::MAX);
+            // size is the bytes each reader transfers, as in fio; its zones in the first
+            // 1 MiB hold a quarter of that, so a reader within 1 MiB would go round four
+            // times: the first pass is its own 256 KiB.
+            let bytes: u64 = units.iter().map(|u| u.length).sum();
+            assert_eq!(bytes, 1 << 20, "reader {clone} transfers size= bytes");
+            for unit in &units[..64] {
+                assert_eq!((unit.offset / 16384) % 4, u64::from(clone), "{unit:?}");
+                assert!(blocks.insert(unit.offset), "{unit:?} read twice");
+            }
+        }
+        let all: Vec<u64> = (0..256).map(|b| b * 4096).collect();
+        assert_eq!(blocks.into_iter().collect::<Vec<_>>(), all);
+    }
+
+    #[test]
+    fn zones_wrap_to_the_first_at_the_end_of_the_file() {
+        let mut spec = interleaved(Pattern::Read, 128 << 10);
+        spec.io_size = Some(96 << 10);
+        let units = clone_units(&spec, 0, 1 << 30, usize::MAX);
+        let zone_starts: Vec<u64> = units.chunks(4).map(|c| c[0].offset).collect();
+        assert_eq!(
+            zone_starts,
+            [0, 65536, 0, 65536, 0, 65536],
+            "io_size sets the bytes"
+        );
+    }
+
+    #[test]
+    fn a_zone_cut_by_the_end_of_the_file_ends_the_job_or_wraps_when_time_based() {
+        let mut spec = interleaved(Pattern::Read, 72 << 10);
+        let units = clone_units(&spec, 0, 1 << 30, usize::MAX);
+        assert_eq!(offsets(&units), [0, 4096, 8192, 12288, 65536, 69632]);
+        spec.time_based = true;
+        let units = clone_units(&spec, 0, 1 << 30, 8);
+        assert_eq!(
+            offsets(&units),
+            [0, 4096, 8192, 12288, 65536, 69632, 0, 4096]
+        );
+    }
+
+    #[test]
+    fn random_io_stays_inside_each_zone() {
+        let spec = interleaved(Pattern::RandRead, 1 << 20);
+        let clone = 2;
+        let first = 2 * 16384;
+        let units = clone_units(&spec, clone, 1 << 30, usize::MAX);
+        assert_eq!(units.len(), 256);
+        // One zone per four I/Os, each a permutation of the zone's blocks; sixteen zones
+        // fit in the file (1 MiB + 32 KiB), then the walk wraps to the first.
+        for (k, zone) in units.chunks(4).enumerate() {
+            let start = first + (k as u64 % 16) * 65536;
+            let set: BTreeSet<u64> = zone.iter().map(|u| u.offset).collect();
+            let want: BTreeSet<u64> = (0..4).map(|b| start + b * 4096).collect();
+            assert_eq!(set, want, "zone {k}");
+        }
+        let in_order: Vec<u64> = units.iter().map(|u| u.offset).collect();
+        let sorted = {
+            let mut s = in_order.clone();
+            s.sort_unstable();
+            s
+        };
+        assert_ne!(in_order, sorted, "random within zones");
+    }
+
+    #[test]
+    fn random_variable_blocks_are_cut_at_the_zone_end() {
+        let mut spec = interleaved(Pattern::RandRead, 1 << 20);
+        spec.block_size[0] = BlockSize::Range {
+            min: 4096,
+            max: 16384,
+        };
+        spec.time_based = true;
+        let units = clone_units(&spec, 1, 1 << 30, 2000);
+        let mut lengths = BTreeSet::new();
+        for unit in &units {
+            let within = (unit.offset - 16384) % 65536;
+            assert!(within + unit.length <= 16384, "{unit:?} leaves its zone");
+            lengths.insert(unit.length);
+        }
+        assert!(lengths.len() > 1, "sizes vary: {lengths:?}");
+    }
+
+    #[test]
+    fn randread_runs_stay_inside_the_zone() {
+        let mut spec = interleaved(Pattern::RandRead, 1 << 20);
+        spec.zone_size = 65536;
+        spec.zone_skip = 65536;
+        spec.offset_increment = 0;
+        spec.offset_modifier = 4;
+        let units = clone_units(&spec, 0, 1 << 30, 400);
+        for unit in &units {
+            assert!(unit.offset % 131072 < 65536, "{unit:?} outside its zone");
+        }
+    }
+
+    #[test]
+    fn zonerange_and_zonesize_apart() {
+        // A range wider than the size: only the first 8 KiB of each 16 KiB zone.
+        let mut spec = job(Pattern::Read, 64 << 10, 4096);
+        spec.zone_size = 8192;
+        spec.zone_range = 16384;
+        let units = run(&spec, 6);
+        assert_eq!(offsets(&units), [0, 4096, 16384, 20480, 32768, 36864]);
+        // A size above the range: each 16 KiB zone read twice, then 16 KiB skipped.
+        let mut spec = job(Pattern::Read, 256 << 10, 4096);
+        spec.zone_size = 32768;
+        spec.zone_range = 16384;
+        spec.zone_skip = 16384;
+        let units = run(&spec, 10);
+        let k = 4096;
+        assert_eq!(
+            offsets(&units),
+            [0, k, 2 * k, 3 * k, 0, k, 2 * k, 3 * k, 32768, 32768 + k]
+        );
+    }
+
+    #[test]
+    fn zones_are_off_for_none_zero_size_and_several_files() {
+        let plain = offsets(&run(&job(Pattern::Read, 64 << 10, 4096), 8));
+        let mut spec = interleaved(Pattern::Read, 64 << 10);
+        spec.zone_mode = crate::job::ZoneMode::None;
+        assert_eq!(offsets(&run(&spec, 8)), plain);
+        let mut spec = interleaved(Pattern::Read, 64 << 10);
+        spec.zone_mode = crate::job::ZoneMode::Unspecified;
+        assert_ne!(
+            offsets(&run(&spec, 8)),
+            plain,
+            "zonesize alone means strided"
+        );
+        spec.zone_size = 0;
+        assert_eq!(offsets(&run(&spec, 8)), plain);
+        let mut spec = interleaved(Pattern::Read, 128 << 10);
+        spec.nrfiles = 2;
+        let units = run(&spec, 8);
+        let first_file: Vec<u64> = units
+            .iter()
+            .filter(|u| u.file == 0)
+            .map(|u| u.offset)
+            .collect();
+        assert_eq!(
+            first_file,
+            [0, 4096, 8192, 12288],
+            "fio ignores zones with two files"
+        );
     }
 
     #[test]
