@@ -1,6 +1,7 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
 use crate::policy::anticipatory::Anticipatory;
+use crate::policy::bfq::Bfq;
 use crate::policy::cfq::Cfq;
 use crate::policy::deadline::Deadline;
 use crate::policy::noop::Noop;
@@ -18,6 +19,9 @@ pub struct SchedulerContext {
     pub queue_depth: usize,
 }
 
+/// How a policy is built from its resolved tunables and the run's context.
+type BuildFn = fn(&Tunables, &SchedulerContext) -> Result<Box<dyn Scheduler>, TunableError>;
+
 /// A policy as the registry lists it.
 #[derive(Debug, Clone, Copy)]
 pub struct SchedulerInfo {
@@ -29,7 +33,7 @@ pub struct SchedulerInfo {
     pub summary: &'static str,
     /// Its tunables with the kernel's names, units and defaults.
     pub tunables: &'static [TunableDef],
-    build: fn(&Tunables, &SchedulerContext) -> Result<Box<dyn Scheduler>, TunableError>,
+    build: BuildFn,
 }
 
 /// Every policy, in the order they are listed.
@@ -61,6 +65,13 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         summary: "time slices per process queue by priority, idling, weighted groups on a vdisktime service tree",
         tunables: Cfq::TUNABLES,
         build: |tunables, context| Ok(Box::new(Cfq::new(tunables, context))),
+    },
+    SchedulerInfo {
+        name: "bfq",
+        aliases: &[],
+        summary: "budget fair queueing: B-WF2Q+ over queues and groups by weight, sector budgets, selective idling, weight raising for low latency",
+        tunables: Bfq::TUNABLES,
+        build: |tunables, context| Ok(Box::new(Bfq::new(tunables, context)?)),
     },
 ];
 

@@ -1,6 +1,7 @@
 //! The policies, one module (or module folder) each.
 
 pub mod anticipatory;
+pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod noop;

@@ -1,0 +1,411 @@
+//! A request arrives (the kernel's `bfq_insert_request`, `bfq_add_request` and
+//! `bfq_bfqq_handle_idle_busy_switch`): find or create its queue, learn from it (think time,
+//! seekiness, waker), merge it or queue it, and — if its queue was idle — decide on weight
+//! raising, give the queue a budget (keeping the one it had if it comes back quickly after
+//! running dry: *hole recovery*), put it on the scheduling engine, and maybe preempt the queue in
+//! service.
+
+use crate::{GroupId, Inserted, Nanos, PriorityClass, ProcessId, Request};
+
+use super::queue::{Expiration, Queue, QueueId, QueueKind};
+use super::weight_raising::{Deserves, MIN_IDLE_TIME};
+use super::wf2q::Owner;
+use super::Bfq;
+
+/// Arrivals within this many slice_idle of the queue's last completion count as "in time".
+const IN_TIME_SLICES: u64 = 3;
+/// The I/O intensity window halves once it is longer than this.
+const INTENSITY_WINDOW: Nanos = crate::time::ms(200);
+/// Waker detection: a request within this long of another queue's completion.
+const WAKER_GAP: Nanos = crate::time::ms(4);
+/// Waker detection: sightings needed, within 128 × slice_idle.
+const WAKER_SIGHTINGS: u32 = 3;
+/// The weight of the default priority (BE4): only such queues are weight raised.
+const DEFAULT_WEIGHT: u64 = 40;
+/// A request this small arriving while BFQ idles may be followed by more: keep idling.
+const SMALL_REQUEST: u32 = 32;
+
+impl Bfq {
+    pub(super) fn arrive(&mut self, request: Request, now: Nanos) -> Inserted {
+        let id = self.queue_for(&request, now);
+        let request = match self
+            .store
+            .merge(self.queues[id].as_mut().expect("live queue"), request)
+        {
+            Ok(carrier) => return Inserted::Merged(carrier),
+            Err(request) => request,
+        };
+        self.learn_from_arrival(id, &request, now);
+        let was_empty = self.queue(id).is_empty() && self.queue(id).dispatched == 0;
+        let (request_id, group, sync) = (request.id, request.group, request.sync);
+        let due = now.saturating_add(self.fifo_expire(sync));
+        let queue = self.queues[id].as_mut().expect("live queue");
+        let slot = self.store.add(queue, request, due);
+        let next = self.store.choose(
+            &self.config.seek,
+            queue.next_request,
+            Some(slot),
+            self.last_position,
+        );
+        queue.next_request = next;
+        if was_empty && queue.measured_request.is_none() {
+            queue.measured_request = Some((request_id, now));
+        }
+        self.queued += 1;
+        self.group_pending_add(group, true);
+        if !self.queue(id).busy {
+            self.becomes_busy(id, now);
+        } else if self.in_service == Some(id) && self.idle_until.is_some() {
+            self.arrived_while_idling(id, now);
+        }
+        Inserted::Queued
+    }
+
+    /// The process's sync queue, or the group's async queue for the request's priority;
+    /// created on first use.
+    fn queue_for(&mut self, request: &Request, now: Nanos) -> QueueId {
+        let group = self.known_group(request.group);
+        if request.sync {
+            if let Some(&id) = self.sync_queues.get(&request.process) {
+                return id;
+            }
+            let id = self.create_queue(Some(request.process), true, group, request, now);
+            self.sync_queues.insert(request.process, id);
+            let in_burst = self.burst.created(id, group, now);
+            for member in in_burst {
+                if let Some(Some(queue)) = self.queues.get_mut(member) {
+                    queue.in_large_burst = true;
+                }
+            }
+            return id;
+        }
+        let key = (group, request.priority.class.index(), async_level(request));
+        if let Some(&id) = self.async_queues.get(&key) {
+            return id;
+        }
+        let id = self.create_queue(None, false, group, request, now);
+        self.async_queues.insert(key, id);
+        id
+    }
+
+    fn known_group(&self, group: GroupId) -> GroupId {
+        if group.index() < self.group_entities.len() {
+            group
+        } else {
+            GroupId::ROOT
+        }
+    }
+
+    fn create_queue(
+        &mut self,
+        process: Option<ProcessId>,
+        sync: bool,
+        group: GroupId,
+        request: &Request,
+        now: Nanos,
+    ) -> QueueId {
+        let id = self.free_queues.pop().unwrap_or(self.queues.len());
+        let kind = QueueKind {
+            process,
+            sync,
+            group,
+            priority: request.priority,
+        };
+        let parent = self.group_entities[group.index()];
+        let weight = super::queue::weight_of(request.priority);
+        let entity = self.engine.add(
+            Owner::Queue(id),
+            Some(parent),
+            request.priority.class.index(),
+            weight,
+        );
+        // A new queue starts with two thirds of the largest budget.
+        let queue = Queue::new(kind, entity, self.max_budget * 2 / 3, now);
+        if id == self.queues.len() {
+            self.queues.push(Some(queue));
+        } else {
+            self.queues[id] = Some(queue);
+        }
+        id
+    }
+
+    /// Think time, seek history and waker detection, from a sync request's arrival.
+    fn learn_from_arrival(&mut self, id: QueueId, request: &Request, now: Nanos) {
+        let cap = 2 * self.config.slice_idle;
+        let rotational = self.rotational;
+        let waker = self.waker_candidate(id, now);
+        let queue = self.queue_mut(id);
+        if !queue.sync {
+            return;
+        }
+        let idle = queue.dispatched == 0 && !queue.busy;
+        if idle && now > queue.created {
+            let gap = now.saturating_sub(queue.last_completion);
+            queue.think_time.add(gap, cap);
+            queue.idle_total += gap;
+        }
+        update_io_intensity(queue, now);
+        let distance = request.sector.abs_diff(queue.last_position);
+        queue.seek.add(distance, request.sectors, rotational);
+        queue.last_position = request.end_sector();
+        if let Some(waker) = waker {
+            note_waker(queue, waker, now, 128 * slice_idle_of(cap));
+        }
+    }
+
+    /// The queue whose completion just preceded this idle queue's request, if the request came
+    /// within 200 µs of it and the queue has a long think time.
+    fn waker_candidate(&self, id: QueueId, now: Nanos) -> Option<QueueId> {
+        let queue = self.queue(id);
+        let idle = queue.dispatched == 0 && !queue.busy;
+        let last = self.last_completed_queue?;
+        let quick = now < self.last_completion.saturating_add(WAKER_GAP);
+        (idle && quick && last != id && !self.short_think_time(id)).then_some(last)
+    }
+
+    /// A request for the queue in service arrived while BFQ idled for it: stop idling, unless
+    /// it is small and idling boosts throughput (more may follow).
+    fn arrived_while_idling(&mut self, id: QueueId, now: Nanos) {
+        let queue = self.queue(id);
+        let small = queue.queued() == 1
+            && queue
+                .next_request
+                .is_some_and(|slot| self.store.slab.get(slot).sectors < SMALL_REQUEST);
+        let timed_out = queue.budget_timeout.is_some_and(|t| now >= t);
+        if small && !timed_out && self.idle_inputs(id).boosts_throughput_without_issues() {
+            return;
+        }
+        self.idle_until = None;
+        if timed_out {
+            self.expire(id, Expiration::BudgetTimeout, now);
+        }
+    }
+
+    /// An idle queue gets a request (`bfq_bfqq_handle_idle_busy_switch`).
+    fn becomes_busy(&mut self, id: QueueId, now: Nanos) {
+        let slice_idle = self.config.slice_idle;
+        let queue = self.queue(id);
+        let in_time = now
+            <= queue
+                .last_completion
+                .saturating_add(IN_TIME_SLICES * slice_idle);
+        let idle_long = queue.dispatched == 0
+            && queue
+                .budget_timeout
+                .is_none_or(|t| now >= t.saturating_add(MIN_IDLE_TIME));
+        let in_burst = queue.in_large_burst;
+        self.raise_on_busy(id, idle_long, in_burst, now);
+        let (budget, back_shift) = self.activation_budget(id, in_time);
+        let wants_to_preempt = back_shift.is_some();
+        let queue = self.queue(id);
+        let (entity, weight) = (queue.entity, queue.weight());
+        self.engine.get_mut(entity).new_weight = weight;
+        self.engine.activate(entity, budget, back_shift);
+        self.mark_busy(id, true);
+        self.queue_mut(id).service_since_busy = 0;
+        self.maybe_preempt(id, wants_to_preempt, now);
+    }
+
+    fn raise_on_busy(&mut self, id: QueueId, idle_long: bool, in_burst: bool, now: Nanos) {
+        let low_latency = self.config.low_latency;
+        let duration = self.peak.raising_duration();
+        let queue = self.queue_mut(id);
+        if !low_latency || !queue.sync {
+            queue.raising.last_busy = now;
+            return;
+        }
+        let default_weight = queue.orig_weight == DEFAULT_WEIGHT;
+        let soft_rt = default_weight
+            && !queue.seek.totally_seeky()
+            && !in_burst
+            && queue.dispatched == 0
+            && now >= queue.raising.soft_rt_next_start;
+        let deserves = if default_weight && !in_burst && idle_long {
+            Deserves::Interactive
+        } else if soft_rt {
+            Deserves::SoftRealTime
+        } else {
+            Deserves::Nothing
+        };
+        queue.raising.on_busy(deserves, in_burst, duration, now);
+    }
+
+    /// The budget a queue becomes busy with: the budget it had left if it ran dry moments ago
+    /// (then its old timestamps are kept too, shifted towards V by 1/coefficient), else its
+    /// budget memory; never below its next request's cost.
+    fn activation_budget(&mut self, id: QueueId, in_time: bool) -> (u64, Option<u64>) {
+        let next = self.next_cost(id);
+        let queue = self.queue_mut(id);
+        match queue.emptied.take() {
+            Some(left) if in_time && left > 0 => (left.max(next), Some(queue.raising.coefficient)),
+            _ => (queue.max_budget.max(next), None),
+        }
+    }
+
+    /// Count a queue as busy or not busy.
+    pub(super) fn mark_busy(&mut self, id: QueueId, busy: bool) {
+        let queue = self.queue_mut(id);
+        if queue.busy == busy {
+            return;
+        }
+        queue.busy = busy;
+        let (class, weight, raised) = (
+            queue.class_index(),
+            queue.weight(),
+            queue.raising.coefficient > 1,
+        );
+        if busy {
+            self.busy[class] += 1;
+            *self.busy_weights.entry(weight).or_insert(0) += 1;
+            self.raised_busy += usize::from(raised);
+        } else {
+            self.busy[class] = self.busy[class].saturating_sub(1);
+            self.forget_busy_weight(weight);
+            self.raised_busy = self.raised_busy.saturating_sub(usize::from(raised));
+        }
+    }
+
+    fn forget_busy_weight(&mut self, weight: u64) {
+        if let Some(count) = self.busy_weights.get_mut(&weight) {
+            *count -= 1;
+            if *count == 0 {
+                self.busy_weights.remove(&weight);
+            }
+        }
+    }
+
+    /// A busy queue's weight or raising changes: keep the busy counts right.
+    pub(super) fn reweigh_busy(&mut self, id: QueueId, old_weight: u64, was_raised: bool) {
+        let queue = self.queue(id);
+        if !queue.busy {
+            return;
+        }
+        let (weight, raised) = (queue.weight(), queue.raising.coefficient > 1);
+        self.forget_busy_weight(old_weight);
+        *self.busy_weights.entry(weight).or_insert(0) += 1;
+        self.raised_busy = self.raised_busy + usize::from(raised) - usize::from(was_raised);
+    }
+
+    /// The newly busy queue takes the device from the queue in service if it recovers from a
+    /// hole and is raised at least as much, or has a higher class or weight, or if BFQ idles for
+    /// the queue in service although that no longer pays.
+    fn maybe_preempt(&mut self, id: QueueId, wants_to_preempt: bool, now: Nanos) {
+        let Some(current) = self.in_service.filter(|&c| c != id) else {
+            return;
+        };
+        let raised_enough =
+            self.queue(id).raising.coefficient >= self.queue(current).raising.coefficient;
+        let idling_in_vain = self.idle_until.is_some() && !self.better_to_idle(current);
+        if (wants_to_preempt && raised_enough)
+            || self.higher_class_or_weight(id, current)
+            || idling_in_vain
+        {
+            self.expire(current, Expiration::Preempted, now);
+        }
+    }
+
+    /// A higher class, or a higher weight — compared between the queues if they share a group,
+    /// else between their groups (`bfq_bfqq_higher_class_or_weight`).
+    fn higher_class_or_weight(&self, id: QueueId, current: QueueId) -> bool {
+        let (a, b) = (self.queue(id), self.queue(current));
+        if a.class != b.class {
+            return class_rank(a.class) < class_rank(b.class);
+        }
+        let weight_of = |queue: &Queue, other: &Queue| {
+            if queue.group == other.group {
+                queue.weight()
+            } else {
+                let entity = self.group_entities[queue.group.index()];
+                self.engine.get(entity).weight
+            }
+        };
+        weight_of(a, b) > weight_of(b, a)
+    }
+
+    pub(super) fn exited(&mut self, process: ProcessId, now: Nanos) {
+        let Some(&id) = self.sync_queues.get(&process) else {
+            return;
+        };
+        self.queue_mut(id).process_gone = true;
+        if self.in_service == Some(id) && self.idle_until.is_some() && self.queue(id).is_empty() {
+            self.idle_until = None;
+            self.expire(id, Expiration::NoMoreRequests, now);
+        }
+        self.release_if_unused(id);
+    }
+
+    /// Free a sync queue whose process has exited once nothing refers to it.
+    pub(super) fn release_if_unused(&mut self, id: QueueId) {
+        let Some(Some(queue)) = self.queues.get(id) else {
+            return;
+        };
+        if !queue.process_gone
+            || !queue.is_empty()
+            || queue.dispatched > 0
+            || queue.busy
+            || self.in_service == Some(id)
+        {
+            return;
+        }
+        let (entity, process) = (queue.entity, queue.process);
+        if let Some(process) = process {
+            self.sync_queues.remove(&process);
+        }
+        self.engine.remove(entity);
+        self.burst.forget(id);
+        self.queues[id] = None;
+        self.free_queues.push(id);
+    }
+}
+
+/// RT 0, BE 1, IDLE 2: lower is served first.
+fn class_rank(class: PriorityClass) -> usize {
+    class.index()
+}
+
+/// The level of a group's async queue for a request (one queue for the IDLE class).
+fn async_level(request: &Request) -> u8 {
+    async_key_level(request.priority.class, request.priority.level)
+}
+
+/// The level in an async queue's key: the IDLE class has one queue.
+pub(super) fn async_key_level(class: PriorityClass, level: u8) -> u8 {
+    match class {
+        PriorityClass::Idle => 0,
+        _ => level,
+    }
+}
+
+/// Count a waker sighting: the third within `window` of the first makes it the queue's waker.
+fn note_waker(queue: &mut Queue, waker: QueueId, now: Nanos, window: Nanos) {
+    match queue.waker_candidate {
+        Some((candidate, count, since)) if candidate == waker && now <= since + window => {
+            if count + 1 >= WAKER_SIGHTINGS {
+                queue.waker = Some(waker);
+                queue.waker_candidate = None;
+            } else {
+                queue.waker_candidate = Some((candidate, count + 1, since));
+            }
+        }
+        _ => queue.waker_candidate = Some((waker, 1, now)),
+    }
+}
+
+/// slice_idle from the think-time cap (twice slice_idle).
+fn slice_idle_of(cap: Nanos) -> Nanos {
+    cap / 2
+}
+
+/// A queue idle (nothing queued or in flight) for less than a fifth of the time is
+/// I/O-bound; the measure forgets the past by halving every 200 ms.
+fn update_io_intensity(queue: &mut Queue, now: Nanos) {
+    if now == queue.created {
+        return;
+    }
+    let total = now.saturating_sub(queue.io_start);
+    queue.io_bound = queue.idle_total.saturating_mul(5) <= total;
+    if total > INTENSITY_WINDOW {
+        queue.io_start = now - total / 2;
+        queue.idle_total /= 2;
+    }
+}

@@ -1,0 +1,347 @@
+//! A BFQ queue (the kernel's `bfq_queue`): its queued requests in sector order and in arrival
+//! order, the request it serves next, and what BFQ learns about the process behind it (think
+//! time, seekiness, budget, weight raising, injection). Each process has one sync queue;
+//! async requests go to queues shared per group, class and level.
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+
+use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
+use crate::sector_order::SeekCost;
+use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request};
+
+use super::idling::{SeekHistory, ThinkTime};
+use super::weight_raising::WeightRaising;
+use super::wf2q::EntityId;
+
+/// A queue's index in the policy's queue list.
+pub(super) type QueueId = usize;
+
+/// Where a queued request is on its queue's FIFO.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SlotInfo {
+    /// Due time and insertion order.
+    pub(super) fifo_key: (Nanos, u64),
+}
+
+/// Why a queue stopped being served (the kernel's `BFQQE_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expiration {
+    /// Idling for its next request timed out.
+    TooIdle,
+    /// It held the device for longer than `timeout_sync` (scaled for weight raising).
+    BudgetTimeout,
+    /// Its next request costs more than its budget has left.
+    BudgetExhausted,
+    /// It ran out of requests and BFQ chose not to idle for it.
+    NoMoreRequests,
+    /// Another queue took the device.
+    Preempted,
+}
+
+/// One queue.
+#[derive(Debug, Clone)]
+pub(super) struct Queue {
+    /// The process whose sync requests it holds; `None` for a shared async queue.
+    pub(super) process: Option<ProcessId>,
+    /// The process has exited: never idle for it.
+    pub(super) process_gone: bool,
+    /// Sync or async.
+    pub(super) sync: bool,
+    /// Its group.
+    pub(super) group: GroupId,
+    /// Its class.
+    pub(super) class: PriorityClass,
+    /// Its level (0 for the IDLE class's single async queue key).
+    pub(super) level: u8,
+    /// Its weight from the level, `(8 − level) × 10`, before weight raising.
+    pub(super) orig_weight: u64,
+    /// Its entity in the scheduling engine.
+    pub(super) entity: EntityId,
+    /// Queued requests by start sector.
+    pub(super) sort_list: BTreeSet<(u64, SlotKey)>,
+    /// Queued requests by due time.
+    pub(super) fifo: BTreeSet<(Nanos, u64, SlotKey)>,
+    /// Merge candidates.
+    pub(super) merges: MergeIndex,
+    /// The request it would serve next.
+    pub(super) next_request: Option<SlotKey>,
+    /// Its requests at the device.
+    pub(super) dispatched: usize,
+    /// On the scheduling engine with work (the kernel's "busy").
+    pub(super) busy: bool,
+    /// Its budget memory: the budget feedback's `b`.
+    pub(super) max_budget: u64,
+    /// When its current or last service slot times out (`None`: never served, long ago).
+    pub(super) budget_timeout: Option<Nanos>,
+    /// When its current or last service slot started.
+    pub(super) slot_start: Nanos,
+    /// The FIFO was looked at in this slot.
+    pub(super) fifo_checked: bool,
+    /// Start of the window over which I/O intensity is measured.
+    pub(super) io_start: Nanos,
+    /// Time in that window with nothing queued or in flight.
+    pub(super) idle_total: Nanos,
+    /// Idle less than a fifth of the time: I/O-bound.
+    pub(super) io_bound: bool,
+    /// Think time.
+    pub(super) think_time: ThinkTime,
+    /// Seek history of its requests.
+    pub(super) seek: SeekHistory,
+    /// Where its last request ended.
+    pub(super) last_position: u64,
+    /// When its last request completed.
+    pub(super) last_completion: Nanos,
+    /// Weight raising state.
+    pub(super) raising: WeightRaising,
+    /// Created in a large burst of queues: never weight raised.
+    pub(super) in_large_burst: bool,
+    /// Expired with no requests: budget left and when, for hole recovery.
+    pub(super) emptied: Option<u64>,
+    /// Service received since it last became busy.
+    pub(super) service_since_busy: u64,
+    /// Injection: how many requests of others may be in flight while idling for it.
+    pub(super) inject_limit: usize,
+    /// Injection: the baseline total service time of its first request after emptying.
+    pub(super) last_service_time: Nanos,
+    /// Injection: when the limit last went down or was reset.
+    pub(super) inject_limit_changed: Nanos,
+    /// Injection: the request whose total service time is being measured, with its arrival.
+    pub(super) measured_request: Option<(crate::RequestId, Nanos)>,
+    /// The queue whose completions wake this one (its requests arrive right after them).
+    pub(super) waker: Option<QueueId>,
+    /// A waker candidate, how often it was seen, and since when.
+    pub(super) waker_candidate: Option<(QueueId, u32, Nanos)>,
+    /// When it was created.
+    pub(super) created: Nanos,
+}
+
+/// What a new queue is.
+pub(super) struct QueueKind {
+    pub(super) process: Option<ProcessId>,
+    pub(super) sync: bool,
+    pub(super) group: GroupId,
+    pub(super) priority: IoPriority,
+}
+
+impl Queue {
+    /// A fresh queue with its entity.
+    pub(super) fn new(kind: QueueKind, entity: EntityId, max_budget: u64, now: Nanos) -> Self {
+        Self {
+            process: kind.process,
+            process_gone: false,
+            sync: kind.sync,
+            group: kind.group,
+            class: kind.priority.class,
+            level: kind.priority.level,
+            orig_weight: weight_of(kind.priority),
+            entity,
+            sort_list: BTreeSet::new(),
+            fifo: BTreeSet::new(),
+            merges: MergeIndex::default(),
+            next_request: None,
+            dispatched: 0,
+            busy: false,
+            max_budget,
+            budget_timeout: None,
+            slot_start: now,
+            fifo_checked: false,
+            io_start: now,
+            idle_total: 0,
+            io_bound: false,
+            think_time: ThinkTime::default(),
+            seek: SeekHistory::new_queue(),
+            last_position: 0,
+            last_completion: now,
+            raising: WeightRaising::default(),
+            in_large_burst: false,
+            emptied: None,
+            service_since_busy: 0,
+            inject_limit: 1,
+            last_service_time: 0,
+            inject_limit_changed: now,
+            measured_request: None,
+            waker: None,
+            waker_candidate: None,
+            created: now,
+        }
+    }
+
+    /// Number of queued requests.
+    pub(super) fn queued(&self) -> usize {
+        self.sort_list.len()
+    }
+
+    /// Whether nothing is queued.
+    pub(super) fn is_empty(&self) -> bool {
+        self.sort_list.is_empty()
+    }
+
+    /// Its class as the scheduling engine counts them (0 RT, 1 BE, 2 IDLE).
+    pub(super) fn class_index(&self) -> usize {
+        self.class.index()
+    }
+
+    /// The weight it is scheduled with now: the level's weight times the raising coefficient.
+    pub(super) fn weight(&self) -> u64 {
+        self.orig_weight * self.raising.coefficient
+    }
+}
+
+/// BFQ's weight of a priority: `(8 − level) × 10` (IDLE counts as level 7).
+pub(super) fn weight_of(priority: IoPriority) -> u64 {
+    let level = match priority.class {
+        PriorityClass::Idle => IoPriority::LEVELS - 1,
+        _ => priority.level.min(IoPriority::LEVELS - 1),
+    };
+    u64::from(IoPriority::LEVELS - level) * 10
+}
+
+/// Whether two requests of the same queue may merge.
+pub(super) fn same_kind(queued: &Request, incoming: &Request) -> bool {
+    queued.direction == incoming.direction && queued.sync == incoming.sync
+}
+
+/// Every queued request and the queues' sort lists and FIFOs.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RequestStore {
+    /// The requests.
+    pub(super) slab: RequestSlab,
+    /// Per slot: queue and FIFO key.
+    slots: Vec<Option<SlotInfo>>,
+    sequence: u64,
+}
+
+impl RequestStore {
+    /// Put a request on a queue; returns its slot.
+    pub(super) fn add(&mut self, queue: &mut Queue, request: Request, due: Nanos) -> SlotKey {
+        self.sequence += 1;
+        let fifo_key = (due, self.sequence);
+        let sector = request.sector;
+        let slot = self.slab.insert(request);
+        if self.slots.len() <= slot {
+            self.slots.resize(slot + 1, None);
+        }
+        self.slots[slot] = Some(SlotInfo { fifo_key });
+        queue.sort_list.insert((sector, slot));
+        queue.fifo.insert((fifo_key.0, fifo_key.1, slot));
+        queue.merges.add(slot, self.slab.get(slot));
+        slot
+    }
+
+    /// Take a request off its queue and out of the store.
+    pub(super) fn remove(&mut self, queue: &mut Queue, slot: SlotKey) -> Request {
+        self.unlink(queue, slot);
+        let request = self.slab.remove(slot);
+        queue.merges.remove(slot, &request);
+        self.slots[slot] = None;
+        request
+    }
+
+    fn unlink(&mut self, queue: &mut Queue, slot: SlotKey) {
+        let sector = self.slab.get(slot).sector;
+        if let Some(info) = self.slots[slot] {
+            queue.fifo.remove(&(info.fifo_key.0, info.fifo_key.1, slot));
+        }
+        queue.sort_list.remove(&(sector, slot));
+    }
+
+    /// The better of two requests from the head position (reference §1.3).
+    pub(super) fn choose(
+        &self,
+        seek: &SeekCost,
+        a: Option<SlotKey>,
+        b: Option<SlotKey>,
+        head: u64,
+    ) -> Option<SlotKey> {
+        match (a, b) {
+            (None, other) | (other, None) => other,
+            (Some(a), Some(b)) if a == b => Some(a),
+            (Some(a), Some(b)) => {
+                let (first, second) = (self.slab.get(a), self.slab.get(b));
+                let chosen = seek.choose(head, first, second);
+                Some(if std::ptr::eq(chosen, first) { a } else { b })
+            }
+        }
+    }
+
+    /// The request to serve after `last` leaves: the better of its neighbours in sector order.
+    pub(super) fn next_after(
+        &self,
+        queue: &Queue,
+        seek: &SeekCost,
+        last: SlotKey,
+    ) -> Option<SlotKey> {
+        let key = (self.slab.get(last).sector, last);
+        let after = queue
+            .sort_list
+            .range((Bound::Excluded(key), Bound::Unbounded))
+            .next()
+            .or_else(|| queue.sort_list.first().filter(|&&(_, slot)| slot != last))
+            .map(|&(_, slot)| slot);
+        let before = queue
+            .sort_list
+            .range(..key)
+            .next_back()
+            .map(|&(_, slot)| slot);
+        self.choose(seek, after, before, key.0)
+    }
+
+    /// The head of the queue's FIFO if it is due by `now`.
+    pub(super) fn expired_head(&self, queue: &Queue, now: Nanos) -> Option<SlotKey> {
+        queue
+            .fifo
+            .first()
+            .filter(|&&(due, _, _)| due <= now)
+            .map(|&(_, _, slot)| slot)
+    }
+
+    /// Merge a request into a queued one of `queue`, coalescing a neighbour it then touches.
+    /// Returns the carrier's id, or the request back.
+    pub(super) fn merge(
+        &mut self,
+        queue: &mut Queue,
+        request: Request,
+    ) -> Result<crate::RequestId, Request> {
+        let Some((slot, kind)) = queue.merges.find(&self.slab, &request, same_kind) else {
+            return Err(request);
+        };
+        let old_sector = self.slab.get(slot).sector;
+        queue.merges.merge(&mut self.slab, slot, kind, request);
+        if kind == MergeKind::Front {
+            queue.sort_list.remove(&(old_sector, slot));
+            queue.sort_list.insert((self.slab.get(slot).sector, slot));
+        }
+        let carrier = self.coalesce(queue, slot, kind);
+        Ok(self.slab.get(carrier).id)
+    }
+
+    fn coalesce(&mut self, queue: &mut Queue, slot: SlotKey, kind: MergeKind) -> SlotKey {
+        let Some((survivor, absorbed)) = queue
+            .merges
+            .coalesce_candidate(&self.slab, slot, kind, same_kind)
+        else {
+            return slot;
+        };
+        if queue.next_request == Some(absorbed) {
+            queue.next_request = Some(survivor);
+        }
+        self.unlink(queue, absorbed);
+        let inherited = self.slots[absorbed].take();
+        queue.merges.coalesce(&mut self.slab, survivor, absorbed);
+        if let (Some(inherited), Some(own)) = (inherited, self.slots[survivor]) {
+            if inherited.fifo_key < own.fifo_key {
+                queue
+                    .fifo
+                    .remove(&(own.fifo_key.0, own.fifo_key.1, survivor));
+                queue
+                    .fifo
+                    .insert((inherited.fifo_key.0, inherited.fifo_key.1, survivor));
+                self.slots[survivor] = Some(SlotInfo {
+                    fifo_key: inherited.fifo_key,
+                });
+            }
+        }
+        survivor
+    }
+}

@@ -1,0 +1,665 @@
+//! B-WF2Q+, the scheduling engine under BFQ: which entity (a queue, or a group holding queues
+//! and groups) gets the device next, at every level of the group hierarchy.
+//!
+//! Each group has one *service tree* per class (RT, BE, IDLE). A tree has a *virtual time* V that
+//! advances by `service / wsum` with every sector served under it, where `wsum` is the sum of the
+//! weights of its active and idle entities. An entity that becomes active with budget B and weight
+//! w gets a virtual start time S (V if it is new, `max(V, F)` if it comes back from the idle tree)
+//! and a virtual finish time `F = S + B/w`. The entity served next is, among the *eligible* ones
+//! (S ≤ V), the one that finishes first; if none is eligible V jumps to the smallest S. When its
+//! service ends, an entity that still has work moves to `S + served/w` and gets a new finish from
+//! its new budget; one without work keeps `F = S + served/w` on the *idle tree* until V passes it,
+//! so a process that pauses briefly cannot come back earlier than its fair share allows.
+//!
+//! Eligibility is kept with two ordered sets per tree: entities not yet eligible wait ordered by
+//! S, eligible ones are ordered by F. V only grows, so an entity moves from the first set to the
+//! second at most once per activation: selection and update are O(log N) amortised (the kernel
+//! gets the same bound from an rb-tree augmented with the subtree's minimum start).
+//!
+//! Classes are strict (RT before BE before IDLE), except that the IDLE tree is served once if it
+//! has waited more than 200 ms (`BFQ_CL_IDLE_TIMEOUT`). Timestamps are fixed point:
+//! `delta(service, w) = (service << 22) / w`.
+//!
+//! Source: our reference notes `reference/kernel-schedulers.md` §2.5 (the kernel's
+//! `block/bfq-wf2q.c`), and Bennett and Zhang, "WF2Q: Worst-case Fair Weighted Fair Queueing"
+//! (INFOCOM 1996) and "Hierarchical packet fair queueing algorithms" (SIGCOMM 1996) for WF2Q+.
+//! Our own code.
+
+use std::collections::BTreeSet;
+
+use crate::time::ms;
+use crate::Nanos;
+
+/// An entity's index in the [`Wf2q`] arena.
+pub(super) type EntityId = usize;
+
+/// Fixed-point shift of virtual times.
+const SERVICE_SHIFT: u32 = 22;
+
+/// How long the IDLE class may wait while others are served (`BFQ_CL_IDLE_TIMEOUT`).
+pub(super) const IDLE_CLASS_TIMEOUT: Nanos = ms(200);
+
+/// Number of classes, and so of service trees per group.
+pub(super) const CLASSES: usize = 3;
+
+/// The virtual time `service` costs an entity of weight `weight`.
+pub(super) fn delta(service: u64, weight: u64) -> u64 {
+    (service << SERVICE_SHIFT) / weight.max(1)
+}
+
+/// Where an entity is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Not on any tree: no work, and its finish time has been passed or forgotten.
+    Off,
+    /// On its tree's active sets, waiting to be served.
+    Active,
+    /// On its tree's idle set: no work, but its finish time is still ahead of V.
+    Idle,
+    /// Being served (out of the sets, still counted in `wsum`).
+    InService,
+}
+
+/// What an entity stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// A queue, by its id in the policy.
+    Queue(usize),
+    /// A group, by its index in the policy's group list.
+    Group(usize),
+}
+
+/// One schedulable entity.
+#[derive(Debug, Clone)]
+pub(super) struct Entity {
+    /// The queue or group.
+    pub(super) owner: Owner,
+    /// The group entity whose trees hold it; `None` only for the root group.
+    pub(super) parent: Option<EntityId>,
+    /// Its class: 0 RT, 1 BE, 2 IDLE.
+    pub(super) class: usize,
+    /// The weight it is scheduled with while on a tree.
+    pub(super) weight: u64,
+    /// The weight it takes at its next activation (weight raising changes it lazily).
+    pub(super) new_weight: u64,
+    /// The service it may receive in its next turn, in sectors.
+    pub(super) budget: u64,
+    /// The service received since it was last put in service.
+    pub(super) service: u64,
+    /// Virtual start time.
+    pub(super) start: u64,
+    /// Virtual finish time.
+    pub(super) finish: u64,
+    /// Where it is.
+    pub(super) place: Place,
+    /// A group's own trees.
+    pub(super) sched: Option<Box<SchedData>>,
+}
+
+/// A group's scheduling state: its trees and the child in service.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SchedData {
+    /// One tree per class.
+    pub(super) trees: [ServiceTree; CLASSES],
+    /// The child being served.
+    pub(super) in_service: Option<EntityId>,
+    /// When the IDLE class was last served here.
+    pub(super) idle_class_served: Nanos,
+}
+
+/// The entities of one class under one group.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ServiceTree {
+    /// Eligible active entities by finish time.
+    eligible: BTreeSet<(u64, EntityId)>,
+    /// Not-yet-eligible active entities by start time.
+    waiting: BTreeSet<(u64, EntityId)>,
+    /// Idle entities by finish time.
+    idle: BTreeSet<(u64, EntityId)>,
+    /// Virtual time.
+    pub(super) vtime: u64,
+    /// Sum of the weights of its active, in-service and idle entities.
+    pub(super) wsum: u64,
+}
+
+impl ServiceTree {
+    /// Whether an entity waits here to be served.
+    pub(super) fn has_active(&self) -> bool {
+        !self.eligible.is_empty() || !self.waiting.is_empty()
+    }
+
+    fn insert_active(&mut self, id: EntityId, start: u64, finish: u64) {
+        if start <= self.vtime {
+            self.eligible.insert((finish, id));
+        } else {
+            self.waiting.insert((start, id));
+        }
+    }
+
+    fn remove_active(&mut self, id: EntityId, start: u64, finish: u64) {
+        if !self.eligible.remove(&(finish, id)) {
+            self.waiting.remove(&(start, id));
+        }
+    }
+
+    /// Move entities whose start V has reached to the eligible set.
+    fn promote(&mut self, finish_of: impl Fn(EntityId) -> u64) {
+        while let Some(&(start, id)) = self.waiting.first() {
+            if start > self.vtime {
+                break;
+            }
+            self.waiting.pop_first();
+            self.eligible.insert((finish_of(id), id));
+        }
+    }
+
+    /// The eligible entity that finishes first, jumping V to the first start if none is.
+    fn first_eligible(&mut self, finish_of: impl Fn(EntityId) -> u64 + Copy) -> Option<EntityId> {
+        if self.eligible.is_empty() {
+            let &(start, _) = self.waiting.first()?;
+            self.vtime = self.vtime.max(start);
+            self.promote(finish_of);
+        }
+        self.eligible.first().map(|&(_, id)| id)
+    }
+
+    /// The entity that would be served next, without moving V.
+    fn peek(&self) -> Option<EntityId> {
+        self.eligible
+            .first()
+            .or_else(|| self.waiting.first())
+            .map(|&(_, id)| id)
+    }
+}
+
+/// The hierarchy of entities.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Wf2q {
+    entities: Vec<Entity>,
+    free: Vec<EntityId>,
+}
+
+impl Wf2q {
+    /// Add an entity (not yet on any tree); groups get trees of their own.
+    pub(super) fn add(
+        &mut self,
+        owner: Owner,
+        parent: Option<EntityId>,
+        class: usize,
+        weight: u64,
+    ) -> EntityId {
+        let entity = Entity {
+            owner,
+            parent,
+            class,
+            weight,
+            new_weight: weight,
+            budget: 0,
+            service: 0,
+            start: 0,
+            finish: 0,
+            place: Place::Off,
+            sched: matches!(owner, Owner::Group(_)).then(Box::default),
+        };
+        match self.free.pop() {
+            Some(id) => {
+                self.entities[id] = entity;
+                id
+            }
+            None => {
+                self.entities.push(entity);
+                self.entities.len() - 1
+            }
+        }
+    }
+
+    /// Forget an entity that is off every tree; its id may be reused.
+    pub(super) fn remove(&mut self, id: EntityId) {
+        if self.entities[id].place == Place::Idle {
+            self.forget_idle(id);
+        }
+        debug_assert_eq!(self.entities[id].place, Place::Off);
+        self.free.push(id);
+    }
+
+    /// An entity.
+    pub(super) fn get(&self, id: EntityId) -> &Entity {
+        &self.entities[id]
+    }
+
+    /// An entity, mutably (weights and budgets; the place is the engine's business).
+    pub(super) fn get_mut(&mut self, id: EntityId) -> &mut Entity {
+        &mut self.entities[id]
+    }
+
+    fn tree(&mut self, id: EntityId) -> Option<&mut ServiceTree> {
+        let parent = self.entities[id].parent?;
+        let class = self.entities[id].class;
+        let sched = self.entities[parent].sched.as_mut()?;
+        Some(&mut sched.trees[class])
+    }
+
+    fn sched(&self, id: EntityId) -> &SchedData {
+        self.entities[id]
+            .sched
+            .as_deref()
+            .expect("only groups are parents")
+    }
+
+    fn sched_mut(&mut self, id: EntityId) -> &mut SchedData {
+        self.entities[id]
+            .sched
+            .as_deref_mut()
+            .expect("only groups are parents")
+    }
+
+    /// The virtual time of the tree an entity is on.
+    pub(super) fn vtime_of(&self, id: EntityId) -> u64 {
+        let entity = &self.entities[id];
+        entity
+            .parent
+            .map_or(0, |parent| self.sched(parent).trees[entity.class].vtime)
+    }
+
+    /// An entity gets work: it joins its tree with this budget, and its ancestors join theirs.
+    /// An entity already active or in service keeps its place (its budget counts next turn).
+    ///
+    /// `back_shift`: the entity recovers from a hole (it ran dry moments ago) and keeps its old
+    /// timestamps — a start behind V moves only `1/back_shift` of the way up to V.
+    pub(super) fn activate(&mut self, id: EntityId, budget: u64, back_shift: Option<u64>) {
+        self.entities[id].budget = budget;
+        let mut current = id;
+        let mut shift = back_shift;
+        loop {
+            if matches!(
+                self.entities[current].place,
+                Place::Active | Place::InService
+            ) {
+                return;
+            }
+            self.enqueue(current, false, shift.take());
+            match self.entities[current].parent {
+                Some(parent) if self.entities[parent].parent.is_some() => {
+                    self.entities[parent].budget = self.next_budget(parent);
+                    current = parent;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Put an off or idle entity on its tree's active sets with fresh timestamps, or (`requeue`)
+    /// an entity leaving service, whose start already moved past its service.
+    fn enqueue(&mut self, id: EntityId, requeue: bool, back_shift: Option<u64>) {
+        let place = self.entities[id].place;
+        let vtime = self.vtime_of(id);
+        let old_finish = self.entities[id].finish;
+        if place == Place::Idle {
+            self.forget_idle(id);
+            self.count_weight(id, true);
+        } else if !requeue {
+            self.count_weight(id, true);
+        }
+        if !requeue {
+            self.entities[id].start = match back_shift {
+                Some(divisor) if old_finish < vtime => {
+                    old_finish + (vtime - old_finish) / divisor.max(1)
+                }
+                _ => vtime.max(if place == Place::Idle { old_finish } else { 0 }),
+            };
+        }
+        self.apply_new_weight(id);
+        let entity = &mut self.entities[id];
+        entity.finish = entity.start + delta(entity.budget, entity.weight);
+        entity.place = Place::Active;
+        let (start, finish) = (entity.start, entity.finish);
+        if let Some(tree) = self.tree(id) {
+            tree.insert_active(id, start, finish);
+        }
+    }
+
+    fn count_weight(&mut self, id: EntityId, add: bool) {
+        let weight = self.entities[id].weight;
+        if let Some(tree) = self.tree(id) {
+            if add {
+                tree.wsum += weight;
+            } else {
+                tree.wsum = tree.wsum.saturating_sub(weight);
+            }
+        }
+    }
+
+    fn apply_new_weight(&mut self, id: EntityId) {
+        let (old, new) = (self.entities[id].weight, self.entities[id].new_weight);
+        if old != new {
+            if let Some(tree) = self.tree(id) {
+                tree.wsum = tree.wsum.saturating_sub(old) + new;
+            }
+            self.entities[id].weight = new;
+        }
+    }
+
+    fn forget_idle(&mut self, id: EntityId) {
+        let finish = self.entities[id].finish;
+        if let Some(tree) = self.tree(id) {
+            tree.idle.remove(&(finish, id));
+        }
+        self.count_weight(id, false);
+        self.entities[id].place = Place::Off;
+    }
+
+    /// The budget a group asks for: that of the child it would serve next.
+    fn next_budget(&self, group: EntityId) -> u64 {
+        let sched = self.sched(group);
+        sched
+            .trees
+            .iter()
+            .find_map(ServiceTree::peek)
+            .map_or(0, |child| self.entities[child].budget)
+    }
+
+    /// Choose the queue to serve: at each level from the root down, the first class with work
+    /// (the IDLE class first if it waited too long), and in it the eligible entity that
+    /// finishes first. Returns the queue's owner index. The chosen entities go in service.
+    pub(super) fn select(&mut self, root: EntityId, now: Nanos) -> Option<usize> {
+        let mut group = root;
+        loop {
+            let class = self.class_to_serve(group, now)?;
+            let mut tree = std::mem::take(&mut self.sched_mut(group).trees[class]);
+            let entities = &self.entities;
+            let chosen = tree.first_eligible(|id| entities[id].finish);
+            if let Some(chosen) = chosen {
+                tree.remove_active(chosen, entities[chosen].start, entities[chosen].finish);
+            }
+            let sched = self.sched_mut(group);
+            sched.trees[class] = tree;
+            let chosen = chosen?;
+            sched.in_service = Some(chosen);
+            if class == CLASSES - 1 {
+                sched.idle_class_served = now;
+            }
+            let entity = &mut self.entities[chosen];
+            entity.place = Place::InService;
+            entity.service = 0;
+            match entity.owner {
+                Owner::Queue(queue) => return Some(queue),
+                Owner::Group(_) => group = chosen,
+            }
+        }
+    }
+
+    fn class_to_serve(&self, group: EntityId, now: Nanos) -> Option<usize> {
+        let sched = self.sched(group);
+        let idle = CLASSES - 1;
+        if sched.trees[idle].has_active()
+            && now >= sched.idle_class_served.saturating_add(IDLE_CLASS_TIMEOUT)
+        {
+            return Some(idle);
+        }
+        (0..CLASSES).find(|&class| sched.trees[class].has_active())
+    }
+
+    /// An entity received `sectors` of service: it and every ancestor count it, and each
+    /// tree on the way advances its virtual time.
+    pub(super) fn charge(&mut self, id: EntityId, sectors: u64) {
+        let mut current = id;
+        loop {
+            self.entities[current].service += sectors;
+            let Some(parent) = self.entities[current].parent else {
+                return;
+            };
+            let class = self.entities[current].class;
+            let mut tree = std::mem::take(&mut self.sched_mut(parent).trees[class]);
+            tree.vtime += delta(sectors, tree.wsum);
+            let entities = &self.entities;
+            tree.promote(|id| entities[id].finish);
+            let forgotten = forget_passed_idle(&mut tree);
+            for &gone in &forgotten {
+                tree.wsum = tree.wsum.saturating_sub(entities[gone].weight);
+            }
+            self.sched_mut(parent).trees[class] = tree;
+            for gone in forgotten {
+                self.entities[gone].place = Place::Off;
+            }
+            if self.entities[parent].parent.is_none() {
+                return;
+            }
+            current = parent;
+        }
+    }
+
+    /// The queue in service ends its turn. Each entity from it up to the root moves its start
+    /// past the service it received; one with work left goes back on its tree with its next
+    /// budget (`budget` for the queue, the next child's for a group), one without goes idle.
+    pub(super) fn expire(&mut self, id: EntityId, has_work: bool, budget: u64) {
+        self.entities[id].budget = budget;
+        let mut current = id;
+        let mut work = has_work;
+        loop {
+            let Some(parent) = self.entities[current].parent else {
+                return;
+            };
+            if self.sched(parent).in_service == Some(current) {
+                self.sched_mut(parent).in_service = None;
+            }
+            let entity = &mut self.entities[current];
+            entity.start += delta(entity.service, entity.weight);
+            entity.service = 0;
+            if work {
+                self.enqueue(current, true, None);
+            } else {
+                self.entities[current].finish = self.entities[current].start;
+                self.go_idle(current);
+            }
+            if self.entities[parent].parent.is_none() {
+                return;
+            }
+            work = self.sched(parent).trees.iter().any(ServiceTree::has_active);
+            if work {
+                self.entities[parent].budget = self.next_budget(parent);
+            }
+            current = parent;
+        }
+    }
+
+    /// An entity that is active but not in service has no more work (its queue was emptied by
+    /// injection): it leaves its tree with a finish time from the service it actually got,
+    /// and so do ancestors left without work.
+    pub(super) fn deactivate(&mut self, id: EntityId) {
+        let mut current = id;
+        loop {
+            if self.entities[current].place != Place::Active {
+                return;
+            }
+            let (start, finish) = (self.entities[current].start, self.entities[current].finish);
+            if let Some(tree) = self.tree(current) {
+                tree.remove_active(current, start, finish);
+            }
+            // Its finish is what it received, not the budget it was given.
+            let entity = &mut self.entities[current];
+            entity.finish = entity.start + delta(entity.service, entity.weight);
+            entity.service = 0;
+            entity.budget = 0;
+            self.go_idle(current);
+            match self.entities[current].parent {
+                Some(parent)
+                    if self.entities[parent].parent.is_some()
+                        && !self.sched(parent).trees.iter().any(ServiceTree::has_active)
+                        && self.sched(parent).in_service.is_none() =>
+                {
+                    current = parent
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Put an entity without work on the idle tree if its finish is ahead of V, else forget it.
+    fn go_idle(&mut self, id: EntityId) {
+        let finish = self.entities[id].finish;
+        let vtime = self.vtime_of(id);
+        if finish > vtime {
+            self.entities[id].place = Place::Idle;
+            if let Some(tree) = self.tree(id) {
+                tree.idle.insert((finish, id));
+            }
+        } else {
+            self.count_weight(id, false);
+            self.entities[id].place = Place::Off;
+        }
+    }
+}
+
+/// Idle entities whose finish V has passed leave the idle set; returns them.
+fn forget_passed_idle(tree: &mut ServiceTree) -> Vec<EntityId> {
+    let mut gone = Vec::new();
+    while let Some(&(finish, id)) = tree.idle.first() {
+        if finish > tree.vtime {
+            break;
+        }
+        tree.idle.pop_first();
+        gone.push(id);
+    }
+    gone
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine_with_queues(weights: &[u64]) -> (Wf2q, EntityId, Vec<EntityId>) {
+        let mut engine = Wf2q::default();
+        let root = engine.add(Owner::Group(0), None, 1, 100);
+        let queues = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| engine.add(Owner::Queue(i), Some(root), 1, w))
+            .collect();
+        (engine, root, queues)
+    }
+
+    /// Serve `rounds` turns of `budget` sectors each, every queue always backlogged; returns
+    /// the service each queue received.
+    fn serve(engine: &mut Wf2q, root: EntityId, queues: &[EntityId], rounds: usize) -> Vec<u64> {
+        let mut served = vec![0; queues.len()];
+        for _ in 0..rounds {
+            let queue = engine.select(root, 0).expect("backlogged");
+            let budget = engine.get(queues[queue]).budget;
+            engine.charge(queues[queue], budget);
+            served[queue] += budget;
+            engine.expire(queues[queue], true, budget);
+        }
+        served
+    }
+
+    #[test]
+    fn delta_is_fixed_point_service_over_weight() {
+        assert_eq!(delta(1, 1), 1 << 22);
+        assert_eq!(delta(100, 100), 1 << 22);
+        assert_eq!(delta(8, 0), 8 << 22, "a zero weight counts as 1");
+    }
+
+    #[test]
+    fn backlogged_queues_share_by_weight() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 20, 40]);
+        for &q in &queues {
+            engine.activate(q, 1000, None);
+        }
+        let served = serve(&mut engine, root, &queues, 700);
+        assert_eq!(served, vec![100_000, 200_000, 400_000]);
+    }
+
+    #[test]
+    fn a_queue_back_from_idle_does_not_gain_credit() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 10, 10]);
+        for &q in &queues {
+            engine.activate(q, 1000, None);
+        }
+        assert_eq!(
+            engine.select(root, 0),
+            Some(0),
+            "equal finish: the lower id first"
+        );
+        engine.charge(queues[0], 1000);
+        engine.expire(queues[0], true, 1000);
+        assert_eq!(engine.select(root, 0), Some(1));
+        engine.charge(queues[1], 1000);
+        engine.expire(queues[1], false, 1000);
+        // V = 2000/30 per unit weight; queue 1 finished at 1000/10: ahead of V, so idle.
+        assert_eq!(engine.vtime_of(queues[1]), delta(2000, 30));
+        assert_eq!(engine.get(queues[1]).place, Place::Idle);
+        // Back at once: it starts at its old finish, not at V.
+        engine.activate(queues[1], 1000, None);
+        assert_eq!(engine.get(queues[1]).start, delta(1000, 10));
+        assert_eq!(
+            engine.select(root, 0),
+            Some(2),
+            "queue 2 is the only eligible one"
+        );
+    }
+
+    #[test]
+    fn hole_recovery_shifts_a_raised_queue_only_part_of_the_way() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 10]);
+        engine.activate(queues[0], 1000, None);
+        engine.activate(queues[1], 1000, None);
+        assert_eq!(engine.select(root, 0), Some(0));
+        engine.charge(queues[0], 100);
+        engine.expire(queues[0], false, 1000);
+        assert_eq!(engine.get(queues[0]).place, Place::Idle);
+        assert_eq!(engine.select(root, 0), Some(1));
+        engine.charge(queues[1], 1000);
+        assert_eq!(
+            engine.get(queues[0]).place,
+            Place::Off,
+            "V passed its finish"
+        );
+        let (old_finish, vtime) = (delta(100, 10), delta(1100, 20));
+        assert_eq!(engine.vtime_of(queues[0]), vtime);
+        engine.activate(queues[0], 1000, Some(30));
+        assert_eq!(
+            engine.get(queues[0]).start,
+            old_finish + (vtime - old_finish) / 30
+        );
+        let _ = root;
+    }
+
+    #[test]
+    fn idle_class_waits_for_others_but_not_forever() {
+        let mut engine = Wf2q::default();
+        let root = engine.add(Owner::Group(0), None, 1, 100);
+        let best_effort = engine.add(Owner::Queue(0), Some(root), 1, 40);
+        let idle = engine.add(Owner::Queue(1), Some(root), 2, 10);
+        engine.activate(best_effort, 100, None);
+        engine.activate(idle, 100, None);
+        assert_eq!(engine.select(root, ms(300)), Some(1), "idle waited 300 ms");
+        engine.expire(idle, true, 100);
+        assert_eq!(engine.select(root, ms(310)), Some(0));
+        engine.expire(best_effort, true, 100);
+        assert_eq!(
+            engine.select(root, ms(320)),
+            Some(0),
+            "idle was served 20 ms ago"
+        );
+    }
+
+    #[test]
+    fn groups_share_by_weight_whatever_their_queue_count() {
+        let mut engine = Wf2q::default();
+        let root = engine.add(Owner::Group(0), None, 1, 100);
+        let heavy = engine.add(Owner::Group(1), Some(root), 1, 300);
+        let light = engine.add(Owner::Group(2), Some(root), 1, 100);
+        let mut queues = Vec::new();
+        for i in 0..4 {
+            queues.push(engine.add(Owner::Queue(i), Some(light), 1, 40));
+        }
+        queues.push(engine.add(Owner::Queue(4), Some(heavy), 1, 40));
+        for &q in &queues {
+            engine.activate(q, 500, None);
+        }
+        let served = serve(&mut engine, root, &queues, 800);
+        let light_total: u64 = served[..4].iter().sum();
+        assert_eq!(served[4], 3 * light_total);
+        assert!(served[..4].iter().all(|&s| s == served[0]), "{served:?}");
+    }
+}
