@@ -27,7 +27,12 @@
 //!   and comes back without credit for the time it waited.
 //!
 //! Once released, a request goes into the wrapped policy with its submit time unchanged,
-//! and that policy orders it as it would any other (sector order, slices, idling).
+//! and that policy orders it as it would any other (sector order, slices, idling). The layer
+//! decides the order in which a limited group's requests reach the policy; a policy that
+//! itself holds a released request back can still change who goes first. Anticipatory
+//! scheduling, which knows no priorities, waits for the process it served last while the
+//! other process's released request sits in it, and so shares a limited group evenly
+//! between an RT and a BE reader that keep one request each in flight.
 //! Requests of a group with no limit on itself or any ancestor, in that direction, go
 //! straight into the policy.
 //!
