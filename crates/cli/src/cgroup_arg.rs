@@ -1,5 +1,15 @@
-//! `--cgroup NAME:weight=N`: a cgroup's weight from the command line, overriding the job
-//! file's `cgroup_weight=`.
+//! `--cgroup`: a cgroup's weight and limits from the command line, overriding the job
+//! file's `cgroup_weight=`. Two spellings are accepted:
+//!
+//! - `NAME:weight=W,rbps=8M,wbps=…,riops=…,wiops=…,burst=…`, any subset of the keys;
+//! - cgroup v2's `io.max` line with the group's name in place of `MAJ:MIN`:
+//!   `"NAME rbps=8388608 wbps=max riops=max wiops=max"` (one argument, space separated).
+//!
+//! `rbps`/`wbps` are bytes per second, plain or with a `k`, `M`, `G` or `T` suffix in base
+//! 1024 (`8M` is 8388608); `riops`/`wiops` are requests per second; `max` is unlimited, as in
+//! `io.max`. `burst` is how much of each rate a bucket holds, as a duration (`100ms`, the
+//! default, `1s`, `500us`). Each `--cgroup` changes only the settings it names, and a later
+//! one wins, as writes to `io.max` do.
 //!
 //! Weights are checked against what the group tree accepts, 1..=10000 (cgroup v2's
 //! `io.weight` range); a policy with a narrower range (the kernel's CFQ took
@@ -7,44 +17,179 @@
 //! letters, digits, `-`, `_` and `.`, nested with `/` (`a/b`).
 
 use ioslice_core::group::WEIGHT_RANGE;
-use ioslice_core::GroupTree;
+use ioslice_core::limit::Limits;
+use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
+use ioslice_core::{GroupTree, Nanos};
 use ioslice_fio::JobFile;
 
 /// What `--cgroup` expects, for error messages.
-const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000, e.g. grp1:weight=500";
+const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000 and/or limits rbps=, wbps=, riops=, wiops=, burst= (comma-separated), or io.max's 'NAME rbps=B wbps=B riops=N wiops=N'; e.g. grp1:weight=500, grp1:rbps=8M,burst=1s";
+
+/// What a byte rate may be.
+const EXPECTED_BYTES: &str = "expected a positive number of bytes per second, plain or with a k, M, G or T suffix (base 1024, 8M = 8388608), or max";
+
+/// What a request rate may be.
+const EXPECTED_IOPS: &str = "expected a positive whole number of requests per second, or max";
+
+/// What a burst may be.
+const EXPECTED_BURST: &str = "expected a duration with a unit: ns, us, ms or s (e.g. 100ms, 1s)";
+
+/// One limit setting of a `--cgroup` value; `None` is `max` (unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSetting {
+    /// `rbps=`: read bytes per second.
+    ReadBps(Option<u64>),
+    /// `wbps=`: write bytes per second.
+    WriteBps(Option<u64>),
+    /// `riops=`: read requests per second.
+    ReadIops(Option<u64>),
+    /// `wiops=`: write requests per second.
+    WriteIops(Option<u64>),
+    /// `burst=`: how much of each rate a bucket holds.
+    Burst(Nanos),
+}
+
+impl LimitSetting {
+    /// Set this in `limits`, leaving the other fields alone.
+    pub fn apply(self, limits: &mut Limits) {
+        match self {
+            Self::ReadBps(rate) => limits.read_bps = rate,
+            Self::WriteBps(rate) => limits.write_bps = rate,
+            Self::ReadIops(rate) => limits.read_iops = rate,
+            Self::WriteIops(rate) => limits.write_iops = rate,
+            Self::Burst(burst) => limits.burst = Some(burst),
+        }
+    }
+}
 
 /// One `--cgroup` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupWeight {
+pub struct CgroupArg {
     /// Group path without surrounding slashes (`a/b`).
     pub path: String,
-    /// The weight to give it.
-    pub weight: u32,
+    /// The weight to give it, if set.
+    pub weight: Option<u32>,
+    /// The limit settings given, in order.
+    pub limits: Vec<LimitSetting>,
 }
 
 /// Parse one `--cgroup` value; the error names the value and says what is expected.
-pub fn parse(text: &str) -> Result<CgroupWeight, String> {
+pub fn parse(text: &str) -> Result<CgroupArg, String> {
     let fail = |why: String| format!("--cgroup '{text}': {why}");
-    let (name, settings) = text
-        .split_once(':')
-        .ok_or_else(|| fail(EXPECTED.to_string()))?;
-    let path = parse_name(name).map_err(fail)?;
-    let mut weight = None;
-    for item in settings.split(',') {
-        let (key, value) = item
-            .split_once('=')
-            .ok_or_else(|| fail(format!("setting '{item}' has no value: {EXPECTED}")))?;
-        match key.trim() {
-            "weight" => weight = Some(parse_weight(value.trim()).map_err(fail)?),
-            other => return Err(fail(format!("unknown setting '{other}': {EXPECTED}"))),
-        }
+    let (name, items) = split_spelling(text).ok_or_else(|| fail(EXPECTED.to_string()))?;
+    let mut arg = CgroupArg {
+        path: parse_name(name).map_err(fail)?,
+        weight: None,
+        limits: Vec::new(),
+    };
+    for item in items {
+        parse_setting(&mut arg, item).map_err(fail)?;
     }
-    let weight = weight.ok_or_else(|| fail(EXPECTED.to_string()))?;
-    Ok(CgroupWeight { path, weight })
+    if arg.weight.is_none() && arg.limits.is_empty() {
+        return Err(fail(EXPECTED.to_string()));
+    }
+    Ok(arg)
+}
+
+/// The name and the `key=value` items: `NAME:k=v,k=v` or `NAME k=v k=v`.
+fn split_spelling(text: &str) -> Option<(&str, Vec<&str>)> {
+    if let Some((name, settings)) = text.split_once(':') {
+        return Some((name, settings.split(',').map(str::trim).collect()));
+    }
+    let mut words = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty());
+    let name = words.next()?;
+    let items: Vec<&str> = words.collect();
+    (!items.is_empty()).then_some((name, items))
+}
+
+fn parse_setting(arg: &mut CgroupArg, item: &str) -> Result<(), String> {
+    let (key, value) = item
+        .split_once('=')
+        .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))?;
+    let value = value.trim();
+    let limit = match key.trim() {
+        "weight" => {
+            arg.weight = Some(parse_weight(value)?);
+            return Ok(());
+        }
+        "rbps" => LimitSetting::ReadBps(parse_rate(key, value, parse_bytes, EXPECTED_BYTES)?),
+        "wbps" => LimitSetting::WriteBps(parse_rate(key, value, parse_bytes, EXPECTED_BYTES)?),
+        "riops" => LimitSetting::ReadIops(parse_rate(key, value, parse_count, EXPECTED_IOPS)?),
+        "wiops" => LimitSetting::WriteIops(parse_rate(key, value, parse_count, EXPECTED_IOPS)?),
+        "burst" => LimitSetting::Burst(
+            parse_duration(value).ok_or_else(|| format!("burst '{value}': {EXPECTED_BURST}"))?,
+        ),
+        other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
+    };
+    arg.limits.push(limit);
+    Ok(())
+}
+
+/// `max` (unlimited) or a positive number read by `number`.
+fn parse_rate(
+    key: &str,
+    value: &str,
+    number: fn(&str) -> Option<u64>,
+    expected: &str,
+) -> Result<Option<u64>, String> {
+    if value == "max" {
+        return Ok(None);
+    }
+    match number(value).filter(|&n| n > 0) {
+        Some(n) => Ok(Some(n)),
+        None => Err(format!("{} '{value}': {expected}", key.trim())),
+    }
+}
+
+/// A whole number and what follows it.
+fn split_number(value: &str) -> Option<(u64, &str)> {
+    let end = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
+    let (digits, suffix) = value.split_at(end);
+    Some((digits.parse().ok()?, suffix))
+}
+
+/// Bytes: plain, or with a k/M/G/T suffix in base 1024 (`KiB`, `MB` and the like also read).
+fn parse_bytes(value: &str) -> Option<u64> {
+    let (number, suffix) = split_number(value)?;
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return None,
+    };
+    number.checked_mul(1 << shift)
+}
+
+/// A plain whole number.
+fn parse_count(value: &str) -> Option<u64> {
+    match split_number(value)? {
+        (number, "") => Some(number),
+        _ => None,
+    }
+}
+
+/// A duration with a unit; `0` needs none.
+fn parse_duration(value: &str) -> Option<Nanos> {
+    let (number, unit) = split_number(value)?;
+    let scale = match unit {
+        "" if number == 0 => 1,
+        "ns" => 1,
+        "us" => MICROSECOND,
+        "ms" => MILLISECOND,
+        "s" => SECOND,
+        _ => return None,
+    };
+    number.checked_mul(scale)
 }
 
 /// Every `--cgroup` value, in order.
-pub fn parse_all(values: &[String]) -> Result<Vec<CgroupWeight>, String> {
+pub fn parse_all(values: &[String]) -> Result<Vec<CgroupArg>, String> {
     values.iter().map(|value| parse(value)).collect()
 }
 
@@ -53,7 +198,7 @@ fn parse_name(name: &str) -> Result<String, String> {
     let path = name.trim().trim_matches('/');
     if path.is_empty() {
         return Err(format!(
-            "no group name: {EXPECTED} (the root group has no weight)"
+            "no group name: {EXPECTED} (the root group takes no weight or limit)"
         ));
     }
     GroupTree::default()
@@ -77,11 +222,31 @@ fn parse_weight(value: &str) -> Result<u32, String> {
 }
 
 /// The `(path, weight)` pairs for the simulator's `SimConfig::group_weights`.
-pub fn sim_weights(overrides: &[CgroupWeight]) -> Vec<(String, u32)> {
+pub fn sim_weights(overrides: &[CgroupArg]) -> Vec<(String, u32)> {
     overrides
         .iter()
-        .map(|o| (o.path.clone(), o.weight))
+        .filter_map(|o| Some((o.path.clone(), o.weight?)))
         .collect()
+}
+
+/// The limits of each group some `--cgroup` limits, for the simulator's
+/// `SimConfig::group_limits`: one entry per group in order of first mention, each
+/// `--cgroup` changing only the settings it names.
+pub fn sim_limits(overrides: &[CgroupArg]) -> Vec<(String, Limits)> {
+    let mut merged: Vec<(String, Limits)> = Vec::new();
+    for o in overrides.iter().filter(|o| !o.limits.is_empty()) {
+        let index = match merged.iter().position(|(path, _)| *path == o.path) {
+            Some(index) => index,
+            None => {
+                merged.push((o.path.clone(), Limits::default()));
+                merged.len() - 1
+            }
+        };
+        for setting in &o.limits {
+            setting.apply(&mut merged[index].1);
+        }
+    }
+    merged
 }
 
 /// The weight every group of the run ends up with: the job file's groups with their
@@ -89,14 +254,14 @@ pub fn sim_weights(overrides: &[CgroupWeight]) -> Vec<(String, u32)> {
 /// the simulator applies them. Ancestors created on the way are included.
 pub fn effective_weights(
     job_file: &JobFile,
-    overrides: &[CgroupWeight],
+    overrides: &[CgroupArg],
 ) -> Result<Vec<(String, u32)>, String> {
     let mut tree = GroupTree::default();
     let from_jobs = job_file
         .jobs
         .iter()
         .filter_map(|job| Some((job.cgroup.as_deref()?, job.cgroup_weight)));
-    let from_flags = overrides.iter().map(|o| (o.path.as_str(), Some(o.weight)));
+    let from_flags = overrides.iter().map(|o| (o.path.as_str(), o.weight));
     for (path, weight) in from_jobs.chain(from_flags) {
         let id = tree.ensure(path).map_err(|e| e.to_string())?;
         if let Some(weight) = weight {
@@ -111,8 +276,8 @@ pub fn effective_weights(
 }
 
 /// A warning for each `--cgroup` naming a group that holds no job, directly or below it:
-/// most likely a typo, since the weight then changes nothing.
-pub fn unused_warnings(job_file: &JobFile, overrides: &[CgroupWeight]) -> Vec<String> {
+/// most likely a typo, since the weight or limit then changes nothing.
+pub fn unused_warnings(job_file: &JobFile, overrides: &[CgroupArg]) -> Vec<String> {
     let named = job_cgroups(job_file);
     overrides
         .iter()
@@ -153,28 +318,109 @@ pub fn job_cgroups(job_file: &JobFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ioslice_core::time::ms;
 
     #[test]
     fn names_and_weights() {
         assert_eq!(
             parse("grp1:weight=100"),
-            Ok(CgroupWeight {
+            Ok(CgroupArg {
                 path: "grp1".into(),
-                weight: 100
+                weight: Some(100),
+                limits: Vec::new(),
             })
         );
         assert_eq!(
             parse("/a/b/:weight=10000").map(|c| c.path),
             Ok("a/b".into())
         );
-        assert_eq!(parse("a:weight=1").map(|c| c.weight), Ok(1));
+        assert_eq!(parse("a:weight=1").map(|c| c.weight), Ok(Some(1)));
+    }
+
+    fn limits_of(values: &[&str]) -> Vec<(String, Limits)> {
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        sim_limits(&parse_all(&values).expect("valid"))
+    }
+
+    #[test]
+    fn both_spellings_give_the_same_limits() {
+        let expected = vec![(
+            "g".to_string(),
+            Limits {
+                read_bps: Some(8 << 20),
+                write_iops: Some(120),
+                ..Limits::default()
+            },
+        )];
+        assert_eq!(limits_of(&["g:rbps=8M,wiops=120"]), expected);
+        assert_eq!(
+            limits_of(&["g rbps=8388608 wbps=max riops=max wiops=120"]),
+            expected
+        );
+        assert_eq!(limits_of(&["  g  rbps=8MiB,  wiops=120 "]), expected);
+        let with_weight = parse("g:weight=300, rbps=1k, burst=1s").expect("valid");
+        assert_eq!(with_weight.weight, Some(300));
+        assert_eq!(
+            with_weight.limits,
+            vec![
+                LimitSetting::ReadBps(Some(1024)),
+                LimitSetting::Burst(SECOND)
+            ]
+        );
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        for (text, bytes) in [("1", 1), ("4k", 4096), ("8M", 8 << 20), ("2G", 2 << 30)] {
+            assert_eq!(parse_bytes(text), Some(bytes), "{text}");
+        }
+        assert_eq!(parse_bytes("1T"), Some(1 << 40));
+        assert_eq!(parse_bytes("99999999999T"), None);
+        for (text, nanos) in [
+            ("0", 0),
+            ("500ms", ms(500)),
+            ("2s", 2 * SECOND),
+            ("250us", 250_000),
+        ] {
+            assert_eq!(parse_duration(text), Some(nanos), "{text}");
+        }
+        assert_eq!(parse_duration("5"), None);
+    }
+
+    #[test]
+    fn later_settings_win_field_by_field() {
+        let merged = limits_of(&[
+            "g:rbps=8M,riops=100",
+            "h:wbps=1M",
+            "g rbps=max wbps=2M",
+            "g:burst=250ms",
+        ]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            merged[0].1,
+            Limits {
+                write_bps: Some(2 << 20),
+                read_iops: Some(100),
+                burst: Some(ms(250)),
+                ..Limits::default()
+            }
+        );
+        assert_eq!(merged[1].0, "h");
+        let values = ["g:weight=100".to_string(), "g rbps=1M".to_string()];
+        let args = parse_all(&values).expect("valid");
+        assert_eq!(sim_weights(&args), vec![("g".to_string(), 100)]);
     }
 
     #[test]
     fn flags_override_the_job_file_and_unused_ones_are_reported() {
         let text = "[a]\ncgroup=g1\ncgroup_weight=100\n[b]\ncgroup=p/c\n";
         let job_file = ioslice_fio::jobfile::parse_str(text, "t.fio", &Default::default()).unwrap();
-        let flags = parse_all(&["g1:weight=300".into(), "p:weight=50".into()]).unwrap();
+        let flags = parse_all(&[
+            "g1:weight=300".into(),
+            "p:weight=50".into(),
+            "g1:rbps=1M".into(),
+        ])
+        .unwrap();
         assert_eq!(
             effective_weights(&job_file, &flags),
             Ok(vec![
@@ -184,10 +430,11 @@ mod tests {
             ])
         );
         assert!(unused_warnings(&job_file, &flags).is_empty(), "p holds p/c");
-        let typo = parse_all(&["g11:weight=5".into()]).unwrap();
+        let typo = parse_all(&["g11:weight=5".into(), "g12 rbps=1M".into()]).unwrap();
         let warnings = unused_warnings(&job_file, &typo);
-        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("g11") && warnings[0].contains("g1, p/c"));
+        assert!(warnings[1].contains("g12"));
     }
 
     #[test]
@@ -202,8 +449,23 @@ mod tests {
             ("x:weight", "setting 'weight' has no value"),
             (":weight=5", "no group name"),
             ("/:weight=5", "no group name"),
+            ("/ rbps=1M", "no group name"),
             ("a b:weight=5", "invalid group name"),
             ("a/../b:weight=5", "invalid group name"),
+            ("x:rbps=0", "rbps '0': expected a positive number of bytes"),
+            ("x:wbps=8X", "wbps '8X'"),
+            ("x:rbps=-1", "k, M, G or T suffix"),
+            (
+                "x:riops=1.5",
+                "riops '1.5': expected a positive whole number",
+            ),
+            ("x:wiops=2k", "wiops '2k'"),
+            ("x:burst=5", "burst '5': expected a duration"),
+            ("x:burst=max", "burst 'max'"),
+            ("x rbps", "setting 'rbps' has no value"),
+            ("x rbps=8M iops=5", "unknown setting 'iops'"),
+            ("x:", "setting '' has no value"),
+            ("x ", "expected NAME:weight=N"),
         ] {
             let message = parse(bad).unwrap_err();
             assert!(message.contains(&format!("'{bad}'")), "{message}");

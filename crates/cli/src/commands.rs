@@ -34,10 +34,13 @@ pub struct SimulationArgs {
     /// Seed for every random choice; the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Weight for cgroup NAME (nested `a/b` allowed), overriding the job file's
-    /// cgroup_weight; N in 1..=10000. Repeatable. When any job names a cgroup, `run` adds
-    /// per-cgroup totals to its output and `compare` prints one column per cgroup.
-    #[arg(long = "cgroup", value_name = "NAME:weight=N")]
+    /// Weight and limits for cgroup NAME (nested `a/b` allowed):
+    /// `NAME:weight=N,rbps=8M,wbps=B,riops=N,wiops=N,burst=100ms` (any of them), or io.max's
+    /// `"NAME rbps=B wbps=B riops=N wiops=N"` with `max` for unlimited. The weight (1..=10000)
+    /// overrides the job file's cgroup_weight; sizes take k/M/G suffixes (base 1024).
+    /// Repeatable. When any job names a cgroup, `run` adds per-cgroup totals to its output
+    /// and `compare` prints one column per cgroup.
+    #[arg(long = "cgroup", value_name = "NAME:weight=N,rbps=B,...")]
     pub cgroup: Vec<String>,
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]
@@ -82,13 +85,14 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     warn_unused_cgroups(&job_file, &overrides);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
+    config.group_limits = cgroup_arg::sim_limits(&overrides);
     apply_host(&mut config, &args.simulation.host)?;
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
     Ok(render_with(&outcome.report, format, &options))
 }
 
 /// Print a warning for each `--cgroup` that names a group without jobs.
-pub fn warn_unused_cgroups(job_file: &JobFile, overrides: &[cgroup_arg::CgroupWeight]) {
+pub fn warn_unused_cgroups(job_file: &JobFile, overrides: &[cgroup_arg::CgroupArg]) {
     for warning in cgroup_arg::unused_warnings(job_file, overrides) {
         eprintln!("ioslice: warning: {warning}");
     }

@@ -450,6 +450,11 @@ fn cgroup_flag_errors_name_the_value() {
             ("x:weight=abc", "'abc'"),
             ("x:limit=5", "unknown setting 'limit'"),
             ("a b:weight=5", "invalid group name"),
+            ("x:rbps=0", "expected a positive number of bytes per second"),
+            ("x:rbps=8Q", "rbps '8Q'"),
+            ("x riops=1.5 wiops=max", "riops '1.5'"),
+            ("x:rbps=1M,burst=soon", "burst 'soon': expected a duration"),
+            ("x rbps", "setting 'rbps' has no value"),
         ] {
             let output = ioslice(&[command, path, "--cgroup", value]);
             assert_user_error(&output, &["--cgroup", value, what]);
@@ -553,4 +558,84 @@ fn host_direct_writes_async_changes_how_the_policy_sees_writes() {
         asynchronous.replace("=async", ""),
         "async O_DIRECT writes change anticipatory's batches"
     );
+}
+
+/// A reader limited by a flag, beside a free one, for two seconds.
+const LIMITED_AND_FREE: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=64k\nsize=64m\nruntime=2\ntime_based\n[slow]\ncgroup=slow\nprioclass=1\n[fast]\ncgroup=fast\n";
+
+/// Each job's read bandwidth in bytes/s from `run --output-format json`.
+fn run_read_bw(path: &str, extra: &[&str]) -> Vec<u64> {
+    let mut args = vec!["run", path, "--output-format", "json"];
+    args.extend(extra);
+    let output = ioslice(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
+    doc["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|job| job["read"]["bw_bytes"].as_u64().expect("bw_bytes"))
+        .collect()
+}
+
+#[test]
+fn cgroup_limits_in_both_spellings_hold_a_group_to_its_rate() {
+    let path = job_file("limited.fio", LIMITED_AND_FREE);
+    let path = path.to_str().unwrap();
+    let free = run_read_bw(path, &[]);
+    let ours = run_read_bw(path, &["--cgroup", "slow:rbps=1M"]);
+    let io_max = run_read_bw(
+        path,
+        &["--cgroup", "slow rbps=1048576 wbps=max riops=max wiops=max"],
+    );
+    assert_eq!(ours, io_max, "the two spellings are the same limit");
+    // 1 MiB/s for 2 s, plus the 100 ms burst the bucket starts with.
+    let mib = 1u64 << 20;
+    assert!((mib..mib * 11 / 10).contains(&ours[0]), "{ours:?}");
+    assert!(
+        free[0] > 10 * mib,
+        "unlimited it reads far faster: {free:?}"
+    );
+    assert!(
+        ours[1] > 10 * mib,
+        "the other group is not limited: {ours:?}"
+    );
+    let burst = run_read_bw(path, &["--cgroup", "slow:rbps=1M,burst=1s"]);
+    assert!(burst[0] > ours[0] + mib / 4, "{burst:?} against {ours:?}");
+    let iops = run_read_bw(path, &["--cgroup", "slow:riops=10"]);
+    assert!(
+        (630_000..700_000).contains(&iops[0]),
+        "10 × 64 KiB/s: {iops:?}"
+    );
+}
+
+#[test]
+fn compare_applies_cgroup_limits_to_every_scheduler() {
+    let path = job_file("limited-compare.fio", LIMITED_AND_FREE);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop,cfq",
+        "--cgroup",
+        "slow:weight=200,rbps=2M",
+        "--output-format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let slow = &run["cgroups"][0];
+        assert_eq!(
+            (slow["name"].as_str(), slow["weight"].as_u64()),
+            (Some("slow"), Some(200))
+        );
+        // A ceiling, not a guarantee: under cfq the other group's slices take a little.
+        let bw = slow["bw_bytes"].as_u64().expect("bw");
+        assert!(
+            ((2 << 20) * 9 / 10..(2 << 20) * 11 / 10).contains(&bw),
+            "{run}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use ioslice_sim::simulation::SimConfig;
 use super::measure::ROOT_GROUP;
 use super::sched::{self, ResolvedScheduler};
 use super::CompareArgs;
-use crate::cgroup_arg::{self, CgroupWeight};
+use crate::cgroup_arg::{self, CgroupArg};
 use crate::commands::{load_job_file, warn_unused_cgroups};
 
 /// Largest client count: the job-file parser's limit on `numjobs`.
@@ -40,8 +40,8 @@ pub struct Plan {
     pub clients: Vec<Option<u32>>,
     /// The seed of every run.
     pub seed: u64,
-    /// `--cgroup` weights, for the simulator.
-    pub cgroup_overrides: Vec<CgroupWeight>,
+    /// `--cgroup` weights and limits, for the simulator.
+    pub cgroup_overrides: Vec<CgroupArg>,
     /// The weight each cgroup ends up with.
     pub weights: Vec<(String, u32)>,
     /// Cgroup columns in order of first appearance; empty for an ungrouped workload.
