@@ -12,7 +12,7 @@ use proptest::prelude::*;
 
 const EIGHT_MIB: u64 = 8 << 20;
 const RUNTIME_S: u64 = 10;
-const SEED_002_SCHEDULERS: [&str; 3] = ["noop", "deadline", "cfq"];
+const SEED_002_SCHEDULERS: [&str; 4] = ["noop", "deadline", "cfq", "bfq"];
 
 /// Two sequential readers in cgroup `limited` for `RUNTIME_S` seconds, each on its own
 /// 128 MiB file, reading 4 KiB at a time as `dd` did (direct, one request in flight), at
