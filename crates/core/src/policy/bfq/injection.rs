@@ -1,7 +1,8 @@
 //! I/O injection: while BFQ idles for the queue in service (or waits for its in-flight
 //! requests), requests of other queues fill the device's idle time. First the same process's
 //! async requests, then the queue's *waker* (the queue whose completions its requests follow),
-//! then any busy queue with budget left — the last only while fewer requests are in flight than
+//! then a queue it wakes, then — unless idling for it boosts throughput, where a stream is best
+//! served alone — any busy queue with budget left, the last only while fewer requests are in flight than
 //! the in-service queue's *injection limit*, which [`super::completion`] adapts so that injection
 //! never makes the idled-for queue's requests take 1.5× longer. On flash only one large
 //! (≥ 64 sectors) injected request may be in flight at a time.
@@ -22,6 +23,7 @@ impl Bfq {
         let chosen = self
             .same_process_async(in_service)
             .or_else(|| self.waker_with_work(in_service))
+            .or_else(|| self.woken_with_work(in_service))
             .or_else(|| self.any_injectable(in_service))?;
         let slot = self.queue(chosen).next_request?;
         Some(self.serve(chosen, slot, now, true))
@@ -56,9 +58,29 @@ impl Bfq {
         (live && waker != in_service && self.fits_budget(waker)).then_some(waker)
     }
 
-    /// Any busy queue with budget left, within the injection limit.
+    /// A queue the in-service queue wakes: it cannot run ahead of the queue it waits for.
+    fn woken_with_work(&self, in_service: QueueId) -> Option<QueueId> {
+        (0..self.queues.len()).find(|&id| {
+            id != in_service
+                && self.queues[id]
+                    .as_ref()
+                    .is_some_and(|q| q.waker == Some(in_service) && q.busy)
+                && self.fits_budget(id)
+        })
+    }
+
+    /// Any busy queue with budget left, within the injection limit — unless idling for the
+    /// queue in service boosts throughput (a sequential stream is best served alone), or it is
+    /// a raised queue with a short think time, the only one raised (its latency comes first).
     fn any_injectable(&self, in_service: QueueId) -> Option<QueueId> {
+        let inputs = self.idle_inputs(in_service);
         let queue = self.queue(in_service);
+        let raised_alone = queue.raising.coefficient > 1
+            && self.raised_busy <= 1
+            && self.short_think_time(in_service);
+        if inputs.boosts_throughput_without_issues() || raised_alone {
+            return None;
+        }
         let always = queue.raising.coefficient == 1 || !self.short_think_time(in_service);
         let mut limit = queue.inject_limit;
         if limit == 0 && queue.last_service_time == 0 && self.idle_until.is_some() {
