@@ -45,3 +45,102 @@ fn a_lone_sequential_reader_is_served_at_once_after_each_arrival() {
         now += us(10);
     }
 }
+
+fn read_from(
+    id: u64,
+    process: u32,
+    sector: u64,
+    priority: crate::IoPriority,
+    now: Nanos,
+) -> Request {
+    Request {
+        submit_time: now,
+        priority,
+        ..Request::new(
+            RequestId(id),
+            ProcessId(process),
+            Direction::Read,
+            sector,
+            8,
+        )
+    }
+}
+
+fn done(policy: &mut Bfq, request: Request, now: Nanos) {
+    let completion = Completion {
+        request,
+        dispatch_time: now,
+        error: None,
+    };
+    policy.complete(&completion, now);
+}
+
+#[test]
+fn while_idling_for_a_seeky_queue_another_queue_is_injected() {
+    use crate::{IoPriority, PriorityClass};
+    let mut policy = bfq(&[("low_latency", "0")]);
+    let heavy = IoPriority::new(PriorityClass::BestEffort, 0).expect("level");
+    let light = IoPriority::new(PriorityClass::BestEffort, 7).expect("level");
+    // The heavy queue seeks all over: idling for it does not boost throughput, but the
+    // weights differ, so BFQ idles for it to keep its share — and injects meanwhile.
+    let mut now = 0;
+    let mut id = 0;
+    for step in 0..40u64 {
+        id += 1;
+        policy.insert(read_from(id, 1, (step * 7919 % 97) << 20, heavy, now), now);
+        id += 1;
+        policy.insert(read_from(id, 2, (1 << 34) + step * 8, light, now), now);
+        let Dispatch::Request(first) = policy.dispatch(now) else {
+            panic!("something to send");
+        };
+        now += us(500);
+        done(&mut policy, first, now);
+        while let Dispatch::Request(request) = policy.dispatch(now) {
+            now += us(500);
+            done(&mut policy, request, now);
+        }
+    }
+    let heavy_queue = policy.sync_queues[&ProcessId(1)];
+    policy.in_service = Some(heavy_queue);
+    assert!(policy.idle_inputs(heavy_queue).seeky);
+    assert!(!policy
+        .idle_inputs(heavy_queue)
+        .boosts_throughput_without_issues());
+    // Drain the heavy queue, then let it idle with the light queue backlogged.
+    id += 1;
+    policy.insert(read_from(id, 2, (1 << 34) + 10_000, light, now), now);
+    policy.start_idling(now);
+    let injected = policy.inject(heavy_queue, now).expect("a request injected");
+    assert_eq!(injected.process, ProcessId(2));
+    assert_eq!(policy.injected_in_flight, 1);
+}
+
+#[test]
+fn max_budget_follows_the_measured_peak_rate_in_auto_mode() {
+    let mut policy = bfq(&[("low_latency", "0")]);
+    let mut now = 0;
+    for i in 0..4000u64 {
+        let request = Request {
+            submit_time: now,
+            ..Request::new(RequestId(i), ProcessId(1), Direction::Read, i * 256, 256)
+        };
+        policy.insert(request, now);
+        let Dispatch::Request(sent) = policy.dispatch(now) else {
+            panic!("held back");
+        };
+        // 256 sectors per ms: 0.256 sectors/µs, well above the initial estimate.
+        now += us(1000);
+        done(&mut policy, sent, now);
+    }
+    assert!(policy.budgets_assigned >= budget::MIN_BUDGETS_FOR_AUTO);
+    let expected = policy.peak.max_budget(ms(125));
+    assert_eq!(policy.max_budget, expected);
+    assert!(
+        policy.max_budget > budget::DEFAULT_MAX_BUDGET,
+        "{}",
+        policy.max_budget
+    );
+
+    let fixed = bfq(&[("max_budget", "4096")]);
+    assert_eq!(fixed.max_budget, 4096);
+}
