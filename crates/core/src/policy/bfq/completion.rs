@@ -86,9 +86,9 @@ impl Bfq {
             return;
         }
         let queue = self.queue_mut(id);
-        if queue.dispatched == 0 && queue.is_empty() && !queue.busy {
+        if queue.dispatched == 0 && queue.is_empty() {
             let service = queue.service_since_busy;
-            queue.raising.next_soft_rt_start(service, slice_idle, now);
+            queue.raising.last_completion(service, slice_idle, now);
         }
     }
 

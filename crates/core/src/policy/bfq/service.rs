@@ -307,9 +307,9 @@ impl Bfq {
         let low_latency = self.config.low_latency;
         let queue = self.queue_mut(id);
         queue.emptied = (reason == Expiration::NoMoreRequests).then_some(left);
-        if low_latency && queue.dispatched == 0 {
-            let service = queue.service_since_busy;
-            queue.raising.next_soft_rt_start(service, slice_idle, now);
+        if low_latency {
+            let (service, in_flight) = (queue.service_since_busy, queue.dispatched);
+            queue.raising.ran_dry(service, in_flight, slice_idle, now);
         }
     }
 

@@ -57,6 +57,8 @@ pub(super) struct WeightRaising {
     pub(super) soft_rt_next_start: Nanos,
     /// When it last went from idle to busy.
     pub(super) last_busy: Nanos,
+    /// It ran dry with requests in flight: learn `soft_rt_next_start` at its last completion.
+    pub(super) soft_rt_update: bool,
 }
 
 impl Default for WeightRaising {
@@ -70,6 +72,7 @@ impl Default for WeightRaising {
             interactive_duration: 0,
             soft_rt_next_start: 0,
             last_busy: 0,
+            soft_rt_update: false,
         }
     }
 }
@@ -124,6 +127,38 @@ impl WeightRaising {
             Deserves::Nothing => {}
         }
         self.last_busy = now;
+        self.soft_rt_update = false;
+    }
+
+    /// The queue ran dry. With nothing in flight its soft real-time start is known now; with
+    /// requests in flight it cannot qualify until the last of them completes.
+    pub(super) fn ran_dry(
+        &mut self,
+        service_since_busy: u64,
+        in_flight: usize,
+        slice_idle: Nanos,
+        now: Nanos,
+    ) {
+        if in_flight == 0 {
+            self.next_soft_rt_start(service_since_busy, slice_idle, now);
+        } else {
+            self.soft_rt_next_start = Nanos::MAX;
+            self.soft_rt_update = true;
+        }
+    }
+
+    /// The last in-flight request of a dry queue completed.
+    pub(super) fn last_completion(
+        &mut self,
+        service_since_busy: u64,
+        slice_idle: Nanos,
+        now: Nanos,
+    ) {
+        if self.soft_rt_update {
+            self.soft_rt_update = false;
+            self.soft_rt_next_start = 0;
+            self.next_soft_rt_start(service_since_busy, slice_idle, now);
+        }
     }
 
     /// Check the raising at a dispatch: it ends in a large burst, when its time is up (a soft

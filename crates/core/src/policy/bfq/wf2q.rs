@@ -365,14 +365,18 @@ impl Wf2q {
         let mut group = root;
         loop {
             let class = self.class_to_serve(group, now)?;
-            let mut tree = std::mem::take(&mut self.sched_mut(group).trees[class]);
+            let mut taken = self.entities[group]
+                .sched
+                .take()
+                .expect("only groups are parents");
+            let tree = &mut taken.trees[class];
             let entities = &self.entities;
             let chosen = tree.first_eligible(|id| entities[id].finish);
             if let Some(chosen) = chosen {
                 tree.remove_active(chosen, entities[chosen].start, entities[chosen].finish);
             }
+            self.entities[group].sched = Some(taken);
             let sched = self.sched_mut(group);
-            sched.trees[class] = tree;
             let chosen = chosen?;
             sched.in_service = Some(chosen);
             if class == CLASSES - 1 {
@@ -409,18 +413,24 @@ impl Wf2q {
                 return;
             };
             let class = self.entities[current].class;
-            let mut tree = std::mem::take(&mut self.sched_mut(parent).trees[class]);
+            // Move the parent's trees out (a pointer move) to read the entities beside them.
+            let mut sched = self.entities[parent]
+                .sched
+                .take()
+                .expect("only groups are parents");
+            let tree = &mut sched.trees[class];
             tree.vtime += delta(sectors, tree.wsum);
             let entities = &self.entities;
             tree.promote(|id| entities[id].finish);
-            let forgotten = forget_passed_idle(&mut tree);
-            for &gone in &forgotten {
-                tree.wsum = tree.wsum.saturating_sub(entities[gone].weight);
-            }
-            self.sched_mut(parent).trees[class] = tree;
-            for gone in forgotten {
+            while let Some(&(finish, gone)) = tree.idle.first() {
+                if finish > tree.vtime {
+                    break;
+                }
+                tree.idle.pop_first();
+                tree.wsum = tree.wsum.saturating_sub(self.entities[gone].weight);
                 self.entities[gone].place = Place::Off;
             }
+            self.entities[parent].sched = Some(sched);
             if self.entities[parent].parent.is_none() {
                 return;
             }
@@ -508,19 +518,6 @@ impl Wf2q {
             self.entities[id].place = Place::Off;
         }
     }
-}
-
-/// Idle entities whose finish V has passed leave the idle set; returns them.
-fn forget_passed_idle(tree: &mut ServiceTree) -> Vec<EntityId> {
-    let mut gone = Vec::new();
-    while let Some(&(finish, id)) = tree.idle.first() {
-        if finish > tree.vtime {
-            break;
-        }
-        tree.idle.pop_first();
-        gone.push(id);
-    }
-    gone
 }
 
 #[cfg(test)]
