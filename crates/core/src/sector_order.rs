@@ -3,6 +3,10 @@
 //! short backward seek (up to `back_seek_max`) costs its distance times `back_seek_penalty`;
 //! anything further back "wraps" and loses to any candidate that does not.
 
+use std::collections::BTreeSet;
+use std::ops::Bound;
+
+use crate::merge::{RequestSlab, SlotKey};
 use crate::Request;
 
 /// The parameters of the choice.
@@ -74,6 +78,47 @@ impl SeekCost {
                 }
             }
         }
+    }
+}
+
+impl SeekCost {
+    /// The better of two queued requests (by slot) with the head at `head`; either may be
+    /// missing, and the same slot twice is that slot.
+    pub fn choose_slot(
+        &self,
+        slab: &RequestSlab,
+        head: u64,
+        a: Option<SlotKey>,
+        b: Option<SlotKey>,
+    ) -> Option<SlotKey> {
+        match (a, b) {
+            (None, other) | (other, None) => other,
+            (Some(a), Some(b)) if a == b => Some(a),
+            (Some(a), Some(b)) => {
+                let (first, second) = (slab.get(a), slab.get(b));
+                let chosen = self.choose(head, first, second);
+                Some(if std::ptr::eq(chosen, first) { a } else { b })
+            }
+        }
+    }
+
+    /// The request to serve after `last` leaves a sort list keyed by (sector, slot): the better,
+    /// from `last`'s position, of its neighbours in sector order (wrapping to the first), as the
+    /// kernel's `cfq_find_next_rq`/`bfq_find_next_rq` do.
+    pub fn next_after(
+        &self,
+        slab: &RequestSlab,
+        sort_list: &BTreeSet<(u64, SlotKey)>,
+        last: SlotKey,
+    ) -> Option<SlotKey> {
+        let key = (slab.get(last).sector, last);
+        let after = sort_list
+            .range((Bound::Excluded(key), Bound::Unbounded))
+            .next()
+            .or_else(|| sort_list.first().filter(|&&(_, slot)| slot != last))
+            .map(|&(_, slot)| slot);
+        let before = sort_list.range(..key).next_back().map(|&(_, slot)| slot);
+        self.choose_slot(slab, key.0, after, before)
     }
 }
 

@@ -147,15 +147,8 @@ impl Queue {
         let sort = &self.sort[class.index()];
         let ahead = sort.range((head, 0)..).next().or_else(|| sort.first());
         let behind = sort.range(..(head, 0)).next_back();
-        match (ahead, behind) {
-            (Some(&(_, a)), Some(&(_, b))) if a != b => {
-                let (first, second) = (self.slab.get(a), self.slab.get(b));
-                let chosen = SEEK_COST.choose(head, first, second);
-                Some(if std::ptr::eq(chosen, first) { a } else { b })
-            }
-            (Some(&(_, slot)), _) | (None, Some(&(_, slot))) => Some(slot),
-            (None, None) => None,
-        }
+        let slot_of = |&(_, slot): &(u64, SlotKey)| slot;
+        SEEK_COST.choose_slot(&self.slab, head, ahead.map(slot_of), behind.map(slot_of))
     }
 }
 

@@ -41,11 +41,11 @@ impl Bfq {
         let due = now.saturating_add(self.fifo_expire(sync));
         let queue = self.queues[id].as_mut().expect("live queue");
         let slot = self.store.add(queue, request, due);
-        let next = self.store.choose(
-            &self.config.seek,
+        let next = self.config.seek.choose_slot(
+            &self.store.slab,
+            self.last_position,
             queue.next_request,
             Some(slot),
-            self.last_position,
         );
         queue.next_request = next;
         if was_empty && queue.measured_request.is_none() {

@@ -4,10 +4,8 @@
 //! async requests go to queues shared per group, class and level.
 
 use std::collections::BTreeSet;
-use std::ops::Bound;
 
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
-use crate::sector_order::SeekCost;
 use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request};
 
 use super::idling::{SeekHistory, ThinkTime};
@@ -244,47 +242,6 @@ impl RequestStore {
             queue.fifo.remove(&(info.fifo_key.0, info.fifo_key.1, slot));
         }
         queue.sort_list.remove(&(sector, slot));
-    }
-
-    /// The better of two requests from the head position (reference §1.3).
-    pub(super) fn choose(
-        &self,
-        seek: &SeekCost,
-        a: Option<SlotKey>,
-        b: Option<SlotKey>,
-        head: u64,
-    ) -> Option<SlotKey> {
-        match (a, b) {
-            (None, other) | (other, None) => other,
-            (Some(a), Some(b)) if a == b => Some(a),
-            (Some(a), Some(b)) => {
-                let (first, second) = (self.slab.get(a), self.slab.get(b));
-                let chosen = seek.choose(head, first, second);
-                Some(if std::ptr::eq(chosen, first) { a } else { b })
-            }
-        }
-    }
-
-    /// The request to serve after `last` leaves: the better of its neighbours in sector order.
-    pub(super) fn next_after(
-        &self,
-        queue: &Queue,
-        seek: &SeekCost,
-        last: SlotKey,
-    ) -> Option<SlotKey> {
-        let key = (self.slab.get(last).sector, last);
-        let after = queue
-            .sort_list
-            .range((Bound::Excluded(key), Bound::Unbounded))
-            .next()
-            .or_else(|| queue.sort_list.first().filter(|&&(_, slot)| slot != last))
-            .map(|&(_, slot)| slot);
-        let before = queue
-            .sort_list
-            .range(..key)
-            .next_back()
-            .map(|&(_, slot)| slot);
-        self.choose(seek, after, before, key.0)
     }
 
     /// The head of the queue's FIFO if it is due by `now`.

@@ -145,9 +145,11 @@ impl Bfq {
         injected: bool,
     ) -> Request {
         let cost = self.cost(id, self.store.slab.get(slot));
-        let seek = self.config.seek;
         let queue = self.queues[id].as_mut().expect("live queue");
-        let next = self.store.next_after(queue, &seek, slot);
+        let next = self
+            .config
+            .seek
+            .next_after(&self.store.slab, &queue.sort_list, slot);
         let next = if queue.next_request == Some(slot) {
             next
         } else {

@@ -5,7 +5,7 @@
 //! of the queue it would join, as the kernel's `cfq_allow_merge` wants.
 
 use std::collections::BTreeSet;
-use std::ops::{Bound, Index, IndexMut};
+use std::ops::{Index, IndexMut};
 
 use crate::merge::{MergeIndex, MergeKind, SlotKey};
 use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, RequestId};
@@ -404,14 +404,7 @@ impl Cfq {
     /// from `last`'s position, of its neighbours in sector order (wrapping to the first).
     pub(super) fn find_next_request(&self, queue: QueueId, last: SlotKey) -> Option<SlotKey> {
         let sort_list = &self.queues[queue].sort_list;
-        let key = (self.slab.get(last).sector, last);
-        let after = sort_list
-            .range((Bound::Excluded(key), Bound::Unbounded))
-            .next()
-            .or_else(|| sort_list.first().filter(|&&(_, slot)| slot != last))
-            .map(|&(_, slot)| slot);
-        let before = sort_list.range(..key).next_back().map(|&(_, slot)| slot);
-        self.choose_request(after, before, key.0)
+        self.config.seek.next_after(&self.slab, sort_list, last)
     }
 
     /// The better of two requests to serve with the head at `head` (reference §1.3).
@@ -421,15 +414,7 @@ impl Cfq {
         b: Option<SlotKey>,
         head: u64,
     ) -> Option<SlotKey> {
-        match (a, b) {
-            (None, other) | (other, None) => other,
-            (Some(a), Some(b)) if a == b => Some(a),
-            (Some(a), Some(b)) => {
-                let (first, second) = (self.slab.get(a), self.slab.get(b));
-                let chosen = self.config.seek.choose(head, first, second);
-                Some(if std::ptr::eq(chosen, first) { a } else { b })
-            }
-        }
+        self.config.seek.choose_slot(&self.slab, head, a, b)
     }
 
     /// Merge a request into a queued request of the queue it would join, then coalesce the
