@@ -88,7 +88,8 @@ impl Bfq {
         id
     }
 
-    fn known_group(&self, group: GroupId) -> GroupId {
+    /// The request's group if BFQ knows it, else the root.
+    pub(super) fn known_group(&self, group: GroupId) -> GroupId {
         if group.index() < self.group_entities.len() {
             group
         } else {
@@ -131,7 +132,7 @@ impl Bfq {
 
     /// Think time, seek history and waker detection, from a sync request's arrival.
     fn learn_from_arrival(&mut self, id: QueueId, request: &Request, now: Nanos) {
-        let cap = 2 * self.config.slice_idle;
+        let slice_idle = self.config.slice_idle;
         let rotational = self.rotational;
         let waker = self.waker_candidate(id, now);
         let queue = self.queue_mut(id);
@@ -141,7 +142,7 @@ impl Bfq {
         let idle = queue.dispatched == 0 && !queue.busy;
         if idle && now > queue.created {
             let gap = now.saturating_sub(queue.last_completion);
-            queue.think_time.add(gap, cap);
+            queue.think_time.add(gap, 2 * slice_idle);
             queue.idle_total += gap;
         }
         update_io_intensity(queue, now);
@@ -149,7 +150,7 @@ impl Bfq {
         queue.seek.add(distance, request.sectors, rotational);
         queue.last_position = request.end_sector();
         if let Some(waker) = waker {
-            note_waker(queue, waker, now, 128 * slice_idle_of(cap));
+            note_waker(queue, waker, now, 128 * slice_idle);
         }
     }
 
@@ -309,7 +310,7 @@ impl Bfq {
     fn higher_class_or_weight(&self, id: QueueId, current: QueueId) -> bool {
         let (a, b) = (self.queue(id), self.queue(current));
         if a.class != b.class {
-            return class_rank(a.class) < class_rank(b.class);
+            return a.class_index() < b.class_index();
         }
         let weight_of = |queue: &Queue, other: &Queue| {
             if queue.group == other.group {
@@ -358,11 +359,6 @@ impl Bfq {
     }
 }
 
-/// RT 0, BE 1, IDLE 2: lower is served first.
-fn class_rank(class: PriorityClass) -> usize {
-    class.index()
-}
-
 /// The level of a group's async queue for a request (one queue for the IDLE class).
 fn async_level(request: &Request) -> u8 {
     async_key_level(request.priority.class, request.priority.level)
@@ -389,11 +385,6 @@ fn note_waker(queue: &mut Queue, waker: QueueId, now: Nanos, window: Nanos) {
         }
         _ => queue.waker_candidate = Some((waker, 1, now)),
     }
-}
-
-/// slice_idle from the think-time cap (twice slice_idle).
-fn slice_idle_of(cap: Nanos) -> Nanos {
-    cap / 2
 }
 
 /// A queue idle (nothing queued or in flight) for less than a fifth of the time is

@@ -21,7 +21,7 @@ impl Bfq {
         };
         let id = info.queue;
         self.injected_in_flight -= usize::from(info.injected);
-        let group = self.known_group_of(request.group);
+        let group = self.known_group(request.group);
         self.group_pending_add(group, false);
         let queue = self.queue_mut(id);
         queue.dispatched = queue.dispatched.saturating_sub(1);
@@ -38,14 +38,6 @@ impl Bfq {
             self.in_service_completed(id, now);
         }
         self.release_if_unused(id);
-    }
-
-    fn known_group_of(&self, group: crate::GroupId) -> crate::GroupId {
-        if group.index() < self.group_entities.len() {
-            group
-        } else {
-            crate::GroupId::ROOT
-        }
     }
 
     fn sample_hw_tag(&mut self) {

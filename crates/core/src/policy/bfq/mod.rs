@@ -465,10 +465,6 @@ impl Scheduler for Bfq {
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
         self.exited(process, now);
     }
-
-    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
-        queued.mergeable_with(incoming)
-    }
 }
 
 #[cfg(test)]
