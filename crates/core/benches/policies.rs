@@ -50,6 +50,10 @@ const BATCH: u64 = 1_000;
 const WARM_UP_REQUESTS: u64 = 200_000;
 /// Requests of the checked run.
 const CHECK_REQUESTS: u64 = 100_000;
+/// Rounds of the side-by-side pass.
+const SIDE_BY_SIDE_ROUNDS: usize = 41;
+/// Requests each policy completes per round of the side-by-side pass.
+const SIDE_BY_SIDE_REQUESTS: u64 = 10_000;
 
 /// The policies timed, as `--sched` takes them, and whether the processes are spread over
 /// the 8 groups (`true`) or all in the root group.
@@ -351,6 +355,60 @@ fn policies(c: &mut Criterion) {
         });
     }
     group.finish();
+    side_by_side();
+}
+
+/// Each policy's cost relative to noop's, measured side by side: every round runs each policy
+/// for the same number of requests back to back, and the ratio to noop is taken within the
+/// round, so a machine that slows down or speeds up between rounds (these are shared and
+/// noisy) moves both sides alike. The median over the rounds is printed.
+fn side_by_side() {
+    let mut drivers: Vec<(String, Driver)> = CASES
+        .iter()
+        .map(|&(spec, grouped)| {
+            let mut driver = Driver::new(spec, grouped, false);
+            driver.run(WARM_UP_REQUESTS);
+            let label = if grouped {
+                spec.to_string()
+            } else {
+                format!("{spec} (root group only)")
+            };
+            (label, driver)
+        })
+        .collect();
+    let mut ratios = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); drivers.len()];
+    let mut nanos = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); drivers.len()];
+    for _ in 0..SIDE_BY_SIDE_ROUNDS {
+        let per_request: Vec<f64> = drivers
+            .iter_mut()
+            .map(|(_, driver)| {
+                let start = std::time::Instant::now();
+                driver.run(SIDE_BY_SIDE_REQUESTS);
+                start.elapsed().as_nanos() as f64 / SIDE_BY_SIDE_REQUESTS as f64
+            })
+            .collect();
+        for (case, &cost) in per_request.iter().enumerate() {
+            ratios[case].push(cost / per_request[0]);
+            nanos[case].push(cost);
+        }
+    }
+    eprintln!(
+        "side by side, median of {SIDE_BY_SIDE_ROUNDS} rounds of {SIDE_BY_SIDE_REQUESTS} requests each:"
+    );
+    eprintln!("{:<28} {:>12} {:>10}", "policy", "ns/request", "× noop");
+    for (case, (label, _)) in drivers.iter().enumerate() {
+        eprintln!(
+            "{:<28} {:>12.0} {:>10.2}",
+            label,
+            median(&mut nanos[case]),
+            median(&mut ratios[case])
+        );
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 criterion_group!(benches, policies);
