@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod group;
+pub mod id_map;
 pub mod limit;
 pub mod merge;
 pub mod policy;

@@ -4,7 +4,7 @@
 //! one ends). After a merge the grown request may touch another queued request; the
 //! policy can then coalesce the two, as the kernel's `attempt_back_merge`/`attempt_front_merge` do.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use crate::Request;
 
@@ -81,8 +81,8 @@ pub enum MergeKind {
 /// Queued requests by start and by end sector.
 #[derive(Debug, Clone)]
 pub struct MergeIndex {
-    by_start: BTreeMap<(u64, SlotKey), ()>,
-    by_end: BTreeMap<(u64, SlotKey), ()>,
+    by_start: BTreeSet<(u64, SlotKey)>,
+    by_end: BTreeSet<(u64, SlotKey)>,
     /// Largest merged request, in sectors (the kernel's max_sectors_kb × 2).
     pub max_sectors: u32,
     /// Whether front merges are attempted (deadline's `front_merges`).
@@ -104,8 +104,8 @@ impl MergeIndex {
     /// An empty index merging up to `max_sectors` per request.
     pub fn new(max_sectors: u32) -> Self {
         Self {
-            by_start: BTreeMap::new(),
-            by_end: BTreeMap::new(),
+            by_start: BTreeSet::new(),
+            by_end: BTreeSet::new(),
             max_sectors,
             front_merges: true,
             enabled: true,
@@ -115,9 +115,15 @@ impl MergeIndex {
     /// Index a queued request.
     pub fn add(&mut self, key: SlotKey, request: &Request) {
         if self.enabled {
-            self.by_start.insert((request.sector, key), ());
-            self.by_end.insert((request.end_sector(), key), ());
+            self.by_start.insert((request.sector, key));
+            self.by_end.insert((request.end_sector(), key));
         }
+    }
+
+    /// The indexed requests in sector order, as `(start sector, slot)`: a policy that keeps
+    /// one index per queue and never disables it can use this as the queue's sort list.
+    pub fn by_start(&self) -> &BTreeSet<(u64, SlotKey)> {
+        &self.by_start
     }
 
     /// Forget a queued request (before it leaves the slab or changes its extent).
@@ -150,7 +156,7 @@ impl MergeIndex {
         let ending_here = self
             .by_end
             .range((incoming.sector, 0)..=(incoming.sector, SlotKey::MAX))
-            .map(|(&(_, key), _)| key)
+            .map(|&(_, key)| key)
             .find(|&key| usable(key));
         if let Some(key) = ending_here {
             return Some((key, MergeKind::Back));
@@ -161,7 +167,7 @@ impl MergeIndex {
         let end = incoming.end_sector();
         self.by_start
             .range((end, 0)..=(end, SlotKey::MAX))
-            .map(|(&(_, key), _)| key)
+            .map(|&(_, key)| key)
             .find(|&key| usable(key))
             .map(|key| (key, MergeKind::Front))
     }
@@ -178,8 +184,8 @@ impl MergeIndex {
         self.by_start.remove(&(queued.sector, key));
         self.by_end.remove(&(queued.end_sector(), key));
         absorb(queued, incoming, kind);
-        self.by_start.insert((queued.sector, key), ());
-        self.by_end.insert((queued.end_sector(), key), ());
+        self.by_start.insert((queued.sector, key));
+        self.by_end.insert((queued.end_sector(), key));
     }
 
     /// After the request at `key` grew, a neighbour it now touches that it may absorb:
@@ -198,7 +204,7 @@ impl MergeIndex {
             MergeKind::Front => (&self.by_end, grown.sector),
         };
         map.range((position, 0)..=(position, SlotKey::MAX))
-            .map(|(&(_, other), _)| other)
+            .map(|&(_, other)| other)
             .filter(|&other| other != key)
             .find(|&other| {
                 let neighbour = slab.get(other);

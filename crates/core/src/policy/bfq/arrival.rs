@@ -149,8 +149,25 @@ impl Bfq {
         let distance = request.sector.abs_diff(queue.last_position);
         queue.seek.add(distance, request.sectors, rotational);
         queue.last_position = request.end_sector();
-        if let Some(waker) = waker {
-            note_waker(queue, waker, now, 128 * slice_idle);
+        let Some(waker) = waker else {
+            return;
+        };
+        if let Some(previous) = note_waker(queue, waker, now, 128 * slice_idle) {
+            self.change_waker(previous, waker);
+        }
+    }
+
+    /// A queue's waker became `waker` (it was `previous`): keep the wakers' counts of the
+    /// queues they wake.
+    pub(super) fn change_waker(&mut self, previous: Option<QueueId>, waker: QueueId) {
+        if previous == Some(waker) {
+            return;
+        }
+        if let Some(Some(old)) = previous.and_then(|old| self.queues.get_mut(old)) {
+            old.woken = old.woken.saturating_sub(1);
+        }
+        if let Some(Some(new)) = self.queues.get_mut(waker) {
+            new.woken += 1;
         }
     }
 
@@ -349,8 +366,23 @@ impl Bfq {
             return;
         }
         let (entity, process) = (queue.entity, queue.process);
+        let (waker, woken) = (queue.waker, queue.woken);
         if let Some(process) = process {
             self.sync_queues.remove(&process);
+        }
+        if let Some(Some(waker)) = waker.and_then(|waker| self.queues.get_mut(waker)) {
+            waker.woken = waker.woken.saturating_sub(1);
+        }
+        if self.last_completed_queue == Some(id) {
+            self.last_completed_queue = None;
+        }
+        if woken > 0 {
+            // The queues it woke lose their waker: the id will be reused.
+            for other in self.queues.iter_mut().flatten() {
+                if other.waker == Some(id) {
+                    other.waker = None;
+                }
+            }
         }
         self.engine.remove(entity);
         self.burst.forget(id);
@@ -373,18 +405,24 @@ pub(super) fn async_key_level(class: PriorityClass, level: u8) -> u8 {
 }
 
 /// Count a waker sighting: the third within `window` of the first makes it the queue's waker.
-fn note_waker(queue: &mut Queue, waker: QueueId, now: Nanos, window: Nanos) {
+/// Returns the queue's previous waker when it gets one.
+fn note_waker(
+    queue: &mut Queue,
+    waker: QueueId,
+    now: Nanos,
+    window: Nanos,
+) -> Option<Option<QueueId>> {
     match queue.waker_candidate {
         Some((candidate, count, since)) if candidate == waker && now <= since + window => {
             if count + 1 >= WAKER_SIGHTINGS {
-                queue.waker = Some(waker);
                 queue.waker_candidate = None;
-            } else {
-                queue.waker_candidate = Some((candidate, count + 1, since));
+                return Some(queue.waker.replace(waker));
             }
+            queue.waker_candidate = Some((candidate, count + 1, since));
         }
         _ => queue.waker_candidate = Some((waker, 1, now)),
     }
+    None
 }
 
 /// A queue idle (nothing queued or in flight) for less than a fifth of the time is

@@ -5,6 +5,7 @@
 use crate::time::SECOND;
 use crate::{Completion, Nanos};
 
+use super::idling::IdleInputs;
 use super::queue::{Expiration, QueueId};
 use super::Bfq;
 
@@ -16,7 +17,7 @@ const SHALLOW: usize = 3;
 impl Bfq {
     pub(super) fn completed(&mut self, completion: &Completion, now: Nanos) {
         let request = &completion.request;
-        let Some(info) = self.in_flight.remove(&request.id) else {
+        let Some(info) = self.in_flight.remove(request.id.0) else {
             return;
         };
         let id = info.queue;
@@ -58,10 +59,10 @@ impl Bfq {
         let empty = queue.is_empty();
         let dispatched = queue.dispatched;
         let timed_out = queue.budget_timeout.is_some_and(|t| now >= t);
-        let idle = empty && self.better_to_idle(id);
-        if idle {
+        let inputs = empty.then(|| self.idle_inputs(id));
+        if let Some(inputs) = inputs.filter(IdleInputs::better_to_idle) {
             if dispatched == 0 && self.idle_until.is_none() {
-                self.start_idling(now);
+                self.start_idling(inputs.idle_time(), now);
             }
         } else if timed_out {
             self.expire(id, Expiration::BudgetTimeout, now);

@@ -60,6 +60,9 @@ impl Bfq {
 
     /// A queue the in-service queue wakes: it cannot run ahead of the queue it waits for.
     fn woken_with_work(&self, in_service: QueueId) -> Option<QueueId> {
+        if self.queue(in_service).woken == 0 {
+            return None;
+        }
         (0..self.queues.len()).find(|&id| {
             id != in_service
                 && self.queues[id]
@@ -73,15 +76,7 @@ impl Bfq {
     /// queue in service boosts throughput (a sequential stream is best served alone), or it is
     /// a raised queue with a short think time, the only one raised (its latency comes first).
     fn any_injectable(&self, in_service: QueueId) -> Option<QueueId> {
-        let inputs = self.idle_inputs(in_service);
         let queue = self.queue(in_service);
-        let raised_alone = queue.raising.coefficient > 1
-            && self.raised_busy <= 1
-            && self.short_think_time(in_service);
-        if inputs.boosts_throughput_without_issues() || raised_alone {
-            return None;
-        }
-        let always = queue.raising.coefficient == 1 || !self.short_think_time(in_service);
         let mut limit = queue.inject_limit;
         if limit == 0 && queue.last_service_time == 0 && self.idle_until.is_some() {
             limit = 1;
@@ -89,6 +84,17 @@ impl Bfq {
         if self.in_flight.len() >= limit {
             return None;
         }
+        let raised_alone = queue.raising.coefficient > 1
+            && self.raised_busy <= 1
+            && self.short_think_time(in_service);
+        if raised_alone
+            || self
+                .idle_inputs(in_service)
+                .boosts_throughput_without_issues()
+        {
+            return None;
+        }
+        let always = queue.raising.coefficient == 1 || !self.short_think_time(in_service);
         (0..self.queues.len())
             .filter(|&id| id != in_service)
             .filter(|&id| {

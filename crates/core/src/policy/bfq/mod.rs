@@ -42,13 +42,14 @@ mod wf2q;
 
 use std::collections::BTreeMap;
 
+use crate::id_map::IdMap;
+
 use crate::registry::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::{ms, us};
 use crate::tunable::{TunableDef, TunableError, Tunables};
 use crate::{
-    Completion, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request, RequestId,
-    Scheduler,
+    Completion, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request, Scheduler,
 };
 
 use idling::{HwTag, IdleInputs};
@@ -157,7 +158,7 @@ pub struct Bfq {
     idle_until: Option<Nanos>,
     /// When the current idling started.
     idle_started: Nanos,
-    in_flight: BTreeMap<RequestId, InFlight>,
+    in_flight: IdMap<InFlight>,
     /// Injected requests at the device.
     injected_in_flight: usize,
     queued: usize,
@@ -288,7 +289,7 @@ impl Bfq {
             in_service: None,
             idle_until: None,
             idle_started: 0,
-            in_flight: BTreeMap::new(),
+            in_flight: IdMap::default(),
             injected_in_flight: 0,
             queued: 0,
             last_position: 0,

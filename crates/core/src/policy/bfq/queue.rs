@@ -3,7 +3,7 @@
 //! time, seekiness, budget, weight raising, injection). Each process has one sync queue;
 //! async requests go to queues shared per group, class and level.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
 use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request};
@@ -56,11 +56,12 @@ pub(super) struct Queue {
     pub(super) orig_weight: u64,
     /// Its entity in the scheduling engine.
     pub(super) entity: EntityId,
-    /// Queued requests by start sector.
-    pub(super) sort_list: BTreeSet<(u64, SlotKey)>,
-    /// Queued requests by due time.
-    pub(super) fifo: BTreeSet<(Nanos, u64, SlotKey)>,
-    /// Merge candidates.
+    /// Queued requests in arrival order, as `(due, sequence, slot)`: the kernel's FIFO list,
+    /// of which only the head is ever looked at. Entries of requests that left are dropped
+    /// lazily, when they reach the head; an entry is live while its slot still carries its
+    /// sequence number.
+    pub(super) fifo: VecDeque<(Nanos, u64, SlotKey)>,
+    /// Merge candidates; its index by start sector is also the queue's sort list.
     pub(super) merges: MergeIndex,
     /// The request it would serve next.
     pub(super) next_request: Option<SlotKey>,
@@ -108,6 +109,8 @@ pub(super) struct Queue {
     pub(super) measured_request: Option<(crate::RequestId, Nanos)>,
     /// The queue whose completions wake this one (its requests arrive right after them).
     pub(super) waker: Option<QueueId>,
+    /// How many queues have this one as their waker.
+    pub(super) woken: usize,
     /// A waker candidate, how often it was seen, and since when.
     pub(super) waker_candidate: Option<(QueueId, u32, Nanos)>,
     /// When it was created.
@@ -134,8 +137,7 @@ impl Queue {
             level: kind.priority.level,
             orig_weight: weight_of(kind.priority),
             entity,
-            sort_list: BTreeSet::new(),
-            fifo: BTreeSet::new(),
+            fifo: VecDeque::new(),
             merges: MergeIndex::default(),
             next_request: None,
             dispatched: 0,
@@ -160,19 +162,25 @@ impl Queue {
             inject_limit_changed: now,
             measured_request: None,
             waker: None,
+            woken: 0,
             waker_candidate: None,
             created: now,
         }
     }
 
+    /// Queued requests by start sector (the merge index is never disabled in BFQ).
+    pub(super) fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
+        self.merges.by_start()
+    }
+
     /// Number of queued requests.
     pub(super) fn queued(&self) -> usize {
-        self.sort_list.len()
+        self.sort_list().len()
     }
 
     /// Whether nothing is queued.
     pub(super) fn is_empty(&self) -> bool {
-        self.sort_list.is_empty()
+        self.sort_list().is_empty()
     }
 
     /// Its class as the scheduling engine counts them (0 RT, 1 BE, 2 IDLE).
@@ -215,40 +223,42 @@ impl RequestStore {
     pub(super) fn add(&mut self, queue: &mut Queue, request: Request, due: Nanos) -> SlotKey {
         self.sequence += 1;
         let fifo_key = (due, self.sequence);
-        let sector = request.sector;
         let slot = self.slab.insert(request);
         if self.slots.len() <= slot {
             self.slots.resize(slot + 1, None);
         }
         self.slots[slot] = Some(SlotInfo { fifo_key });
-        queue.sort_list.insert((sector, slot));
-        queue.fifo.insert((fifo_key.0, fifo_key.1, slot));
+        queue.fifo.push_back((due, self.sequence, slot));
         queue.merges.add(slot, self.slab.get(slot));
         slot
     }
 
     /// Take a request off its queue and out of the store.
     pub(super) fn remove(&mut self, queue: &mut Queue, slot: SlotKey) -> Request {
-        self.unlink(queue, slot);
         let request = self.slab.remove(slot);
         queue.merges.remove(slot, &request);
         self.slots[slot] = None;
+        self.drop_stale_fifo_head(queue);
         request
     }
 
-    fn unlink(&mut self, queue: &mut Queue, slot: SlotKey) {
-        let sector = self.slab.get(slot).sector;
-        if let Some(info) = self.slots[slot] {
-            queue.fifo.remove(&(info.fifo_key.0, info.fifo_key.1, slot));
+    /// Whether a FIFO entry still stands for a queued request.
+    fn live(&self, &(_, sequence, slot): &(Nanos, u64, SlotKey)) -> bool {
+        self.slots[slot].is_some_and(|info| info.fifo_key.1 == sequence)
+    }
+
+    /// Pop the entries of requests that left until the head is a queued request.
+    fn drop_stale_fifo_head(&self, queue: &mut Queue) {
+        while queue.fifo.front().is_some_and(|entry| !self.live(entry)) {
+            queue.fifo.pop_front();
         }
-        queue.sort_list.remove(&(sector, slot));
     }
 
     /// The head of the queue's FIFO if it is due by `now`.
     pub(super) fn expired_head(&self, queue: &Queue, now: Nanos) -> Option<SlotKey> {
         queue
             .fifo
-            .first()
+            .front()
             .filter(|&&(due, _, _)| due <= now)
             .map(|&(_, _, slot)| slot)
     }
@@ -263,16 +273,14 @@ impl RequestStore {
         let Some((slot, kind)) = queue.merges.find(&self.slab, &request, same_kind) else {
             return Err(request);
         };
-        let old_sector = self.slab.get(slot).sector;
         queue.merges.merge(&mut self.slab, slot, kind, request);
-        if kind == MergeKind::Front {
-            queue.sort_list.remove(&(old_sector, slot));
-            queue.sort_list.insert((self.slab.get(slot).sector, slot));
-        }
         let carrier = self.coalesce(queue, slot, kind);
         Ok(self.slab.get(carrier).id)
     }
 
+    /// After a merge, absorb a neighbour the grown request now touches. The survivor keeps
+    /// the earlier due time and takes that request's place in the FIFO, as the kernel's
+    /// `bfq_requests_merged` does.
     fn coalesce(&mut self, queue: &mut Queue, slot: SlotKey, kind: MergeKind) -> SlotKey {
         let Some((survivor, absorbed)) = queue
             .merges
@@ -283,22 +291,100 @@ impl RequestStore {
         if queue.next_request == Some(absorbed) {
             queue.next_request = Some(survivor);
         }
-        self.unlink(queue, absorbed);
         let inherited = self.slots[absorbed].take();
         queue.merges.coalesce(&mut self.slab, survivor, absorbed);
         if let (Some(inherited), Some(own)) = (inherited, self.slots[survivor]) {
             if inherited.fifo_key < own.fifo_key {
-                queue
-                    .fifo
-                    .remove(&(own.fifo_key.0, own.fifo_key.1, survivor));
-                queue
-                    .fifo
-                    .insert((inherited.fifo_key.0, inherited.fifo_key.1, survivor));
-                self.slots[survivor] = Some(SlotInfo {
-                    fifo_key: inherited.fifo_key,
-                });
+                self.take_fifo_place(queue, inherited.fifo_key.1, survivor);
+                self.slots[survivor] = Some(inherited);
             }
         }
+        self.drop_stale_fifo_head(queue);
         survivor
+    }
+
+    /// Let `slot` stand in the FIFO where the entry with `sequence` is.
+    fn take_fifo_place(&self, queue: &mut Queue, sequence: u64, slot: SlotKey) {
+        if let Ok(index) = queue
+            .fifo
+            .binary_search_by_key(&sequence, |&(_, entry_sequence, _)| entry_sequence)
+        {
+            queue.fifo[index].2 = slot;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Direction, RequestId};
+
+    fn queue() -> Queue {
+        let kind = QueueKind {
+            process: Some(ProcessId(1)),
+            sync: true,
+            group: GroupId::ROOT,
+            priority: IoPriority::default(),
+        };
+        Queue::new(kind, 0, 1000, 0)
+    }
+
+    fn read(id: u64, sector: u64) -> Request {
+        Request::new(RequestId(id), ProcessId(1), Direction::Read, sector, 8)
+    }
+
+    #[test]
+    fn the_fifo_head_is_the_oldest_request_still_queued() {
+        let (mut store, mut queue) = (RequestStore::default(), queue());
+        let a = store.add(&mut queue, read(1, 800), 10);
+        let b = store.add(&mut queue, read(2, 0), 20);
+        let c = store.add(&mut queue, read(3, 400), 30);
+        assert_eq!(store.expired_head(&queue, 9), None, "not due yet");
+        assert_eq!(store.expired_head(&queue, 10), Some(a));
+        // Sector order is independent of arrival.
+        let sorted: Vec<SlotKey> = queue.sort_list().iter().map(|&(_, s)| s).collect();
+        assert_eq!(sorted, vec![b, c, a]);
+        // Leaving out of FIFO order keeps the head.
+        store.remove(&mut queue, b);
+        assert_eq!(store.expired_head(&queue, 100), Some(a));
+        // A reused slot is a new request: the left request's entry does not stand for it.
+        let d = store.add(&mut queue, read(4, 1600), 40);
+        assert_eq!(d, b, "the slab reuses the freed slot");
+        // The head leaving uncovers the next live entry, skipping the stale one.
+        store.remove(&mut queue, a);
+        assert_eq!(store.expired_head(&queue, 100), Some(c));
+        assert_eq!(
+            queue.fifo.len(),
+            2,
+            "stale entries before the head are dropped"
+        );
+        store.remove(&mut queue, c);
+        assert_eq!(store.expired_head(&queue, 39), None);
+        assert_eq!(store.expired_head(&queue, 40), Some(d));
+        assert_eq!(queue.queued(), 1);
+    }
+
+    #[test]
+    fn a_coalesced_request_keeps_the_earlier_due_time_and_fifo_place() {
+        let (mut store, mut queue) = (RequestStore::default(), queue());
+        // Queued: [16, 24) due 10, then [0, 8) due 20; the FIFO head is the first.
+        let late_start = store.add(&mut queue, read(1, 16), 10);
+        let early_start = store.add(&mut queue, read(2, 0), 20);
+        let filler = read(3, 8);
+        // [8, 16) back-merges into [0, 8), which then touches [16, 24) and absorbs it.
+        let carrier = store.merge(&mut queue, filler).expect("merges");
+        assert_eq!(carrier, RequestId(2));
+        assert_eq!(queue.queued(), 1);
+        assert!(!store.slab.contains(late_start));
+        assert_eq!(store.slab.get(early_start).sectors, 24);
+        assert_eq!(
+            store.expired_head(&queue, 10),
+            Some(early_start),
+            "the survivor inherits the absorbed request's earlier due time"
+        );
+        store.remove(&mut queue, early_start);
+        assert!(queue.is_empty());
+        assert_eq!(store.expired_head(&queue, u64::MAX), None);
+        assert!(queue.fifo.is_empty());
     }
 }

@@ -102,16 +102,18 @@ impl Bfq {
                     Next::Serve(slot)
                 }
             }
-            None if self.better_to_idle(id) => {
-                if self.queue(id).dispatched > 0 {
+            None => {
+                let inputs = self.idle_inputs(id);
+                if !inputs.better_to_idle() {
+                    Next::Expire(Expiration::NoMoreRequests)
+                } else if self.queue(id).dispatched > 0 {
                     // Wait for its requests to complete; idling starts then.
                     Next::Hold(None)
                 } else {
-                    self.start_idling(now);
+                    self.start_idling(inputs.idle_time(), now);
                     Next::Hold(self.idle_until)
                 }
             }
-            None => Next::Expire(Expiration::NoMoreRequests),
         }
     }
 
@@ -149,7 +151,7 @@ impl Bfq {
         let next = self
             .config
             .seek
-            .next_after(&self.store.slab, &queue.sort_list, slot);
+            .next_after(&self.store.slab, queue.sort_list(), slot);
         let next = if queue.next_request == Some(slot) {
             next
         } else {
@@ -174,7 +176,7 @@ impl Bfq {
             self.update_max_budget();
         }
         self.in_flight.insert(
-            request.id,
+            request.id.0,
             InFlight {
                 queue: id,
                 injected,
@@ -332,12 +334,11 @@ impl Bfq {
         self.reweigh_busy(id, old_weight, was_raised);
     }
 
-    /// Idle for the queue in service: it just ran dry and idling pays.
-    pub(super) fn start_idling(&mut self, now: Nanos) {
-        let Some(id) = self.in_service else {
-            return;
-        };
-        let idle = self.idle_inputs(id).idle_time();
+    /// Idle for the queue in service, for `idle` (its [`IdleInputs::idle_time`]): it just
+    /// ran dry and idling pays.
+    ///
+    /// [`IdleInputs::idle_time`]: super::idling::IdleInputs::idle_time
+    pub(super) fn start_idling(&mut self, idle: Nanos, now: Nanos) {
         self.idle_started = now;
         self.idle_until = Some(now.saturating_add(idle));
     }

@@ -109,7 +109,8 @@ fn while_idling_for_a_seeky_queue_another_queue_is_injected() {
     // Drain the heavy queue, then let it idle with the light queue backlogged.
     id += 1;
     policy.insert(read_from(id, 2, (1 << 34) + 10_000, light, now), now);
-    policy.start_idling(now);
+    let idle = policy.idle_inputs(heavy_queue).idle_time();
+    policy.start_idling(idle, now);
     let injected = policy.inject(heavy_queue, now).expect("a request injected");
     assert_eq!(injected.process, ProcessId(2));
     assert_eq!(policy.injected_in_flight, 1);
@@ -143,4 +144,29 @@ fn max_budget_follows_the_measured_peak_rate_in_auto_mode() {
 
     let fixed = bfq(&[("max_budget", "4096")]);
     assert_eq!(fixed.max_budget, 4096);
+}
+
+#[test]
+fn a_released_waker_leaves_the_queues_it_woke_without_a_waker() {
+    let mut policy = bfq(&[]);
+    let now = 0;
+    let priority = crate::IoPriority::default();
+    // Two processes, one request each, served and completed: both queues idle.
+    for (id, process) in [(1, 1), (2, 2)] {
+        policy.insert(read_from(id, process, id << 20, priority, now), now);
+    }
+    while let Dispatch::Request(request) = policy.dispatch(now) {
+        done(&mut policy, request, now);
+    }
+    let waker = policy.sync_queues[&ProcessId(1)];
+    let woken = policy.sync_queues[&ProcessId(2)];
+    policy.queue_mut(woken).waker = Some(waker);
+    policy.change_waker(None, waker);
+    assert_eq!(policy.queue(waker).woken, 1);
+    policy.process_exited(ProcessId(1), now);
+    assert!(
+        policy.queues[waker].is_none(),
+        "the exited process's queue is released"
+    );
+    assert_eq!(policy.queue(woken).waker, None);
 }
