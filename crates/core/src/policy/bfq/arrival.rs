@@ -27,7 +27,10 @@ const SMALL_REQUEST: u32 = 32;
 
 impl Bfq {
     pub(super) fn arrive(&mut self, request: Request, now: Nanos) -> Inserted {
-        let id = self.queue_for(&request, now);
+        let mut id = self.queue_for(&request, now);
+        if request.sync {
+            id = self.cooperate(id, &request, now);
+        }
         let request = match self
             .store
             .merge(self.queues[id].as_mut().expect("live queue"), request)
@@ -67,7 +70,7 @@ impl Bfq {
         let group = self.known_group(request.group);
         if request.sync {
             if let Some(&id) = self.sync_queues.get(&request.process) {
-                return id;
+                return self.split_if_seeky(id, request, now);
             }
             let id = self.create_queue(Some(request.process), true, group, request, now);
             self.sync_queues.insert(request.process, id);
@@ -97,7 +100,7 @@ impl Bfq {
         }
     }
 
-    fn create_queue(
+    pub(super) fn create_queue(
         &mut self,
         process: Option<ProcessId>,
         sync: bool,
@@ -341,15 +344,14 @@ impl Bfq {
     }
 
     pub(super) fn exited(&mut self, process: ProcessId, now: Nanos) {
-        let Some(&id) = self.sync_queues.get(&process) else {
+        let Some(id) = self.sync_queues.remove(&process) else {
             return;
         };
-        self.queue_mut(id).process_gone = true;
-        if self.in_service == Some(id) && self.idle_until.is_some() && self.queue(id).is_empty() {
-            self.idle_until = None;
-            self.expire(id, Expiration::NoMoreRequests, now);
+        let queue = self.queue_mut(id);
+        queue.processes = queue.processes.saturating_sub(1);
+        if queue.processes == 0 {
+            self.no_process_left(id, now);
         }
-        self.release_if_unused(id);
     }
 
     /// Free a sync queue whose process has exited once nothing refers to it.
@@ -368,7 +370,9 @@ impl Bfq {
         let (entity, process) = (queue.entity, queue.process);
         let (waker, woken) = (queue.waker, queue.woken);
         if let Some(process) = process {
-            self.sync_queues.remove(&process);
+            if self.sync_queues.get(&process) == Some(&id) {
+                self.sync_queues.remove(&process);
+            }
         }
         if let Some(Some(waker)) = waker.and_then(|waker| self.queues.get_mut(waker)) {
             waker.woken = waker.woken.saturating_sub(1);

@@ -32,6 +32,7 @@
 mod arrival;
 mod budget;
 mod completion;
+mod cooperation;
 mod idling;
 mod injection;
 mod peak_rate;
@@ -163,6 +164,9 @@ pub struct Bfq {
     injected_in_flight: usize,
     queued: usize,
     last_position: u64,
+    /// Where the queue in service's last request ended (`in_serv_last_pos`): early queue
+    /// merging looks for requests close to it.
+    in_service_last_position: u64,
     hw_tag: HwTag,
     peak: PeakRate,
     max_budget: u64,
@@ -293,6 +297,7 @@ impl Bfq {
             injected_in_flight: 0,
             queued: 0,
             last_position: 0,
+            in_service_last_position: 0,
             hw_tag: HwTag::default(),
             peak: PeakRate::new(context.rotational),
             max_budget,

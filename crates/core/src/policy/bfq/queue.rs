@@ -115,6 +115,15 @@ pub(super) struct Queue {
     pub(super) waker_candidate: Option<(QueueId, u32, Nanos)>,
     /// When it was created.
     pub(super) created: Nanos,
+    /// Processes whose sync requests it holds (0 for an async queue): more than one once
+    /// cooperating processes were merged into it.
+    pub(super) processes: u32,
+    /// The queue one of its processes was merged into: the others follow (`new_bfqq`).
+    pub(super) merged_into: Option<QueueId>,
+    /// It holds merged cooperating processes (the kernel's `coop` flag).
+    pub(super) coop: bool,
+    /// It has been served at least once.
+    pub(super) served: bool,
 }
 
 /// What a new queue is.
@@ -165,6 +174,10 @@ impl Queue {
             woken: 0,
             waker_candidate: None,
             created: now,
+            processes: u32::from(kind.process.is_some()),
+            merged_into: None,
+            coop: false,
+            served: false,
         }
     }
 

@@ -160,6 +160,7 @@ impl Bfq {
         let request = self.store.remove(queue, slot);
         queue.next_request = next;
         queue.dispatched += 1;
+        queue.served = true;
         queue.service_since_busy += cost;
         if queue.raising.coefficient > 1 {
             queue.raising.service += cost;
@@ -168,6 +169,9 @@ impl Bfq {
         self.engine.charge(entity, cost);
         self.queued -= 1;
         self.last_position = request.end_sector();
+        if !injected && self.in_service == Some(id) {
+            self.in_service_last_position = self.last_position;
+        }
         let before = self.in_flight.len();
         if self
             .peak

@@ -170,3 +170,65 @@ fn a_released_waker_leaves_the_queues_it_woke_without_a_waker() {
     );
     assert_eq!(policy.queue(woken).waker, None);
 }
+
+/// Two processes each issue one read at a time, and the policy serves them to completion;
+/// `sector_of(process, round)` says where each read is.
+fn two_readers(
+    policy: &mut Bfq,
+    rounds: std::ops::Range<u64>,
+    now: &mut Nanos,
+    sector_of: impl Fn(u32, u64) -> u64,
+) {
+    let priority = crate::IoPriority::default();
+    for round in rounds {
+        for process in [1, 2] {
+            let id = round * 2 + u64::from(process);
+            let request = read_from(id, process, sector_of(process, round), priority, *now);
+            policy.insert(request, *now);
+        }
+        // Served one at a time; the two reads may have been merged into one.
+        let mut completed = 0;
+        while completed < 2 {
+            match policy.dispatch(*now) {
+                Dispatch::Request(request) => {
+                    *now += us(500);
+                    completed += request.ids().count();
+                    done(policy, request, *now);
+                }
+                Dispatch::WaitUntil(at) => *now = at,
+                Dispatch::Empty => panic!("a queued read was not dispatched"),
+            }
+        }
+    }
+}
+
+#[test]
+fn interleaved_readers_share_a_queue_until_it_turns_seeky() {
+    let mut policy = bfq(&[]);
+    let mut now = us(10);
+    // Each reads its own 8-sector chunk of one stream: process 1 the even chunks, 2 the odd.
+    let interleaved = |process: u32, round: u64| (round * 2 + u64::from(process) - 1) * 8;
+    two_readers(&mut policy, 0..4, &mut now, interleaved);
+    let first = policy.sync_queues[&ProcessId(1)];
+    assert_eq!(
+        policy.sync_queues[&ProcessId(2)],
+        first,
+        "the second process was merged into the first one's queue"
+    );
+    assert!(policy.queue(first).coop);
+    assert_eq!(policy.queue(first).processes, 2);
+    // Then both jump around the disk: once the shared queue is seeky, each process gets a
+    // queue of its own at its next request.
+    let random = |process: u32, round: u64| (round * 7919 + u64::from(process) * 104_729) << 12;
+    two_readers(&mut policy, 4..80, &mut now, random);
+    let (one, two) = (
+        policy.sync_queues[&ProcessId(1)],
+        policy.sync_queues[&ProcessId(2)],
+    );
+    assert_ne!(one, two, "split again");
+    assert!(!policy.queue(one).coop && !policy.queue(two).coop);
+    assert_eq!(
+        (policy.queue(one).processes, policy.queue(two).processes),
+        (1, 1)
+    );
+}
