@@ -184,3 +184,47 @@ fn a_read_already_read_ahead_is_a_hit_while_read_ahead_runs() {
     assert_eq!(done, at + HIT_OVERHEAD + 32 * BUS);
     assert_eq!(disk.media_operations(), 1);
 }
+
+#[test]
+fn a_stream_read_takes_its_turn_at_the_controller_like_a_hit() {
+    let (mut disk, first_done) = after_first_read();
+    // 2 ms later read-ahead has read [32, 232). Three hits come at once, then a read at the
+    // head's position: the controller handles the hits one after another (overhead plus bus
+    // each), then the read's command, and sends its data once read-ahead has brought it.
+    let now = first_done + 2_000_000;
+    disk.advance(now, &mut Vec::new());
+    for (tag, sector) in [(2, 100), (3, 132), (4, 164), (5, 232)] {
+        disk.submit(
+            Command {
+                tag,
+                direction: Direction::Read,
+                sector,
+                sectors: 32,
+                fua: false,
+            },
+            now,
+        );
+    }
+    let mut finished = Vec::new();
+    while let Some(at) = disk.next_event() {
+        let mut completed = Vec::new();
+        disk.advance(at, &mut completed);
+        finished.extend(completed.into_iter().map(|tag| (tag, at)));
+    }
+    let hit = HIT_OVERHEAD + 32 * BUS;
+    // Read-ahead reaches sector 264 at 12.64 ms; the controller is done with the read's
+    // command and transfer only at now + 3 hits + 132 µs = 12.849 ms.
+    let media = FIRST_MEDIA_DONE + 232 * SECTOR + BUS;
+    assert_eq!(media, 12_641_000);
+    assert_eq!(
+        finished,
+        vec![
+            (2, now + hit),
+            (3, now + 2 * hit),
+            (4, now + 3 * hit),
+            (5, now + 4 * hit),
+        ]
+    );
+    assert!(now + 4 * hit > media);
+    assert_eq!(disk.media_operations(), 1);
+}

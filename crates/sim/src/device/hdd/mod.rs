@@ -340,8 +340,11 @@ impl Hdd {
             let media_done = self
                 .segments
                 .stream_until(segment, end, now, &self.geometry);
-            let done = (now + self.read_overhead + self.bus_time(end - start))
-                .max(media_done + self.bus_time(1));
+            // The controller decodes the command and sets up its transfer as it does for a
+            // hit, one command at a time; the data then goes out as read-ahead brings it.
+            let handled = now.max(self.controller_free) + self.read_overhead;
+            self.controller_free = handled + self.bus_time(end - start);
+            let done = self.controller_free.max(media_done + self.bus_time(1));
             self.busy_until = media_done;
             self.operation_active = true;
             self.schedule(done, command.tag);
