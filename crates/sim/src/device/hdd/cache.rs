@@ -7,6 +7,20 @@
 //! host consumes more. Read-ahead is computed lazily from its anchor time and the zone's
 //! streaming rate, so it costs nothing per sector. A read wholly inside valid data is a hit.
 //!
+//! A read that starts anywhere read-ahead will reach on its own — from the segment's valid
+//! data up to the read-ahead limit, including sectors not yet under the head — is a *stream*
+//! read while read-ahead runs: the drive does not seek, it waits for the media to bring the
+//! data into the segment (the time for the sectors between the head and the read's end to
+//! pass, at the zone's streaming rate) and keeps reading ahead past it. Sources: Ruemmler &
+//! Wilkes, "An introduction to disk drive modeling" (IEEE Computer, 1994) name read-ahead
+//! into the buffer and the producer–consumer interlock between the mechanism filling a
+//! segment and the bus emptying it as the behaviour that matters most to model; DiskSim
+//! 4.0's read-segment check counts a read whose first block is the one being prefetched as
+//! a partial hit on the segment being read ("almost read hits"). This model extends that to
+//! any start up to the read-ahead limit, because the head passes those sectors in order
+//! anyway. Read-ahead stops when the mechanism serves another media command (the head
+//! moves): what it had read by then stays valid, and nothing beyond it.
+//!
 //! Write side ("immediate report"): with the write cache enabled a write completes once its
 //! data is in the buffer; dirty data is kept as merged extents, and destaged later in an
 //! order the drive chooses (SPTF over the dirty extents nearest the head).
@@ -59,8 +73,9 @@ impl ReadAhead {
 pub enum Lookup {
     /// All its data is valid in a segment.
     Hit(usize),
-    /// It starts inside the segment read-ahead is filling and ends beyond what has been
-    /// read so far: read-ahead will bring it without a seek.
+    /// It starts inside the segment read-ahead is filling, or ahead of the head but within
+    /// the read-ahead limit, and ends beyond what has been read so far: read-ahead will
+    /// bring it without a seek.
     Stream(usize),
     /// Not (wholly) cached.
     Miss,
@@ -108,7 +123,11 @@ impl SegmentCache {
         )
     }
 
-    /// Classify the read `[start, end)` at `now`.
+    /// Classify the read `[start, end)` at `now`: a hit if its data is valid; a stream read
+    /// if read-ahead is running and will reach its start on its own, i.e. the start lies
+    /// between the segment's first valid sector and the read-ahead limit (which is at most a
+    /// segment past what the host consumed) — whether or not the head has got there yet;
+    /// otherwise a miss.
     pub fn lookup(&self, start: u64, end: u64, now: Nanos) -> Lookup {
         for i in 0..self.segments.len() {
             let (first, valid_end) = self.valid_range(i, now);
@@ -117,12 +136,24 @@ impl SegmentCache {
             }
         }
         if let Some(stream) = self.stream {
-            let (first, valid_end) = self.valid_range(stream.segment, now);
-            if first <= start && start <= valid_end {
+            let (first, _) = self.valid_range(stream.segment, now);
+            if first <= start && start <= stream.limit {
                 return Lookup::Stream(stream.segment);
             }
         }
         Lookup::Miss
+    }
+
+    /// Time from `now` until running read-ahead reaches `lba` (0 if it already has, or if
+    /// no read-ahead runs). The wait a stream read starting at `lba` has before its data
+    /// begins to arrive.
+    pub fn stream_wait(&self, lba: u64, now: Nanos) -> Nanos {
+        match self.stream {
+            Some(stream) if stream.position(now) < lba => {
+                stream.time_to_reach(lba).saturating_sub(now)
+            }
+            _ => 0,
+        }
     }
 
     /// The host consumed up to `end` from segment `i` at `now`. Read-ahead may go further;
@@ -328,6 +359,40 @@ impl WriteCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::hdd::geometry::GeometryConfig;
+
+    /// 6000 rpm and 1000 sectors per track without skew: a sector passes every 10 µs.
+    fn geometry() -> Geometry {
+        Geometry::new(&GeometryConfig {
+            capacity_sectors: 4_000_000,
+            rpm: 6000,
+            heads: 4,
+            zones: 1,
+            outer_mbps: 51.2,
+            inner_mbps: 51.2,
+            head_switch: 0,
+        })
+    }
+
+    #[test]
+    fn reads_up_to_the_read_ahead_limit_stream_while_it_runs() {
+        let geometry = geometry();
+        let mut cache = SegmentCache::new(4, 2048, 1024);
+        // A miss [0, 32) ended on the media at 1 ms; read-ahead runs from 32 up to 1056.
+        cache.fill(0, 32, 1_000_000, &geometry);
+        let now = 1_500_000; // 50 sectors read ahead: [0, 82) valid.
+        assert_eq!(cache.lookup(0, 82, now), Lookup::Hit(0));
+        assert_eq!(cache.lookup(80, 112, now), Lookup::Stream(0));
+        assert_eq!(cache.lookup(90, 122, now), Lookup::Stream(0));
+        assert_eq!(cache.stream_wait(90, now), 80_000);
+        assert_eq!(cache.lookup(1056, 1088, now), Lookup::Stream(0));
+        assert_eq!(cache.lookup(1057, 1089, now), Lookup::Miss);
+        // The head serves another command at 2 ms: [0, 132) stays, nothing streams.
+        cache.stop_stream(2_000_000);
+        assert_eq!(cache.lookup(100, 132, 9_000_000), Lookup::Hit(0));
+        assert_eq!(cache.lookup(120, 152, 9_000_000), Lookup::Miss);
+        assert_eq!(cache.stream_wait(140, 9_000_000), 0);
+    }
 
     #[test]
     fn write_cache_merges_and_counts_once() {

@@ -313,8 +313,11 @@ impl Hdd {
     fn estimate(&self, from: &Location, command: &Command, now: Nanos) -> Nanos {
         let (start, end) = Self::extent(command);
         match command.direction {
+            Direction::Read if self.writes.covers(start, end) => 0,
             Direction::Read => match self.segments.lookup(start, end, now) {
-                Lookup::Hit(_) | Lookup::Stream(_) => 0,
+                Lookup::Hit(_) => 0,
+                // Read-ahead may still have to reach the start.
+                Lookup::Stream(_) => self.segments.stream_wait(start, now),
                 Lookup::Miss => self.positioning(from, now + self.read_miss_overhead, start, false),
             },
             Direction::Write => self.positioning(from, now + self.write_overhead, start, true),
@@ -328,24 +331,27 @@ impl Hdd {
             self.media_access(command, now);
             return true;
         }
-        match self.segments.lookup(start, end, now) {
-            Lookup::Stream(segment) => {
-                let media_done = self
-                    .segments
-                    .stream_until(segment, end, now, &self.geometry);
-                let done = (now + self.read_overhead + self.bus_time(end - start))
-                    .max(media_done + self.bus_time(1));
-                self.busy_until = media_done;
-                self.operation_active = true;
-                self.schedule(done, command.tag);
-                true
-            }
-            _ if self.read_from_buffer(command, now) => false,
-            _ => {
-                self.media_access(command, now);
-                true
-            }
+        // The buffer first: data dirty in the write cache is newer than what read-ahead
+        // would bring from the media.
+        if self.read_from_buffer(command, now) {
+            return false;
         }
+        if let Lookup::Stream(segment) = self.segments.lookup(start, end, now) {
+            let media_done = self
+                .segments
+                .stream_until(segment, end, now, &self.geometry);
+            // The controller decodes the command and sets up its transfer as it does for a
+            // hit, one command at a time; the data then goes out as read-ahead brings it.
+            let handled = now.max(self.controller_free) + self.read_overhead;
+            self.controller_free = handled + self.bus_time(end - start);
+            let done = self.controller_free.max(media_done + self.bus_time(1));
+            self.busy_until = media_done;
+            self.operation_active = true;
+            self.schedule(done, command.tag);
+        } else {
+            self.media_access(command, now);
+        }
+        true
     }
 
     /// A read miss or a write that goes to the media: overhead, (data in, for a write),
