@@ -49,6 +49,15 @@ pub trait Scheduler: Send {
     /// ignores the news.
     fn process_exited(&mut self, _process: ProcessId, _now: Nanos) {}
 
+    /// A layer around the policy that decides the order of some processes' requests (the
+    /// limit layer) says whether `process` is *outranked*: a request queued in the policy
+    /// must leave before `process`'s next one, which that layer will hold back. A policy
+    /// that keeps the device idle waiting for a process's next request (anticipation) must
+    /// not wait for an outranked process, or it would serve the requests in its own order
+    /// instead of the layer's. `false` lifts it. The default ignores the news, as a policy
+    /// that never idles may.
+    fn set_outranked(&mut self, _process: ProcessId, _outranked: bool, _now: Nanos) {}
+
     /// Whether two queued-or-incoming requests may be merged; policies with per-queue
     /// state narrow this (the default allows same process, direction, sync-ness, group, priority).
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {

@@ -1,10 +1,14 @@
 //! The limit layer: a [`Scheduler`] around another that holds limited groups' requests and
-//! releases them into it in priority order as the groups' token buckets allow.
+//! releases them into it in priority order as the groups' token buckets allow, and tells it
+//! which processes it must not idle for so that it keeps that order.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
 use crate::{
-    Completion, Direction, Dispatch, GroupTree, Inserted, Nanos, ProcessId, Request, Scheduler,
+    Completion, Direction, Dispatch, GroupTree, Inserted, Nanos, ProcessId, Request, RequestId,
+    Scheduler,
 };
 
 const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
@@ -23,9 +27,10 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn cost(&self, request: &Request) -> u64 {
+    /// What a request of `bytes` costs in this bucket's tokens.
+    fn cost(&self, bytes: u64) -> u64 {
         match self.counts {
-            Counts::Bytes => request.bytes(),
+            Counts::Bytes => bytes,
             Counts::Requests => 1,
         }
     }
@@ -39,6 +44,9 @@ struct GroupInfo {
     children: Vec<usize>,
     /// Per direction, the buckets a request of this group passes: its own, then its ancestors'.
     path: [Vec<usize>; 2],
+    /// Per direction, the top of the limited subtree the group is in (itself, or its highest
+    /// limited ancestor below an unlimited one); `None` when the group is not limited.
+    top: [Option<usize>; 2],
 }
 
 impl GroupInfo {
@@ -62,6 +70,24 @@ struct Node {
     finish: u128,
 }
 
+/// A request the layer released that waits in the policy, not yet dispatched.
+#[derive(Debug, Clone, Copy)]
+struct Released {
+    direction: usize,
+    /// The top of its limited subtree.
+    top: usize,
+    process: ProcessId,
+}
+
+/// A process whose requests the layer has held, as its last one showed it.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    group: usize,
+    direction: usize,
+    /// The size of its last request: what its next one is taken to need from the buckets.
+    bytes: u64,
+}
+
 /// A policy with per-group limits around it (see the [module doc](super)).
 pub struct LimitLayer {
     inner: Box<dyn Scheduler>,
@@ -76,6 +102,17 @@ pub struct LimitLayer {
     /// When the next held request may leave; `None` when a request came in since it was
     /// worked out.
     next_release: Option<Nanos>,
+    /// Released requests queued in the policy, by id (a merged request is dispatched as
+    /// part of its carrier, which carries its id).
+    in_policy: BTreeMap<RequestId, Released>,
+    /// Per direction and top of a limited subtree, how many of `in_policy` are there.
+    in_policy_per_top: [Vec<usize>; 2],
+    /// Per process and direction, how many of `in_policy` are its own.
+    in_policy_per_process: BTreeMap<(ProcessId, usize), usize>,
+    /// Processes of limited groups, by the last request the layer held of each.
+    members: BTreeMap<ProcessId, Member>,
+    /// The members the policy has been told are outranked.
+    outranked: BTreeSet<ProcessId>,
 }
 
 impl std::fmt::Debug for LimitLayer {
@@ -103,6 +140,11 @@ impl LimitLayer {
                 }
                 infos[index].path[direction.index()] = path;
             }
+            for d in 0..2 {
+                let limited = infos[index].limited(d);
+                let inherited = parent.and_then(|p| infos[p].top[d]);
+                infos[index].top[d] = limited.then(|| inherited.unwrap_or(index));
+            }
             infos[index].parent = parent;
             infos[index].weight = group.weight;
             if let Some(parent) = parent {
@@ -118,12 +160,23 @@ impl LimitLayer {
         Self {
             inner,
             nodes: [0, 1].map(|_| vec![Node::default(); infos.len()]),
+            in_policy_per_top: [0, 1].map(|_| vec![0; infos.len()]),
             groups: infos,
             buckets,
             tops,
             held: 0,
             next_release: None,
+            in_policy: BTreeMap::new(),
+            in_policy_per_process: BTreeMap::new(),
+            members: BTreeMap::new(),
+            outranked: BTreeSet::new(),
         }
+    }
+
+    /// The processes the policy was last told are outranked: a request of their limited
+    /// subtree, released before their next one, waits in the policy (see the module doc).
+    pub fn outranked(&self) -> impl Iterator<Item = ProcessId> + '_ {
+        self.outranked.iter().copied()
     }
 
     /// Requests held in the layer, not yet released into the policy.
@@ -139,6 +192,12 @@ impl LimitLayer {
     }
 
     fn hold(&mut self, direction: usize, group: usize, request: Request) {
+        let member = Member {
+            group,
+            direction,
+            bytes: request.bytes(),
+        };
+        self.members.insert(request.process, member);
         self.nodes[direction][group].lane.push(request);
         let mut current = Some(group);
         while let Some(g) = current.filter(|&g| self.groups[g].limited(direction)) {
@@ -149,14 +208,15 @@ impl LimitLayer {
         self.next_release = None;
     }
 
-    /// The earliest time, `now` or later, at which every bucket on the path lets `request` by.
-    fn ready_at(&self, direction: usize, group: usize, request: &Request, now: Nanos) -> Nanos {
+    /// The earliest time, `now` or later, at which every bucket on the path lets a request
+    /// of `bytes` by.
+    fn ready_at(&self, direction: usize, group: usize, bytes: u64, now: Nanos) -> Nanos {
         self.groups[group].path[direction]
             .iter()
             .map(|&b| {
                 self.buckets[b]
                     .tokens
-                    .ready_at(self.buckets[b].cost(request), now)
+                    .ready_at(self.buckets[b].cost(bytes), now)
             })
             .max()
             .unwrap_or(now)
@@ -169,7 +229,7 @@ impl LimitLayer {
         let own = node
             .lane
             .head()
-            .filter(|r| self.ready_at(direction, group, r, now) <= now)
+            .filter(|r| self.ready_at(direction, group, r.bytes(), now) <= now)
             .map(|_| (node.clock.start(node.own_finish), 0, group));
         let children = self.groups[group]
             .children
@@ -192,7 +252,7 @@ impl LimitLayer {
     fn take(&mut self, direction: usize, group: usize, now: Nanos) -> Option<Request> {
         let request = self.nodes[direction][group].lane.pop()?;
         for &b in &self.groups[group].path[direction] {
-            let cost = self.buckets[b].cost(&request);
+            let cost = self.buckets[b].cost(request.bytes());
             self.buckets[b].tokens.charge(cost, now);
         }
         let bytes = request.bytes();
@@ -233,11 +293,93 @@ impl LimitLayer {
                     let Some(request) = self.take(direction, group, now) else {
                         break;
                     };
-                    self.inner.insert(request, now);
+                    self.insert_released(request, direction, top, now);
                 }
             }
         }
         self.next_release = Some(self.earliest_release(now));
+    }
+
+    /// Hand a released request to the policy and count it as waiting there. The policy
+    /// learns first who it now outranks, so that it stops idling for them as it queues it.
+    fn insert_released(&mut self, request: Request, direction: usize, top: usize, now: Nanos) {
+        let id = request.id;
+        let released = Released {
+            direction,
+            top,
+            process: request.process,
+        };
+        self.track(id, released);
+        self.tell_outranked(now);
+        if let Inserted::Merged(_) = self.inner.insert(request, now) {
+            // It leaves with a request of the same process and group, counted already.
+            self.untrack(id);
+        }
+    }
+
+    fn track(&mut self, id: RequestId, released: Released) {
+        self.in_policy.insert(id, released);
+        self.in_policy_per_top[released.direction][released.top] += 1;
+        *self
+            .in_policy_per_process
+            .entry((released.process, released.direction))
+            .or_default() += 1;
+    }
+
+    fn untrack(&mut self, id: RequestId) {
+        let Some(released) = self.in_policy.remove(&id) else {
+            return;
+        };
+        self.in_policy_per_top[released.direction][released.top] -= 1;
+        let key = (released.process, released.direction);
+        if let Some(count) = self.in_policy_per_process.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                self.in_policy_per_process.remove(&key);
+            }
+        }
+    }
+
+    /// Whether `member`'s next request ranks behind a request already queued in the policy:
+    /// another process of its limited subtree has a released request waiting there, and
+    /// the buckets would hold `member`'s next request back at `now`. The layer released
+    /// that request first, so it must leave first; a policy idling for `member` would
+    /// instead let `member`'s next request overtake it once the layer releases it.
+    ///
+    /// While the buckets would let the member's next request straight through, the limit
+    /// does not bind and the policy orders requests as it would without it: it may idle.
+    fn outranks(&self, process: ProcessId, member: &Member, now: Nanos) -> bool {
+        let Some(top) = self.groups[member.group].top[member.direction] else {
+            return false;
+        };
+        let waiting = self.in_policy_per_top[member.direction][top];
+        let own = self
+            .in_policy_per_process
+            .get(&(process, member.direction))
+            .copied()
+            .unwrap_or(0);
+        waiting > own && self.ready_at(member.direction, member.group, member.bytes, now) > now
+    }
+
+    /// Bring the policy's view of who is outranked up to date at `now`.
+    fn tell_outranked(&mut self, now: Nanos) {
+        if self.members.is_empty() {
+            return;
+        }
+        let changes: Vec<(ProcessId, bool)> = self
+            .members
+            .iter()
+            .map(|(&process, member)| (process, self.outranks(process, member, now)))
+            .filter(|&(process, outranked)| outranked != self.outranked.contains(&process))
+            .collect();
+        for (process, outranked) in changes {
+            if outranked {
+                self.outranked.insert(process);
+            } else {
+                self.outranked.remove(&process);
+            }
+            self.inner.set_outranked(process, outranked, now);
+        }
     }
 
     /// When the first of the held requests that lead their lanes may leave.
@@ -246,7 +388,7 @@ impl LimitLayer {
             .flat_map(|d| (0..self.groups.len()).map(move |g| (d, g)))
             .filter_map(|(d, g)| {
                 let head = self.nodes[d][g].lane.head()?;
-                Some(self.ready_at(d, g, head, now))
+                Some(self.ready_at(d, g, head.bytes(), now))
             })
             .min()
             .unwrap_or(Nanos::MAX)
@@ -284,13 +426,24 @@ impl Scheduler for LimitLayer {
                 self.hold(request.direction.index(), group, request);
                 Inserted::Queued
             }
-            None => self.inner.insert(request, now),
+            None => {
+                self.tell_outranked(now);
+                self.inner.insert(request, now)
+            }
         }
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
         self.release(now);
+        self.tell_outranked(now);
         let answer = self.inner.dispatch(now);
+        if let Dispatch::Request(request) = &answer {
+            if !self.in_policy.is_empty() {
+                for id in request.ids() {
+                    self.untrack(id);
+                }
+            }
+        }
         let Some(next) = self.next_release.filter(|_| self.held > 0) else {
             return answer;
         };
@@ -315,6 +468,12 @@ impl Scheduler for LimitLayer {
                 node.lane.forget(process);
             }
         }
+        // It sends nothing more: there is no next request of its to rank.
+        self.members.remove(&process);
+        if self.outranked.remove(&process) {
+            self.inner.set_outranked(process, false, now);
+        }
+        self.tell_outranked(now);
         self.inner.process_exited(process, now);
     }
 

@@ -29,12 +29,26 @@
 //! Once released, a request goes into the wrapped policy with its submit time unchanged,
 //! and that policy orders it as it would any other (sector order, slices, idling). The layer
 //! decides the order in which a limited group's requests reach the policy; a policy that
-//! itself holds a released request back can still change who goes first. Anticipatory
-//! scheduling, which knows no priorities, waits for the process it served last while the
-//! other process's released request sits in it, and so shares a limited group evenly
-//! between an RT and a BE reader that keep one request each in flight.
+//! itself holds a released request back can still change who goes first.
 //! Requests of a group with no limit on itself or any ancestor, in that direction, go
 //! straight into the policy.
+//!
+//! # Keeping the order through an idling policy
+//!
+//! A policy that idles waits for the process it served last. Anticipatory scheduling, which
+//! knows no priorities, used to wait for a BE reader while an RT reader's released request
+//! sat in it; the BE reader's next request then left the layer (the RT request was no longer
+//! there to go first) and AS sent it ahead, over and over until the RT request's deadline:
+//! an RT and a BE reader that keep one request each in flight shared a limited group evenly.
+//!
+//! So the layer tells the policy which processes are *outranked*
+//! ([`Scheduler::set_outranked`](crate::Scheduler::set_outranked)): a process of a limited
+//! group is, while a request of another process of the same limited subtree, released by
+//! the layer, waits in the policy and the buckets would hold the process's next request
+//! back. The layer released that request first, so it leaves first; the policy does not
+//! wait for an outranked process. While the buckets would let the process's next request
+//! straight through, the limit does not bind and the policy may idle as it would without
+//! the layer. Policies that ignore the news (the trait's default) are unaffected.
 //!
 //! # Accounting
 //!

@@ -18,9 +18,18 @@
 //! `antic_expire` (for a process with no history: the new-process think time, or new
 //! processes' likelihood of exiting).
 //!
+//! One rule is ioslice's own: anticipation is broken, or not started, for a process a layer
+//! around the policy says is *outranked* (see [`crate::Scheduler::set_outranked`]). The
+//! limit layer says so of a process in a limited group when it has released another
+//! process's request of that group into the policy, and would hold the anticipated
+//! process's next request back behind it. Waiting for that process would serve the group
+//! in the order of AS's bet, not in the order of its priorities.
+//!
 //! Source: reference §2.3 ("Anticipation state machine", "Break anticipation"),
 //! `Documentation/block/as-iosched.txt` §4, Iyer & Druschel, "Anticipatory scheduling",
 //! SOSP 2001; our own code.
+
+use std::collections::BTreeSet;
 
 use super::process_stats::{Statistics, Unlikely};
 use crate::time::MILLISECOND;
@@ -51,6 +60,9 @@ pub(super) enum BreakReason {
     NoProcess,
     /// The candidate comes from the anticipated process (its read, or a sync write).
     SameProcess,
+    /// A layer around the policy ranks a queued request before the anticipated process's
+    /// next one.
+    Outranked,
     /// The wait has lasted `antic_expire` already.
     TimedOut,
     /// The anticipated process has other requests queued.
@@ -106,6 +118,9 @@ pub(super) struct Anticipation {
     completed: bool,
     /// `antic_expire`: the longest wait; 0 turns anticipation off.
     pub expire: Nanos,
+    /// Processes not to wait for: a layer around the policy ranks a queued request before
+    /// their next one.
+    pub outranked: BTreeSet<ProcessId>,
 }
 
 impl Anticipation {
@@ -117,6 +132,7 @@ impl Anticipation {
             start: 0,
             completed: false,
             expire,
+            outranked: BTreeSet::new(),
         }
     }
 
@@ -229,6 +245,9 @@ impl Anticipation {
         };
         if candidate.is_some_and(|c| c.process == process) {
             return Some(BreakReason::SameProcess);
+        }
+        if self.outranked.contains(&process) {
+            return Some(BreakReason::Outranked);
         }
         if self.waited_too_long(now) {
             return Some(BreakReason::TimedOut);

@@ -21,6 +21,14 @@
 //! batches. Incoming requests merge with queued ones at either end (front merges are always
 //! on) and requests a merge made contiguous coalesce, keeping the earlier deadline.
 //!
+//! AS knows no priorities. Under a group limit, the limit layer releases the group's
+//! requests in priority order, and AS keeps that order because it does not wait for a
+//! process the layer says is outranked ([`Scheduler::set_outranked`]): one whose next
+//! request the layer would hold back behind a request already queued here. Without that
+//! rule, AS would anticipate whichever of the group's readers it served last while the
+//! other's released request waited here until its deadline, sharing the limit evenly
+//! between an RT and a BE reader.
+//!
 //! `antic_expire` defaults to 6 ms: the kernel's `HZ/150` jiffies at HZ=1000 (integer
 //! division, so 6 rather than 6.67). All times are kept in nanoseconds, so a think time of
 //! 20 µs is 20 µs, not 0 jiffies.
@@ -430,6 +438,7 @@ impl Scheduler for Anticipatory {
 
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
         self.run_timer(now);
+        self.anticipation.outranked.remove(&process);
         self.statistics.exited(process);
         let anticipated = self.anticipation.process == Some(process);
         if anticipated && self.anticipation.is_waiting() && self.should_break(None, now) {
@@ -437,5 +446,19 @@ impl Scheduler for Anticipatory {
         }
         self.statistics
             .forget_if_done(process, self.anticipation.process);
+    }
+
+    /// An outranked process is not waited for: a wait for it ends now, and none starts
+    /// until the layer lifts it (the module doc says why).
+    fn set_outranked(&mut self, process: ProcessId, outranked: bool, now: Nanos) {
+        self.run_timer(now);
+        if !outranked {
+            self.anticipation.outranked.remove(&process);
+            return;
+        }
+        self.anticipation.outranked.insert(process);
+        if self.anticipation.process == Some(process) && self.anticipation.is_waiting() {
+            self.anticipation.finish();
+        }
     }
 }
