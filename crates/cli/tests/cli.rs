@@ -468,6 +468,8 @@ fn run_prints_cgroup_totals_with_flag_weights() {
     let output = ioslice(&[
         "run",
         path.to_str().unwrap(),
+        "--sched",
+        "cfq",
         "--device",
         "sim:ssd",
         "--cgroup",
@@ -489,6 +491,14 @@ fn run_prints_cgroup_totals_with_flag_weights() {
         text.contains("Group totals (cgroup=/, jobs=1):\n"),
         "{text}"
     );
+    assert!(
+        text.contains("Group totals (cgroup=nothere, weight=10, jobs=0):\n\n"),
+        "a set weight without jobs is shown, clamped to cfq's 10..=1000: {text}"
+    );
+    assert!(
+        !text.contains("cgroup=grp2,"),
+        "an ancestor with nothing set is not: {text}"
+    );
     let warning = stderr(&output);
     assert!(
         warning.contains("warning: --cgroup nothere: no job is in cgroup nothere"),
@@ -497,6 +507,8 @@ fn run_prints_cgroup_totals_with_flag_weights() {
     let json = ioslice(&[
         "run",
         path.to_str().unwrap(),
+        "--sched",
+        "cfq",
         "--device",
         "sim:ssd",
         "--output-format",
@@ -638,4 +650,58 @@ fn compare_applies_cgroup_limits_to_every_scheduler() {
             "{run}"
         );
     }
+}
+
+/// Two short readers: `g1` with no weight set and `g2` at 200.
+const ONE_UNSET_ONE_SET: &str =
+    "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=1m\nruntime=1\n\
+[a]\ncgroup=g1\n[b]\ncgroup=g2\ncgroup_weight=200\n";
+
+/// The `Group totals` headers and `limits:` lines of `run`'s normal output.
+fn group_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("Group totals") || l.starts_with("  limits:"))
+        .collect()
+}
+
+#[test]
+fn run_shows_the_weight_the_scheduler_used_and_the_limits() {
+    let path = job_file("run-weights.fio", ONE_UNSET_ONE_SET);
+    let run = |sched: &str| {
+        let output = ioslice(&[
+            "run",
+            path.to_str().unwrap(),
+            "--sched",
+            sched,
+            "--device",
+            "sim:null",
+            "--cgroup",
+            "g1:rbps=1536k,wbps=2G",
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let limits = "  limits: rbps=1536KiB/s wbps=2GiB/s riops=max wiops=max burst=100ms";
+    for (sched, unset) in [("cfq", "500"), ("bfq", "100")] {
+        let text = run(sched);
+        assert_eq!(
+            group_lines(&text),
+            [
+                format!("Group totals (cgroup=g1, weight={unset}, jobs=1):").as_str(),
+                limits,
+                "Group totals (cgroup=g2, weight=200, jobs=1):",
+            ],
+            "{sched}: {text}"
+        );
+    }
+    let text = run("noop");
+    assert_eq!(
+        group_lines(&text),
+        [
+            "Group totals (cgroup=g1, jobs=1):",
+            limits,
+            "Group totals (cgroup=g2, jobs=1):",
+        ],
+        "noop weighs no cgroups: {text}"
+    );
 }
