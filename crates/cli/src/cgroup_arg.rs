@@ -249,13 +249,10 @@ pub fn sim_limits(overrides: &[CgroupArg]) -> Vec<(String, Limits)> {
     merged
 }
 
-/// The weight every group of the run ends up with: the job file's groups with their
-/// `cgroup_weight=` (default 500), then the command line's, later settings winning, as
-/// the simulator applies them. Ancestors created on the way are included.
-pub fn effective_weights(
-    job_file: &JobFile,
-    overrides: &[CgroupArg],
-) -> Result<Vec<(String, u32)>, String> {
+/// Check that the group tree of the run can be built: every job's `cgroup=` path and
+/// `cgroup_weight=`, then the command line's, as the simulator applies them. `compare`
+/// calls it so that a bad path fails before the first run rather than in each.
+pub fn check_groups(job_file: &JobFile, overrides: &[CgroupArg]) -> Result<(), String> {
     let mut tree = GroupTree::default();
     let from_jobs = job_file
         .jobs
@@ -268,11 +265,7 @@ pub fn effective_weights(
             tree.set_weight(id, weight).map_err(|e| e.to_string())?;
         }
     }
-    Ok(tree
-        .iter()
-        .skip(1)
-        .map(|(_, group)| (group.path.clone(), group.weight))
-        .collect())
+    Ok(())
 }
 
 /// A warning for each `--cgroup` naming a group that holds no job, directly or below it:
@@ -412,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn flags_override_the_job_file_and_unused_ones_are_reported() {
+    fn job_file_and_flag_groups_are_checked_and_unused_ones_reported() {
         let text = "[a]\ncgroup=g1\ncgroup_weight=100\n[b]\ncgroup=p/c\n";
         let job_file = ioslice_fio::jobfile::parse_str(text, "t.fio", &Default::default()).unwrap();
         let flags = parse_all(&[
@@ -421,14 +414,12 @@ mod tests {
             "g1:rbps=1M".into(),
         ])
         .unwrap();
-        assert_eq!(
-            effective_weights(&job_file, &flags),
-            Ok(vec![
-                ("g1".to_string(), 300),
-                ("p".to_string(), 50),
-                ("p/c".to_string(), GroupTree::DEFAULT_WEIGHT)
-            ])
-        );
+        assert_eq!(check_groups(&job_file, &flags), Ok(()));
+        let bad =
+            ioslice_fio::jobfile::parse_str("[a]\ncgroup=a//b\n", "t.fio", &Default::default())
+                .unwrap();
+        let message = check_groups(&bad, &[]).unwrap_err();
+        assert!(message.contains("invalid group name 'a//b'"), "{message}");
         assert!(unused_warnings(&job_file, &flags).is_empty(), "p holds p/c");
         let typo = parse_all(&["g11:weight=5".into(), "g12 rbps=1M".into()]).unwrap();
         let warnings = unused_warnings(&job_file, &typo);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_fio::output::{render_with, OutputFormat, RenderOptions};
+use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::{run as simulate, SimConfig};
@@ -79,16 +79,13 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
     let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
-    let options = RenderOptions {
-        cgroup_weights: cgroup_arg::effective_weights(&job_file, &overrides)?,
-    };
     warn_unused_cgroups(&job_file, &overrides);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     apply_host(&mut config, &args.simulation.host)?;
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
-    Ok(render_with(&outcome.report, format, &options))
+    Ok(render(&outcome.report, format))
 }
 
 /// Print a warning for each `--cgroup` that names a group without jobs.

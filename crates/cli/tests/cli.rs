@@ -254,7 +254,15 @@ fn compare_grouped_table_has_group_columns_and_their_total() {
             assert_eq!(groups.iter().sum::<u64>(), *total, "{row}");
         }
     }
-    assert!(text.contains("Weights: grp1=300  grp2/sub=200\n"), "{text}");
+    assert_eq!(
+        text.matches("Weights: none (noop does not weigh cgroups)\n")
+            .count()
+            + text
+                .matches("Weights: none (deadline does not weigh cgroups)\n")
+                .count(),
+        2,
+        "{text}"
+    );
     assert!(
         !text.contains("Max bwidth"),
         "grouped, not the clients table"
@@ -365,8 +373,10 @@ fn compare_json_has_every_run() {
         let groups = run["cgroups"].as_array().unwrap();
         let names: Vec<&str> = groups.iter().map(|g| g["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["grp1", "grp2/sub", "/"]);
-        assert_eq!(groups[0]["weight"], 100);
-        assert!(groups[2].get("weight").is_none(), "the root has no weight");
+        assert!(
+            groups.iter().all(|g| g.get("weight").is_none()),
+            "noop and deadline weigh no cgroups: {text}"
+        );
         let group_sum: u64 = groups.iter().map(|g| g["bw_bytes"].as_u64().unwrap()).sum();
         assert_eq!(group_sum, job_sum);
         assert!(run["aggregate"]["max_clat_ns"].as_u64().unwrap() > 0);
@@ -468,6 +478,8 @@ fn run_prints_cgroup_totals_with_flag_weights() {
     let output = ioslice(&[
         "run",
         path.to_str().unwrap(),
+        "--sched",
+        "cfq",
         "--device",
         "sim:ssd",
         "--cgroup",
@@ -489,6 +501,14 @@ fn run_prints_cgroup_totals_with_flag_weights() {
         text.contains("Group totals (cgroup=/, jobs=1):\n"),
         "{text}"
     );
+    assert!(
+        text.contains("Group totals (cgroup=nothere, weight=10, jobs=0):\n\n"),
+        "a set weight without jobs is shown, clamped to cfq's 10..=1000: {text}"
+    );
+    assert!(
+        !text.contains("cgroup=grp2,"),
+        "an ancestor with nothing set is not: {text}"
+    );
     let warning = stderr(&output);
     assert!(
         warning.contains("warning: --cgroup nothere: no job is in cgroup nothere"),
@@ -497,6 +517,8 @@ fn run_prints_cgroup_totals_with_flag_weights() {
     let json = ioslice(&[
         "run",
         path.to_str().unwrap(),
+        "--sched",
+        "cfq",
         "--device",
         "sim:ssd",
         "--output-format",
@@ -625,12 +647,19 @@ fn compare_applies_cgroup_limits_to_every_scheduler() {
     let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     let runs = doc["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2);
-    for run in runs {
+    for (run, weight) in runs.iter().zip([None, Some(200)]) {
         let slow = &run["cgroups"][0];
         assert_eq!(
             (slow["name"].as_str(), slow["weight"].as_u64()),
-            (Some("slow"), Some(200))
+            (Some("slow"), weight),
+            "noop weighs no cgroups, cfq takes the flag's 200"
         );
+        assert_eq!(
+            slow["limits"],
+            serde_json::json!({"rbps": 2 << 20, "burst_ns": 100_000_000}),
+            "{run}"
+        );
+        assert!(run["cgroups"][1].get("limits").is_none(), "{run}");
         // A ceiling, not a guarantee: under cfq the other group's slices take a little.
         let bw = slow["bw_bytes"].as_u64().expect("bw");
         assert!(
@@ -638,4 +667,116 @@ fn compare_applies_cgroup_limits_to_every_scheduler() {
             "{run}"
         );
     }
+}
+
+/// Two short readers: `g1` with no weight set and `g2` at 200.
+const ONE_UNSET_ONE_SET: &str =
+    "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=1m\nruntime=1\n\
+[a]\ncgroup=g1\n[b]\ncgroup=g2\ncgroup_weight=200\n";
+
+/// The heading lines of each scheduler's table: from `Scheduler:` to the blank line.
+fn headings(text: &str) -> Vec<Vec<&str>> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("Scheduler: "))
+        .map(|(i, _)| {
+            lines[i..]
+                .iter()
+                .copied()
+                .take_while(|l| !l.is_empty())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn compare_shows_each_schedulers_own_weights_and_the_limits() {
+    let path = job_file("weights.fio", ONE_UNSET_ONE_SET);
+    let text = compare_ok(&[
+        "compare",
+        path.to_str().unwrap(),
+        "--sched",
+        "cfq,bfq,noop",
+        "--device",
+        "sim:null",
+        "--cgroup",
+        "g1:rbps=8M,riops=max,burst=250ms",
+        "--cgroup",
+        "g2 wiops=300",
+    ]);
+    let limits = [
+        "Limits: g1 rbps=8MiB/s wbps=max riops=max wiops=max burst=250ms",
+        "        g2 rbps=max wbps=max riops=max wiops=300 burst=100ms",
+    ];
+    let expected = [
+        ("cfq", "Weights: g1=500  g2=200"),
+        ("bfq", "Weights: g1=100  g2=200"),
+        ("noop", "Weights: none (noop does not weigh cgroups)"),
+    ]
+    .map(|(scheduler, weights)| {
+        let heading = format!("Scheduler: {scheduler}  Device: sim:null  Seed: 1");
+        [heading.as_str(), weights, limits[0], limits[1]].map(str::to_string)
+    });
+    assert_eq!(headings(&text), expected, "{text}");
+}
+
+#[test]
+fn compare_without_cgroups_prints_no_weights() {
+    let path = job_file("no-groups.fio", SHORT_READERS);
+    let text = compare_ok(&["compare", path.to_str().unwrap(), "--sched", "cfq,bfq"]);
+    assert!(
+        !text.contains("Weights:") && !text.contains("Limits:"),
+        "{text}"
+    );
+}
+
+/// The `Group totals` headers and `limits:` lines of `run`'s normal output.
+fn group_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("Group totals") || l.starts_with("  limits:"))
+        .collect()
+}
+
+#[test]
+fn run_shows_the_weight_the_scheduler_used_and_the_limits() {
+    let path = job_file("run-weights.fio", ONE_UNSET_ONE_SET);
+    let run = |sched: &str| {
+        let output = ioslice(&[
+            "run",
+            path.to_str().unwrap(),
+            "--sched",
+            sched,
+            "--device",
+            "sim:null",
+            "--cgroup",
+            "g1:rbps=1536k,wbps=2G",
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let limits = "  limits: rbps=1536KiB/s wbps=2GiB/s riops=max wiops=max burst=100ms";
+    for (sched, unset) in [("cfq", "500"), ("bfq", "100")] {
+        let text = run(sched);
+        assert_eq!(
+            group_lines(&text),
+            [
+                format!("Group totals (cgroup=g1, weight={unset}, jobs=1):").as_str(),
+                limits,
+                "Group totals (cgroup=g2, weight=200, jobs=1):",
+            ],
+            "{sched}: {text}"
+        );
+    }
+    let text = run("noop");
+    assert_eq!(
+        group_lines(&text),
+        [
+            "Group totals (cgroup=g1, jobs=1):",
+            limits,
+            "Group totals (cgroup=g2, jobs=1):",
+        ],
+        "noop weighs no cgroups: {text}"
+    );
 }

@@ -137,4 +137,44 @@ mod tests {
             "{message}"
         );
     }
+    /// Each policy's own default for an unset group, its range for a set one, nothing for
+    /// the root or from a policy without groups, and the same answers through the limit layer.
+    #[test]
+    fn group_weights_as_each_policy_uses_them() {
+        let mut groups = GroupTree::default();
+        let unset = groups.ensure("unset").unwrap();
+        let set = groups.ensure("set").unwrap();
+        let big = groups.ensure("big").unwrap();
+        groups.set_weight(set, 300).unwrap();
+        groups.set_weight(big, 5000).unwrap();
+        let weights = |name: &str, groups: &GroupTree| {
+            let context = SchedulerContext {
+                groups: groups.clone(),
+                rotational: true,
+                queue_depth: 1,
+            };
+            let spec: SchedSpec = name.parse().unwrap();
+            let policy = build_scheduler(&spec, &context).unwrap();
+            [crate::GroupId::ROOT, unset, set, big].map(|g| policy.group_weight(g))
+        };
+        assert_eq!(
+            weights("cfq", &groups),
+            [None, Some(500), Some(300), Some(1000)]
+        );
+        for name in ["noop", "deadline", "anticipatory"] {
+            assert_eq!(weights(name, &groups), [None; 4], "{name}");
+        }
+        groups.set_weight(big, 1000).unwrap();
+        groups.set_limits(
+            unset,
+            crate::limit::Limits {
+                read_bps: Some(1 << 20),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            weights("bfq", &groups),
+            [None, Some(100), Some(300), Some(1000)]
+        );
+    }
 }

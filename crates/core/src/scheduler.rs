@@ -1,6 +1,6 @@
 //! The `Scheduler` trait every policy implements.
 
-use crate::{Completion, Nanos, ProcessId, Request, RequestId};
+use crate::{Completion, GroupId, Nanos, ProcessId, Request, RequestId};
 
 /// What `dispatch` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,5 +62,14 @@ pub trait Scheduler: Send {
     /// state narrow this (the default allows same process, direction, sync-ness, group, priority).
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
         queued.mergeable_with(incoming)
+    }
+
+    /// The weight this policy gives a group against its sibling groups, as it uses it: its
+    /// own default for a group whose weight was not set (CFQ's 500, BFQ's 100), clamped to
+    /// its own range. `None` for the root, which has no siblings, for a group the policy
+    /// was not built with, and for every group of a policy that does not weigh groups (the
+    /// default: noop, deadline and anticipatory share the device among requests, not groups).
+    fn group_weight(&self, _group: GroupId) -> Option<u32> {
+        None
     }
 }

@@ -17,5 +17,5 @@ pub mod workload;
 pub use job::{
     BlockSize, Extent, IoEngine, JobFile, JobSpec, Origin, Pattern, StridedZones, Warning, ZoneMode,
 };
-pub use report::{DiskUtil, JobDescription, JobReport, RunReport};
+pub use report::{CgroupSettings, DiskUtil, JobDescription, JobReport, RunReport};
 pub use stats::{DirectionStats, JobStats, LatencyStats};

@@ -1,5 +1,8 @@
 //! A finished run, ready to be printed in fio's formats by [`crate::output`].
 
+use ioslice_core::limit::Limits;
+use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
+
 use crate::stats::JobStats;
 
 /// What the header line and JSON `job options` of a job need to know about it.
@@ -74,4 +77,112 @@ pub struct RunReport {
     pub scheduler: String,
     /// The device, as given (`sim:sata-7200`).
     pub device: String,
+    /// Every cgroup of the run but the root, parents before children, with the weight the
+    /// scheduler gave it and its limits; empty when the run has no cgroups.
+    pub cgroups: Vec<CgroupSettings>,
+}
+
+/// A cgroup as the run used it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CgroupSettings {
+    /// Path from the root (`a/b`).
+    pub path: String,
+    /// The weight the scheduler gave it against its sibling cgroups, with its own default
+    /// and range applied (CFQ's 500 and 10..=1000, BFQ's 100 and 1..=1000); `None` when the
+    /// scheduler does not weigh cgroups.
+    pub weight: Option<u32>,
+    /// Whether a weight was set (a job's `cgroup_weight=`, `--cgroup`), as opposed to the
+    /// scheduler's default.
+    pub weight_set: bool,
+    /// Its bandwidth and IOPS limits (`io.max`); unlimited by default.
+    pub limits: Limits,
+}
+
+impl CgroupSettings {
+    /// Whether the run set anything for it: a weight or a limit.
+    pub fn is_configured(&self) -> bool {
+        self.weight_set || !self.limits.is_unlimited()
+    }
+
+    /// Its limits as `rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms` (io.max's four
+    /// rates, `max` for unlimited, then the burst in force); `None` when it has no limit.
+    pub fn limits_text(&self) -> Option<String> {
+        let l = &self.limits;
+        if l.is_unlimited() {
+            return None;
+        }
+        let bytes = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), bytes_per_second);
+        let iops = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), |n| n.to_string());
+        Some(format!(
+            "rbps={} wbps={} riops={} wiops={} burst={}",
+            bytes(l.read_bps),
+            bytes(l.write_bps),
+            iops(l.read_iops),
+            iops(l.write_iops),
+            duration(l.burst_or_default())
+        ))
+    }
+}
+
+/// Bytes per second exactly, in the largest binary unit that divides it: `8MiB/s`,
+/// `1536KiB/s`, `1000000B/s` (what `--cgroup` reads back, less the `/s`).
+fn bytes_per_second(rate: u64) -> String {
+    const UNITS: [(&str, u32); 4] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    UNITS
+        .iter()
+        .find(|(_, shift)| rate >= 1 << shift && rate.is_multiple_of(1 << shift))
+        .map_or_else(
+            || format!("{rate}B/s"),
+            |(unit, shift)| format!("{}{unit}/s", rate >> shift),
+        )
+}
+
+/// A duration exactly, in the largest unit that divides it: `100ms`, `1s`, `250us`, `7ns`.
+fn duration(nanos: u64) -> String {
+    [("s", SECOND), ("ms", MILLISECOND), ("us", MICROSECOND)]
+        .iter()
+        .find(|(_, unit)| nanos >= *unit && nanos.is_multiple_of(*unit))
+        .map_or_else(
+            || format!("{nanos}ns"),
+            |(name, unit)| format!("{}{name}", nanos / unit),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_in_io_max_order_with_exact_units() {
+        let mut settings = CgroupSettings {
+            path: "g1".into(),
+            ..CgroupSettings::default()
+        };
+        assert_eq!(settings.limits_text(), None);
+        settings.limits.burst = Some(SECOND);
+        assert_eq!(settings.limits_text(), None, "a burst alone limits nothing");
+        settings.limits = Limits {
+            read_bps: Some(8 << 20),
+            write_iops: Some(120),
+            ..Limits::default()
+        };
+        assert_eq!(
+            settings.limits_text().as_deref(),
+            Some("rbps=8MiB/s wbps=max riops=max wiops=120 burst=100ms")
+        );
+        settings.limits = Limits {
+            read_bps: Some(1_000_000),
+            write_bps: Some(1536 << 10),
+            read_iops: Some(1),
+            burst: Some(250 * MICROSECOND + 1),
+            ..Limits::default()
+        };
+        assert_eq!(
+            settings.limits_text().as_deref(),
+            Some("rbps=1000000B/s wbps=1536KiB/s riops=1 wiops=max burst=250001ns")
+        );
+        assert_eq!(bytes_per_second(3 << 40), "3TiB/s");
+        assert_eq!(duration(2 * SECOND), "2s");
+        assert_eq!(duration(0), "0ns");
+    }
 }

@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
+use ioslice_core::limit::Limits;
+use ioslice_core::time::SECOND;
 use ioslice_fio::output::{self, OutputFormat};
-use ioslice_fio::report::{DiskUtil, JobDescription, JobReport, RunReport};
+use ioslice_fio::report::{CgroupSettings, DiskUtil, JobDescription, JobReport, RunReport};
 use ioslice_fio::stats::JobStats;
 use serde_json::Value;
 
@@ -75,6 +77,7 @@ fn two_jobs() -> RunReport {
         }],
         scheduler: "noop".to_string(),
         device: "sim:null".to_string(),
+        cgroups: Vec::new(),
     }
 }
 
@@ -583,44 +586,79 @@ fn grouped() -> RunReport {
     }
 }
 
-fn weights() -> output::RenderOptions {
-    output::RenderOptions {
-        cgroup_weights: vec![
-            ("grp1".to_string(), 100),
-            ("grp2/sub".to_string(), 200),
-            ("grp1".to_string(), 300),
-        ],
-    }
+/// `grouped()` with the settings a run gives its cgroups: `grp1` weighted 300 and limited,
+/// `grp2` (no job of its own) limited, `grp2/sub` at the scheduler's default, and `spare`
+/// with nothing set and no job.
+fn with_settings() -> RunReport {
+    let mut report = grouped();
+    let setting = |path: &str, weight: u32, weight_set: bool, limits: Limits| CgroupSettings {
+        path: path.to_string(),
+        weight: Some(weight),
+        weight_set,
+        limits,
+    };
+    report.cgroups = vec![
+        setting(
+            "grp1",
+            300,
+            true,
+            Limits {
+                read_bps: Some(8 << 20),
+                read_iops: Some(500),
+                ..Limits::default()
+            },
+        ),
+        setting(
+            "grp2",
+            100,
+            false,
+            Limits {
+                write_bps: Some(1 << 20),
+                burst: Some(SECOND),
+                ..Limits::default()
+            },
+        ),
+        setting("grp2/sub", 200, true, Limits::default()),
+        setting("spare", 100, false, Limits::default()),
+    ];
+    report
 }
 
 #[test]
 fn cgroup_totals_follow_the_job_blocks_in_first_appearance_order() {
-    let text = output::normal_with(&grouped(), &weights());
+    let text = output::normal(&with_settings());
     let l = lines(&text);
     let start = l
         .iter()
         .position(|line| line.starts_with("Group totals"))
         .expect("a group block");
     assert_eq!(
-        l[start..start + 7],
+        l[start..start + 10],
         [
             "Group totals (cgroup=grp1, weight=300, jobs=2):",
+            "  limits: rbps=8MiB/s wbps=max riops=500 wiops=max burst=100ms",
             "  read: IOPS=4000, BW=15.6MiB/s (16.4MB/s)(15.6MiB/1000msec)",
             "Group totals (cgroup=grp2/sub, weight=200, jobs=1):",
             "  write: IOPS=2500, BW=19.5MiB/s (20.5MB/s)(8000KiB/400msec)",
             "Group totals (cgroup=/, jobs=1):",
             "  read: IOPS=1000, BW=4000KiB/s (4096kB/s)(40.0KiB/10msec)",
+            "Group totals (cgroup=grp2, weight=100, jobs=0):",
+            "  limits: rbps=max wbps=1MiB/s riops=max wiops=max burst=1s",
             "",
         ]
     );
-    assert_eq!(l[start + 7], "Run status group 0 (all jobs):");
+    assert_eq!(l[start + 10], "Run status group 0 (all jobs):");
     assert!(
         l[..start]
             .iter()
             .any(|line| line.starts_with("  lat (usec)")),
         "job blocks come first"
     );
-    assert_eq!(text.matches("Group totals").count(), 3);
+    assert_eq!(
+        text.matches("Group totals").count(),
+        4,
+        "spare has no job and nothing set"
+    );
 }
 
 #[test]
@@ -635,7 +673,7 @@ fn cgroup_totals_without_known_weights_and_without_cgroups() {
 
 #[test]
 fn cgroup_totals_in_json_after_fios_keys() {
-    let text = output::json_with(&grouped(), &weights());
+    let text = output::json(&with_settings());
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         keys(&v),
@@ -652,12 +690,16 @@ fn cgroup_totals_in_json_after_fios_keys() {
     );
     assert_eq!(v["jobs"].as_array().unwrap().len(), 3, "a and b folded");
     let groups = v["cgroups"].as_array().unwrap();
-    assert_eq!(groups.len(), 3);
+    assert_eq!(groups.len(), 4);
     let grp1 = &groups[0];
     assert_eq!(
         keys(grp1),
-        ["name", "weight", "jobs", "read", "write", "trim"]
+        ["name", "weight", "limits", "jobs", "read", "write", "trim"]
     );
+    assert_eq!(keys(&grp1["limits"]), ["rbps", "riops", "burst_ns"]);
+    assert_eq!(grp1["limits"]["rbps"], 8 << 20);
+    assert_eq!(grp1["limits"]["riops"], 500);
+    assert_eq!(grp1["limits"]["burst_ns"], 100_000_000);
     assert_eq!(grp1["name"], "grp1");
     assert_eq!(grp1["weight"], 300);
     assert_eq!(grp1["jobs"], 2);
@@ -685,6 +727,7 @@ fn cgroup_totals_in_json_after_fios_keys() {
     let sub = &groups[1];
     assert_eq!(sub["name"], "grp2/sub");
     assert_eq!(sub["weight"], 200);
+    assert!(sub.get("limits").is_none(), "limits only when limited");
     assert_eq!(sub["write"]["bw_bytes"], 20_480_000);
     assert_eq!(sub["write"]["iops"], 2500.0);
     assert_eq!(sub["read"]["total_ios"], 0);
@@ -693,6 +736,11 @@ fn cgroup_totals_in_json_after_fios_keys() {
     assert!(root.get("weight").is_none(), "weight only when known");
     assert_eq!(root["jobs"], 1);
     assert_eq!(root["read"]["bw_bytes"], 4_096_000);
+    let parent = &groups[3];
+    assert_eq!(parent["name"], "grp2");
+    assert_eq!(parent["jobs"], 0);
+    assert_eq!(parent["limits"]["wbps"], 1 << 20);
+    assert_eq!(parent["limits"]["burst_ns"], 1_000_000_000);
     assert!(
         text.contains("\n  \"cgroups\" : [\n    {\n      \"name\" : \"grp1\",\n"),
         "fio's whitespace: {text}"
@@ -701,13 +749,13 @@ fn cgroup_totals_in_json_after_fios_keys() {
 
 #[test]
 fn terse_output_ignores_cgroups() {
-    let report = grouped();
+    let report = with_settings();
     let mut plain = grouped();
     for job in &mut plain.jobs {
         job.description.cgroup.clear();
     }
     assert_eq!(
-        output::render_with(&report, OutputFormat::Terse, &weights()),
+        output::render(&report, OutputFormat::Terse),
         output::terse(&plain)
     );
 }

@@ -17,7 +17,9 @@ use ioslice_core::{
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
-use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport};
+use ioslice_fio::{
+    CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -265,6 +267,8 @@ struct Simulation<'a> {
     readahead_windows: std::collections::BTreeMap<(u32, usize, u64), u64>,
     readahead_counts: ReadaheadCounts,
     read_ahead_bytes: u64,
+    /// Every group but the root with the weight the policy gives it and its limits.
+    cgroups: Vec<CgroupSettings>,
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
@@ -287,6 +291,7 @@ impl<'a> Simulation<'a> {
             queue_depth: info.queue_depth,
         };
         let scheduler = build_scheduler(&config.scheduler, &context)?;
+        let cgroups = cgroup_settings(&groups, scheduler.as_ref());
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
         if config.direct_writes == DirectWrites::Async {
@@ -326,6 +331,7 @@ impl<'a> Simulation<'a> {
             readahead_windows: std::collections::BTreeMap::new(),
             readahead_counts: ReadaheadCounts::default(),
             read_ahead_bytes: config.page_cache.read_ahead_bytes,
+            cgroups,
         })
     }
 
@@ -814,6 +820,7 @@ impl<'a> Simulation<'a> {
                 disk_util: vec![disk_util],
                 scheduler: config.scheduler.to_string(),
                 device: self.device.info().name,
+                cgroups: std::mem::take(&mut self.cgroups),
             },
             submitted: self.submitted,
             completed: self.completed,
@@ -912,6 +919,21 @@ fn build_groups(job_file: &JobFile, config: &SimConfig) -> Result<GroupTree, Sim
         groups.set_limits(id, *limits);
     }
     Ok(groups)
+}
+
+/// Every group but the root, parents first, as the run uses it: the weight the policy
+/// gives it (its own default and range, or none for a policy without groups) and its limits.
+fn cgroup_settings(groups: &GroupTree, scheduler: &dyn Scheduler) -> Vec<CgroupSettings> {
+    groups
+        .iter()
+        .filter(|(id, _)| *id != GroupId::ROOT)
+        .map(|(id, group)| CgroupSettings {
+            path: group.path.clone(),
+            weight: scheduler.group_weight(id),
+            weight_set: group.weight_set,
+            limits: group.limits,
+        })
+        .collect()
 }
 
 fn describe(spec: &JobSpec, process: &Process) -> JobDescription {

@@ -72,7 +72,7 @@ fn run_one(plan: &Plan, spec: RunSpec) -> Result<Finished, String> {
         simulate(&job_file, &config).map_err(|e| format!("{}: {e}", describe(scheduler, spec)))?;
     Ok(Finished {
         spec,
-        result: measure(&outcome.report, &plan.columns, &plan.weights),
+        result: measure(&outcome.report, &plan.columns),
     })
 }
 

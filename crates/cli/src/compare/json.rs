@@ -5,6 +5,7 @@
 //! arguments give the same bytes. Bandwidths are whole bytes per second (fio's `bw_bytes`),
 //! latencies whole nanoseconds.
 
+use ioslice_core::limit::Limits;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -49,8 +50,9 @@ struct Run<'a> {
     clients: usize,
     /// Every process in order.
     jobs: &'a [ClientResult],
-    /// Every cgroup in order of first appearance in the job file; empty when no job
-    /// names a cgroup.
+    /// Every cgroup in order of first appearance in the job file, with the weight the
+    /// scheduler gave it (none for the root or under a scheduler that weighs no cgroups) and
+    /// its limits when it has any; empty when no job names a cgroup.
     cgroups: &'a [GroupResult],
     aggregate: Aggregate,
 }
@@ -87,8 +89,34 @@ impl Serialize for GroupResult {
         if let Some(weight) = self.weight {
             map.serialize_entry("weight", &weight)?;
         }
+        if !self.limits.is_unlimited() {
+            map.serialize_entry("limits", &LimitsJson(&self.limits))?;
+        }
         map.serialize_entry("jobs", &self.jobs)?;
         map.serialize_entry("bw_bytes", &self.bw_bytes)?;
+        map.end()
+    }
+}
+
+/// A cgroup's limits as `run`'s JSON has them: the rates set (`rbps`, `wbps` in bytes/s,
+/// `riops`, `wiops` per second; one not listed is unlimited) and `burst_ns`, the burst in force.
+struct LimitsJson<'a>(&'a Limits);
+
+impl Serialize for LimitsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let l = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        for (name, rate) in [
+            ("rbps", l.read_bps),
+            ("wbps", l.write_bps),
+            ("riops", l.read_iops),
+            ("wiops", l.write_iops),
+        ] {
+            if let Some(rate) = rate {
+                map.serialize_entry(name, &rate)?;
+            }
+        }
+        map.serialize_entry("burst_ns", &l.burst_or_default())?;
         map.end()
     }
 }

@@ -2,7 +2,8 @@
 //! cgroup's bandwidth, and the aggregate. Bandwidths are whole bytes per second, so that
 //! sums are exact and the same on every machine.
 
-use ioslice_fio::{JobReport, RunReport};
+use ioslice_core::limit::Limits;
+use ioslice_fio::{CgroupSettings, JobReport, RunReport};
 
 /// How the root cgroup (jobs without `cgroup=`) is named in tables and JSON.
 pub const ROOT_GROUP: &str = "/";
@@ -27,8 +28,11 @@ pub struct ClientResult {
 pub struct GroupResult {
     /// Path, or [`ROOT_GROUP`].
     pub name: String,
-    /// The weight the run gave it, if it is not the root.
+    /// The weight the scheduler gave it; `None` for the root and under a scheduler that
+    /// does not weigh cgroups.
     pub weight: Option<u32>,
+    /// Its limits (unlimited for the root).
+    pub limits: Limits,
     /// Processes in it.
     pub jobs: u32,
     /// Sum of its clients' bandwidths, bytes/s.
@@ -42,6 +46,9 @@ pub struct RunResult {
     pub clients: Vec<ClientResult>,
     /// Every cgroup in column order (empty for an ungrouped workload).
     pub groups: Vec<GroupResult>,
+    /// Every cgroup of the run but the root, parents first, with the weight the scheduler
+    /// gave it and its limits (the report's own).
+    pub cgroups: Vec<CgroupSettings>,
 }
 
 impl RunResult {
@@ -71,14 +78,18 @@ impl RunResult {
 }
 
 /// Reduce a run to its result. `columns` are the cgroups to report, in order (empty for
-/// an ungrouped workload); `weights` the weight of each cgroup path.
-pub fn measure(report: &RunReport, columns: &[String], weights: &[(String, u32)]) -> RunResult {
+/// an ungrouped workload).
+pub fn measure(report: &RunReport, columns: &[String]) -> RunResult {
     let clients: Vec<ClientResult> = report.jobs.iter().map(client).collect();
     let groups = columns
         .iter()
-        .map(|name| group(name, &clients, weights))
+        .map(|name| group(name, &clients, &report.cgroups))
         .collect();
-    RunResult { clients, groups }
+    RunResult {
+        clients,
+        groups,
+        cgroups: report.cgroups.clone(),
+    }
 }
 
 fn client(job: &JobReport) -> ClientResult {
@@ -103,15 +114,13 @@ fn client(job: &JobReport) -> ClientResult {
     }
 }
 
-fn group(name: &str, clients: &[ClientResult], weights: &[(String, u32)]) -> GroupResult {
+fn group(name: &str, clients: &[ClientResult], cgroups: &[CgroupSettings]) -> GroupResult {
     let members = clients.iter().filter(|c| c.cgroup == name);
+    let settings = cgroups.iter().find(|g| g.path == name);
     GroupResult {
         name: name.to_string(),
-        weight: weights
-            .iter()
-            .rev()
-            .find(|(path, _)| path == name)
-            .map(|(_, w)| *w),
+        weight: settings.and_then(|g| g.weight),
+        limits: settings.map(|g| g.limits).unwrap_or_default(),
         jobs: u32::try_from(members.clone().count()).unwrap_or(u32::MAX),
         bw_bytes: members.map(|c| c.bw_bytes).sum(),
     }
@@ -153,18 +162,30 @@ mod tests {
                 job("b", "", 1_000_000, 1_000_000_000, 9_000_000),
                 job("c", "/g1", 3_000, 3_000_000_000, 1_000_000),
             ],
+            cgroups: vec![CgroupSettings {
+                path: "g1".into(),
+                weight: Some(100),
+                weight_set: false,
+                limits: Limits {
+                    read_iops: Some(7),
+                    ..Limits::default()
+                },
+            }],
             ..RunReport::default()
         };
         let columns = vec!["g1".to_string(), "/".to_string()];
-        let result = measure(&report, &columns, &[("g1".into(), 100)]);
+        let result = measure(&report, &columns);
         let bw: Vec<u64> = result.clients.iter().map(|c| c.bw_bytes).collect();
         assert_eq!(bw, [2_000_000, 1_000_000, 1_000]);
         assert_eq!(result.clients[1].cgroup, "/");
         assert_eq!(result.groups[0].bw_bytes, 2_001_000);
         assert_eq!(result.groups[0].jobs, 2);
         assert_eq!(result.groups[0].weight, Some(100));
+        assert_eq!(result.groups[0].limits.read_iops, Some(7));
+        assert_eq!(result.cgroups, report.cgroups);
         assert_eq!(result.groups[1].bw_bytes, 1_000_000);
         assert_eq!(result.groups[1].weight, None);
+        assert!(result.groups[1].limits.is_unlimited());
         assert_eq!(result.aggregate_bw(), 3_001_000);
         assert_eq!((result.max_bw(), result.min_bw()), (2_000_000, 1_000));
         assert!(result.max_clat_ns() >= 9_000_000);
@@ -176,6 +197,6 @@ mod tests {
             jobs: vec![job("a", "", 4096, 0, 1)],
             ..RunReport::default()
         };
-        assert_eq!(measure(&report, &[], &[]).aggregate_bw(), 0);
+        assert_eq!(measure(&report, &[]).aggregate_bw(), 0);
     }
 }

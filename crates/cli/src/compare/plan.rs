@@ -1,6 +1,6 @@
 //! Everything `compare` needs, checked before the first run starts: the job file, the
 //! schedulers with their tunables, the device, the client counts, the cgroup weights and
-//! the output format. Every mistake is one line naming the value.
+//! limits, and the output format. Every mistake is one line naming the value.
 
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::JobFile;
@@ -42,8 +42,6 @@ pub struct Plan {
     pub seed: u64,
     /// `--cgroup` weights and limits, for the simulator.
     pub cgroup_overrides: Vec<CgroupArg>,
-    /// The weight each cgroup ends up with.
-    pub weights: Vec<(String, u32)>,
     /// Cgroup columns in order of first appearance; empty for an ungrouped workload.
     pub columns: Vec<String>,
     /// Tables or JSON.
@@ -69,7 +67,7 @@ impl Plan {
         let cgroup_overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
         let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
         check_supported(&job_file).map_err(|e| e.to_string())?;
-        let weights = cgroup_arg::effective_weights(&job_file, &cgroup_overrides)?;
+        cgroup_arg::check_groups(&job_file, &cgroup_overrides)?;
         warn_unused_cgroups(&job_file, &cgroup_overrides);
         Ok(Self {
             job_path: args.job_file.display().to_string(),
@@ -80,7 +78,6 @@ impl Plan {
             clients,
             seed: args.simulation.seed,
             cgroup_overrides,
-            weights,
             format,
             host: args.simulation.host.clone(),
         })

@@ -4,8 +4,14 @@
 //! aggregate per-client bandwidth; max latency). Grouped workloads (a job names a
 //! cgroup) get the 2010 CFQ group-scheduling table: one row per run with each cgroup's
 //! bandwidth and the total. Bandwidths are KB/s of 1000 bytes, rounded to the nearest.
+//!
+//! Above each table, the cgroups' weights as that scheduler used them (CFQ's default is
+//! 500, BFQ's 100; noop, deadline and anticipatory weigh none) and their limits, from the
+//! run reports.
 
 use std::fmt::Write as _;
+
+use ioslice_fio::CgroupSettings;
 
 use super::execute::Finished;
 use super::measure::RunResult;
@@ -20,7 +26,7 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> String {
     let mut out = String::new();
     for (index, scheduler) in plan.schedulers.iter().enumerate() {
         let rows: Vec<&Finished> = runs.iter().filter(|r| r.spec.scheduler == index).collect();
-        heading(&mut out, plan, scheduler);
+        heading(&mut out, plan, scheduler, &rows);
         if plan.grouped() {
             group_table(&mut out, plan, &rows);
         } else {
@@ -37,9 +43,9 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> String {
     out
 }
 
-/// `Scheduler: cfq:slice_idle=0  Device: sim:sata-7200  Seed: 1`, and the weights of a
-/// grouped workload.
-fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler) {
+/// `Scheduler: cfq:slice_idle=0  Device: sim:sata-7200  Seed: 1`, and the weights and
+/// limits of the cgroups as the scheduler's runs used them.
+fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler, rows: &[&Finished]) {
     let _ = write!(
         out,
         "Scheduler: {}  Device: {}  Seed: {}",
@@ -49,18 +55,36 @@ fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler) {
         let _ = write!(out, "  Host: {}", plan.host.join(","));
     }
     out.push('\n');
-    let weights: Vec<String> = plan
-        .columns
-        .iter()
-        .filter_map(|name| {
-            let (_, weight) = plan.weights.iter().rev().find(|(path, _)| path == name)?;
-            Some(format!("{name}={weight}"))
-        })
-        .collect();
-    if !weights.is_empty() {
-        let _ = writeln!(out, "Weights: {}", weights.join("  "));
+    // Every run of a scheduler has the same cgroups: client counts change numjobs only.
+    if let Some(first) = rows.first() {
+        cgroup_lines(out, &scheduler.spec.name, &first.result.cgroups);
     }
     out.push('\n');
+}
+
+/// `Weights: grp1=100  grp2=100  grp2/sub=200` (every cgroup, parents first), or that the
+/// scheduler weighs none; then `Limits: grp1 rbps=8MiB/s wbps=max riops=max wiops=max
+/// burst=100ms`, one line per limited cgroup. Nothing for a run without cgroups.
+fn cgroup_lines(out: &mut String, scheduler: &str, cgroups: &[CgroupSettings]) {
+    if cgroups.is_empty() {
+        return;
+    }
+    let weights: Vec<String> = cgroups
+        .iter()
+        .filter_map(|g| Some(format!("{}={}", g.path, g.weight?)))
+        .collect();
+    if weights.is_empty() {
+        let _ = writeln!(out, "Weights: none ({scheduler} does not weigh cgroups)");
+    } else {
+        let _ = writeln!(out, "Weights: {}", weights.join("  "));
+    }
+    let mut label = "Limits:";
+    for group in cgroups {
+        if let Some(limits) = group.limits_text() {
+            let _ = writeln!(out, "{label} {} {limits}", group.path);
+            label = "       ";
+        }
+    }
 }
 
 /// `Clients   Max bwidth   Min bwidth   Agg bwidth   Max latency` and one row per run.
@@ -159,6 +183,7 @@ fn kb(bytes_per_second: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::compare::measure::ClientResult;
+    use ioslice_core::limit::Limits;
 
     fn client(name: &str, bw_bytes: u64, max_clat_ns: u64) -> ClientResult {
         ClientResult {
@@ -179,6 +204,7 @@ mod tests {
                 client("reader", 15_000, 40_000_000),
             ],
             groups: Vec::new(),
+            cgroups: Vec::new(),
         };
         let mut out = String::new();
         job_breakdown(&mut out, &result);
@@ -190,9 +216,55 @@ mod tests {
         let clones = RunResult {
             clients: vec![client("c", 1, 1), client("c", 2, 2)],
             groups: Vec::new(),
+            cgroups: Vec::new(),
         };
         job_breakdown(&mut single, &clones);
         assert_eq!(single, "", "clones of one section need no breakdown");
+    }
+
+    fn settings(path: &str, weight: Option<u32>, limits: Limits) -> CgroupSettings {
+        CgroupSettings {
+            path: path.to_string(),
+            weight,
+            weight_set: false,
+            limits,
+        }
+    }
+
+    fn lines_for(scheduler: &str, cgroups: &[CgroupSettings]) -> String {
+        let mut out = String::new();
+        cgroup_lines(&mut out, scheduler, cgroups);
+        out
+    }
+
+    #[test]
+    fn weights_as_given_and_limits_one_line_per_limited_cgroup() {
+        let eight_mib = Limits {
+            read_bps: Some(8 << 20),
+            ..Limits::default()
+        };
+        let iops = Limits {
+            write_iops: Some(120),
+            burst: Some(ioslice_core::time::SECOND),
+            ..Limits::default()
+        };
+        let cgroups = [
+            settings("g1", Some(100), eight_mib),
+            settings("g2", Some(100), Limits::default()),
+            settings("g2/sub", Some(700), iops),
+        ];
+        assert_eq!(
+            lines_for("bfq", &cgroups),
+            "Weights: g1=100  g2=100  g2/sub=700\n\
+             Limits: g1 rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms\n\
+             \x20       g2/sub rbps=max wbps=max riops=max wiops=120 burst=1s\n"
+        );
+        let unweighted = [settings("g1", None, Limits::default())];
+        assert_eq!(
+            lines_for("noop", &unweighted),
+            "Weights: none (noop does not weigh cgroups)\n"
+        );
+        assert_eq!(lines_for("cfq", &[]), "", "no cgroups, no lines");
     }
 
     #[test]

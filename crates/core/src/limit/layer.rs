@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
 use crate::{
-    Completion, Direction, Dispatch, GroupTree, Inserted, Nanos, ProcessId, Request, RequestId,
-    Scheduler,
+    Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
+    RequestId, Scheduler,
 };
 
 const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
@@ -479,5 +479,11 @@ impl Scheduler for LimitLayer {
 
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
         self.inner.allow_merge(queued, incoming)
+    }
+
+    /// The wrapped policy's: the layer shares a limited ancestor among its children by the
+    /// tree's weights, but the device's share is the policy's to decide.
+    fn group_weight(&self, group: GroupId) -> Option<u32> {
+        self.inner.group_weight(group)
     }
 }

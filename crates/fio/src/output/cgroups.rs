@@ -11,9 +11,16 @@
 //! and I/Os over its longest runtime, as fio's `Run status group` aggregate computes them.
 //! Totals are taken over the report's entries before `group_reporting` folds them, so a
 //! reporting group that spans cgroups is still split correctly.
+//!
+//! Each cgroup carries the weight and limits the run gave it ([`RunReport::cgroups`]). A
+//! cgroup that holds no job itself but was given a weight or a limit (a parent whose limit
+//! its children share) follows the others, with no I/O of its own, so that every setting
+//! of the run is shown.
+//!
+//! [`RunReport::cgroups`]: crate::report::RunReport::cgroups
 
 use super::metrics::{dir_runtime, has_io, per_second, per_second_f};
-use crate::report::JobReport;
+use crate::report::{CgroupSettings, JobReport};
 
 /// How the root cgroup (jobs without `cgroup=`) is named in the output.
 pub(crate) const ROOT_NAME: &str = "/";
@@ -56,17 +63,19 @@ impl CgroupDirection {
 pub(crate) struct CgroupTotals {
     /// Path (`a/b`), or [`ROOT_NAME`].
     pub name: String,
-    /// Weight the run gave it, when the caller knows it.
-    pub weight: Option<u32>,
+    /// The weight and limits the run gave it; the default (no weight, no limit) for the
+    /// root and for a report that does not say.
+    pub settings: CgroupSettings,
     /// Processes in it.
     pub jobs: u32,
     /// [read, write, trim].
     pub directions: [CgroupDirection; 3],
 }
 
-/// Totals per cgroup in order of first appearance among `jobs`; empty when no job names
-/// a cgroup. `weights` maps cgroup paths (`a/b`) to the weight the run gave them.
-pub(crate) fn cgroup_totals(jobs: &[JobReport], weights: &[(String, u32)]) -> Vec<CgroupTotals> {
+/// Totals per cgroup in order of first appearance among `jobs`, then the cgroups of
+/// `settings` with a weight or limit set and no job of their own; empty when no job names
+/// a cgroup. `settings` are the run's cgroups by path (`a/b`).
+pub(crate) fn cgroup_totals(jobs: &[JobReport], settings: &[CgroupSettings]) -> Vec<CgroupTotals> {
     if jobs.iter().all(|job| cgroup_path(job).is_empty()) {
         return Vec::new();
     }
@@ -79,13 +88,22 @@ pub(crate) fn cgroup_totals(jobs: &[JobReport], weights: &[(String, u32)]) -> Ve
             None => {
                 totals.push(CgroupTotals {
                     name: name.to_string(),
-                    weight: weight_of(path, weights),
+                    settings: settings_of(path, settings),
                     ..CgroupTotals::default()
                 });
                 totals.len() - 1
             }
         };
         add_job(&mut totals[index], job);
+    }
+    for group in settings.iter().filter(|g| g.is_configured()) {
+        if !totals.iter().any(|t| t.name == group.path) {
+            totals.push(CgroupTotals {
+                name: group.path.clone(),
+                settings: group.clone(),
+                ..CgroupTotals::default()
+            });
+        }
     }
     totals
 }
@@ -95,13 +113,13 @@ fn cgroup_path(job: &JobReport) -> &str {
     job.description.cgroup.trim_matches('/')
 }
 
-/// The last weight given for `path` (later settings override earlier ones).
-fn weight_of(path: &str, weights: &[(String, u32)]) -> Option<u32> {
-    weights
+/// What the run gave the cgroup at `path`; nothing for the root or an unknown path.
+fn settings_of(path: &str, settings: &[CgroupSettings]) -> CgroupSettings {
+    settings
         .iter()
-        .rev()
-        .find(|(name, _)| name.trim_matches('/') == path)
-        .map(|(_, weight)| *weight)
+        .find(|group| !path.is_empty() && group.path.trim_matches('/') == path)
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn add_job(totals: &mut CgroupTotals, job: &JobReport) {

@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use ioslice_core::limit::Limits;
+
 use super::cgroups::{cgroup_totals, CgroupDirection, CgroupTotals};
 use super::groups::{self, group_of, share_of_group, RunGroup};
 use super::metrics::{
@@ -9,7 +11,6 @@ use super::metrics::{
     reported_slat, DIRECTIONS, PERCENTILES,
 };
 use super::units::{self, f6};
-use super::RenderOptions;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{DirectionStats, JobStats, LatencyStats};
 
@@ -129,14 +130,9 @@ fn quote(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Render a run as fio's JSON output.
-pub fn json(report: &RunReport) -> String {
-    json_with(report, &RenderOptions::default())
-}
-
 /// Render a run as fio's JSON output, with a top-level `"cgroups"` array after fio's keys
 /// whenever a job names a cgroup.
-pub fn json_with(report: &RunReport, render: &RenderOptions) -> String {
+pub fn json(report: &RunReport) -> String {
     let folded = groups::fold(&report.jobs);
     let run_groups = groups::run_groups(&folded);
     let jobs = folded
@@ -154,7 +150,7 @@ pub fn json_with(report: &RunReport, render: &RenderOptions) -> String {
             "disk_util",
             Value::Array(report.disk_util.iter().map(disk).collect()),
         );
-    let cgroups = cgroup_totals(&report.jobs, &render.cgroup_weights);
+    let cgroups = cgroup_totals(&report.jobs, &report.cgroups);
     if !cgroups.is_empty() {
         top = top.value(
             "cgroups",
@@ -331,15 +327,36 @@ fn disk(d: &DiskUtil) -> Value {
 
 /// A `cgroups[]` entry (ioslice's addition; fio has no such key).
 fn cgroup(totals: &CgroupTotals) -> Value {
+    let settings = &totals.settings;
     let mut o = Object::default().str("name", &totals.name);
-    if let Some(weight) = totals.weight {
+    if let Some(weight) = settings.weight {
         o = o.int("weight", weight);
+    }
+    if !settings.limits.is_unlimited() {
+        o = o.value("limits", limits(&settings.limits));
     }
     o = o.int("jobs", totals.jobs);
     for (name, d) in DIRECTIONS.iter().zip(&totals.directions) {
         o = o.value(name, cgroup_direction(d));
     }
     o.done()
+}
+
+/// A cgroup's `limits` object: the rates it has (`rbps`, `wbps` in bytes/s, `riops`,
+/// `wiops` in requests/s; a rate not listed is unlimited) and `burst_ns`, the burst in force.
+fn limits(limits: &Limits) -> Value {
+    let mut o = Object::default();
+    for (name, rate) in [
+        ("rbps", limits.read_bps),
+        ("wbps", limits.write_bps),
+        ("riops", limits.read_iops),
+        ("wiops", limits.write_iops),
+    ] {
+        if let Some(rate) = rate {
+            o = o.int(name, rate);
+        }
+    }
+    o.int("burst_ns", limits.burst_or_default()).done()
 }
 
 /// A cgroup's `read`/`write`/`trim` object, with the keys and units of fio's job entries.

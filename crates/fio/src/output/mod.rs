@@ -11,20 +11,29 @@
 //! # Per-cgroup totals
 //!
 //! After the job blocks, the normal output prints one block per cgroup, in the order the
-//! cgroups first appear among the jobs:
+//! cgroups first appear among the jobs, then any cgroup that holds no job itself but was
+//! given a weight or a limit (its block has no rate lines):
 //!
 //! ```text
 //! Group totals (cgroup=grp1, weight=100, jobs=8):
+//!   limits: rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms
 //!   read: IOPS=2500, BW=9.77MiB/s (10.2MB/s)(97.7MiB/10000msec)
 //! ```
 //!
-//! and the JSON output gets a top-level `"cgroups"` array after fio's own keys, each entry
-//! with `name`, `weight` (when known), `jobs`, and `read`/`write`/`trim` objects holding
+//! The weight is the one the scheduler gave the cgroup ([`RunReport::cgroups`]), with its
+//! own default and range (CFQ 500, BFQ 100 when none is set); there is none for the root
+//! and none under a scheduler that does not weigh cgroups (noop, deadline, anticipatory).
+//! The `limits:` line appears for a limited cgroup: io.max's four rates (`max` for
+//! unlimited) and the burst in force.
+//!
+//! The JSON output gets a top-level `"cgroups"` array after fio's own keys, each entry
+//! with `name`, `weight` (when the scheduler weighs cgroups), `limits` (when limited: the
+//! rates set, `rbps`/`wbps` in bytes/s and `riops`/`wiops` per second, and `burst_ns`),
+//! `jobs`, and `read`/`write`/`trim` objects holding
 //! `io_bytes`, `io_kbytes`, `bw_bytes`, `bw` (KiB/s), `iops`, `runtime` (ms) and `total_ios`
 //! with fio's meanings. The totals appear whenever any job names a cgroup; jobs that name
 //! none are in the root cgroup, `/`. A cgroup's bandwidth is its bytes over its longest
-//! runtime, as in fio's `Run status group` lines. Weights are not part of a
-//! [`RunReport`]: pass them in [`RenderOptions`].
+//! runtime, as in fio's `Run status group` lines.
 
 use std::fmt;
 use std::str::FromStr;
@@ -39,8 +48,8 @@ mod normal;
 mod terse;
 mod units;
 
-pub use json::{json, json_with};
-pub use normal::{normal, normal_with};
+pub use json::json;
+pub use normal::normal;
 pub use terse::terse;
 
 /// One of fio's `--output-format` values.
@@ -94,24 +103,11 @@ impl fmt::Display for OutputFormat {
     }
 }
 
-/// What the printers need to know beyond the [`RunReport`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RenderOptions {
-    /// The weight the run gave each cgroup, by path (`a/b`); a later entry for the same
-    /// path overrides an earlier one. A cgroup not listed is printed without a weight.
-    pub cgroup_weights: Vec<(String, u32)>,
-}
-
 /// Render a run in the given format.
 pub fn render(report: &RunReport, format: OutputFormat) -> String {
-    render_with(report, format, &RenderOptions::default())
-}
-
-/// Render a run in the given format, with what the report does not carry.
-pub fn render_with(report: &RunReport, format: OutputFormat, options: &RenderOptions) -> String {
     match format {
-        OutputFormat::Normal => normal_with(report, options),
-        OutputFormat::Json => json_with(report, options),
+        OutputFormat::Normal => normal(report),
+        OutputFormat::Json => json(report),
         OutputFormat::Terse => terse(report),
     }
 }

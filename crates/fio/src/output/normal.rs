@@ -9,18 +9,12 @@ use super::metrics::{
     reported_slat, Samples, DIRECTIONS, PERCENTILES,
 };
 use super::units::{self, bytes, latency_unit, percentile_unit, rate, scaled, TimeUnit};
-use super::RenderOptions;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{LatencyStats, DEPTH_BUCKETS};
 
-/// Render a run as fio's normal output.
-pub fn normal(report: &RunReport) -> String {
-    normal_with(report, &RenderOptions::default())
-}
-
 /// Render a run as fio's normal output, with per-cgroup totals after the job blocks
 /// whenever a job names a cgroup.
-pub fn normal_with(report: &RunReport, options: &RenderOptions) -> String {
+pub fn normal(report: &RunReport) -> String {
     let mut out = String::new();
     preamble(&mut out, report);
     let folded = groups::fold(&report.jobs);
@@ -28,7 +22,7 @@ pub fn normal_with(report: &RunReport, options: &RenderOptions) -> String {
     for job in &folded {
         job_block(&mut out, job, group_of(&run_groups, job), report.timestamp);
     }
-    for totals in cgroup_totals(&report.jobs, &options.cgroup_weights) {
+    for totals in cgroup_totals(&report.jobs, &report.cgroups) {
         cgroup_block(&mut out, &totals);
     }
     for group in &run_groups {
@@ -125,9 +119,12 @@ fn rate_summary(iops: u64, bw: u64, io_bytes: u64, runtime: u64) -> String {
     )
 }
 
-/// `Group totals (cgroup=grp1, weight=100, jobs=8):` and a rate line per direction with I/O.
+/// `Group totals (cgroup=grp1, weight=100, jobs=8):`, its limits when it has any
+/// (`  limits: rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms`), and a rate line per
+/// direction with I/O.
 fn cgroup_block(out: &mut String, totals: &CgroupTotals) {
     let weight = totals
+        .settings
         .weight
         .map(|w| format!(", weight={w}"))
         .unwrap_or_default();
@@ -136,6 +133,9 @@ fn cgroup_block(out: &mut String, totals: &CgroupTotals) {
         "Group totals (cgroup={}{weight}, jobs={}):",
         totals.name, totals.jobs
     );
+    if let Some(limits) = totals.settings.limits_text() {
+        let _ = writeln!(out, "  limits: {limits}");
+    }
     for (name, d) in DIRECTIONS.iter().zip(&totals.directions) {
         if d.has_io() {
             let summary = rate_summary(d.iops(), d.bw_bytes(), d.io_bytes, d.runtime);

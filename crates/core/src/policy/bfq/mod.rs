@@ -471,6 +471,15 @@ impl Scheduler for Bfq {
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
         self.exited(process, now);
     }
+
+    /// The weight of the group's entity: the group's own (1–1000) when set, else 100.
+    fn group_weight(&self, group: GroupId) -> Option<u32> {
+        if group == GroupId::ROOT {
+            return None;
+        }
+        let entity = *self.group_entities.get(group.index())?;
+        u32::try_from(self.engine.get(entity).weight).ok()
+    }
 }
 
 #[cfg(test)]

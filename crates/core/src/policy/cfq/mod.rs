@@ -57,7 +57,9 @@ use crate::registry::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::ms;
 use crate::tunable::{TunableDef, Tunables};
-use crate::{Completion, Dispatch, Inserted, Nanos, ProcessId, Request, RequestId, Scheduler};
+use crate::{
+    Completion, Dispatch, GroupId, Inserted, Nanos, ProcessId, Request, RequestId, Scheduler,
+};
 
 use cooperator::CooperatorIndex;
 use group::{CfqGroup, GroupServiceTree};
@@ -484,5 +486,15 @@ impl Scheduler for Cfq {
             && queued.sync == incoming.sync
             && queue.is_some()
             && queue == self.current_queue(incoming)
+    }
+
+    /// The group's weight clamped to CFQ's 10..=1000 (500 when not set); the root, whose
+    /// tasks count as weight 1000 against its child groups, has no siblings and no answer.
+    fn group_weight(&self, group: GroupId) -> Option<u32> {
+        if group == GroupId::ROOT {
+            return None;
+        }
+        let weight = self.groups.get(group.index())?.weight;
+        u32::try_from(weight).ok()
     }
 }
