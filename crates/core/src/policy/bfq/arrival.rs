@@ -235,7 +235,9 @@ impl Bfq {
             queue.raising.last_busy = now;
             return;
         }
-        let default_weight = queue.orig_weight == DEFAULT_WEIGHT;
+        // Merged queues are kept out of raising: they serve cooperating processes, which
+        // are seldom interactive or soft real-time.
+        let default_weight = queue.orig_weight == DEFAULT_WEIGHT && !queue.coop;
         let soft_rt = default_weight
             && !queue.seek.totally_seeky()
             && !in_burst

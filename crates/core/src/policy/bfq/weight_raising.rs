@@ -105,10 +105,13 @@ impl WeightRaising {
         match deserves {
             Deserves::Interactive => {
                 if self.coefficient == 1 {
+                    // A new raising period.
                     self.service = 0;
+                    self.start = now;
                 }
+                // A raising period already running keeps its start and service: only its
+                // coefficient and length are renewed, so it still ends on time.
                 self.coefficient = INTERACTIVE_COEFFICIENT;
-                self.start = now;
                 self.duration = interactive;
                 self.interactive_start = None;
             }
@@ -292,6 +295,25 @@ mod tests {
         assert!(raising.update(false, 10 * SECOND));
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 20 * SECOND);
         assert!(raising.update(true, 20 * SECOND), "a large burst ends it");
+    }
+
+    #[test]
+    fn deserving_again_renews_a_running_period_without_restarting_it() {
+        let mut raising = WeightRaising::default();
+        raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 0);
+        raising.service = 1000;
+        // Busy again at 4 s, still deserving: the period keeps its start and service.
+        raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 4 * SECOND);
+        assert_eq!(raising.service, 1000);
+        assert!(!raising.update(false, 5 * SECOND));
+        assert!(
+            raising.update(false, 5 * SECOND + 1),
+            "ends 5 s after it began"
+        );
+        // A new period starts afresh.
+        raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 6 * SECOND);
+        assert_eq!((raising.service, raising.coefficient), (0, 30));
+        assert!(!raising.update(false, 11 * SECOND));
     }
 
     #[test]
