@@ -4,27 +4,12 @@
 //! `low_latency=1` than with `low_latency=0`, because its new queue is weight raised while the
 //! readers, created together, form a large burst and are not.
 
-use std::path::PathBuf;
+mod common;
 
-use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
+use ioslice_sim::simulation::SimOutcome;
 
 fn startup(sched: &str) -> SimOutcome {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/bfq/startup-under-readers.fio");
-    let job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
-    let config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
-    let outcome = run(&job_file, &config).expect("scenario runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}");
-    outcome
+    common::run_scenario("bfq/startup-under-readers.fio", sched)
 }
 
 /// The application's start-up time (its job's runtime), in seconds.

@@ -5,28 +5,12 @@
 //! are sorted into one stream, and BFQ moves what noop does, where the drive's read-ahead
 //! serves the interleaved reads.
 
-use std::path::PathBuf;
-
-use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig};
+mod common;
 
 /// Aggregate bandwidth of the readers, bytes per second of their runtime, and the share of
 /// the least-served reader.
 fn interleaved(sched: &str) -> (f64, f64) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/bfq/interleaved-readers.fio");
-    let job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
-    let config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
-    let outcome = run(&job_file, &config).expect("scenario runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}");
+    let outcome = common::run_scenario("bfq/interleaved-readers.fio", sched);
     let rates: Vec<f64> = outcome
         .report
         .jobs

@@ -1,0 +1,27 @@
+//! What several simulator tests share: running a scenario from `scenarios/` under a scheduler
+//! on `sim:sata-7200`, checking that every request completed exactly once.
+
+use std::path::PathBuf;
+
+use ioslice_fio::jobfile::{parse_file, ParseOptions};
+use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
+
+/// Run `scenarios/<scenario>` with seed 1 under `sched` on `sim:sata-7200`.
+pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(scenario);
+    let job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
+    let config = SimConfig::new(
+        1,
+        sched.parse().expect("scheduler"),
+        "sim:sata-7200".parse().expect("device"),
+    );
+    let outcome = run(&job_file, &config).expect("scenario runs");
+    assert_eq!(
+        outcome.submitted, outcome.completed,
+        "{sched}: lost requests"
+    );
+    assert_eq!(outcome.duplicate_completions, 0, "{sched}");
+    outcome
+}
