@@ -3,20 +3,22 @@
 //! Every process has a sync queue; async writeback goes to queues shared per group, class and
 //! level. One queue at a time is *in service* and owns the device until it has used its
 //! *budget* (in sectors), runs dry and BFQ chooses not to idle for it, exceeds its *budget
-//! timeout* (`timeout_sync`), or is preempted. The next queue is chosen by B-WF2Q+ ([`wf2q`]):
+//! timeout* (`timeout_sync`), or is preempted. The next queue is chosen by B-WF2Q+ (`wf2q.rs`):
 //! at every level of the group hierarchy, among the eligible entities of the highest busy class,
 //! the one whose virtual finish time comes first, so that each entity gets service in proportion
 //! to its weight — `(8 − level) × 10` for a queue, 1–1000 (default 100) for a group. Service is
 //! counted in sectors, so sequential processes get bandwidth fairness; slow and seeky ones are
-//! charged for the time they hold the device instead ([`budget`]). Budgets adapt to each queue's
-//! behaviour, and the largest budget follows the measured peak rate ([`peak_rate`]).
+//! charged for the time they hold the device instead (`budget.rs`). Budgets adapt to each queue's
+//! behaviour, and the largest budget follows the measured peak rate (`peak_rate.rs`).
 //!
-//! BFQ idles for an emptied sync queue only where that pays ([`idling`]): to keep a sequential
+//! BFQ idles for an emptied sync queue only where that pays (`idling.rs`): to keep a sequential
 //! stream on a disk, or to preserve guarantees when weights, classes or groups differ; while it
 //! idles it *injects* requests of other queues into the device's idle time, up to a limit it
-//! learns so the idled-for queue is not slowed ([`injection`]). With `low_latency`,
-//! interactive and soft real-time queues are *weight raised* ([`weight_raising`]), so that an
-//! application starts quickly however many greedy readers run.
+//! learns so the idled-for queue is not slowed (`injection.rs`). With `low_latency`,
+//! interactive and soft real-time queues are *weight raised* (`weight_raising.rs`), so that an
+//! application starts quickly however many greedy readers run. Processes that read one stream
+//! in interleaved chunks have their queues merged early, so the disk sees one sequential stream
+//! (`cooperation.rs`).
 //!
 //! Source: our reference notes `reference/kernel-schedulers.md` §2.5 (the kernel's
 //! `block/bfq-iosched.c`, `bfq-wf2q.c`, `bfq-cgroup.c` and `Documentation/block/bfq-iosched.rst`),
@@ -25,9 +27,11 @@
 //! Application Responsiveness with the BFQ Disk I/O Scheduler" (SYSTOR 2012). This is our own
 //! code, written from those descriptions.
 //!
-//! Deviations, all documented in place: early queue merging (EQM) and the tag depth limits are
-//! not modelled; a group that is already active is not repositioned when a child with an earlier
-//! finish joins it; preemption does not check the kernel's cheap `next_queue_may_preempt`.
+//! Deviations, all documented in place: the tag depth limits and EQM's delayed "stable merge"
+//! are not modelled, and a process split off a shared queue starts from the shared queue's
+//! history rather than its own saved state; a group that is already active is not repositioned
+//! when a child with an earlier finish joins it; preemption does not check the kernel's cheap
+//! `next_queue_may_preempt`.
 
 mod arrival;
 mod budget;
