@@ -1,6 +1,6 @@
 //! Variable expansion in values: `${NAME}` from the environment map given to the parser,
 //! and fio's reserved keywords `$pagesize`, `$mb_memory` and `$ncpus` from
-//! [`ParseOptions`](super::ParseOptions), so parsing never depends on the machine.
+//! [`ParseOptions`], so parsing never depends on the machine.
 //!
 //! fio itself substitutes an empty string for an undefined `${NAME}`; ioslice refuses it
 //! with an error naming the variable, because a silently empty `rw=` or `bs=` is worse.
