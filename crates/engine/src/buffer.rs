@@ -16,7 +16,10 @@ impl AlignedBuffer {
     /// # Panics
     /// If `align` is not a power of two.
     pub fn new(len: usize, align: usize) -> Self {
-        assert!(align.is_power_of_two(), "alignment {align} is not a power of two");
+        assert!(
+            align.is_power_of_two(),
+            "alignment {align} is not a power of two"
+        );
         let storage = vec![0u8; len + align];
         let offset = storage.as_ptr().align_offset(align);
         Self {

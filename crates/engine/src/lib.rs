@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod buffer;
+pub mod device;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
 pub use buffer::AlignedBuffer;

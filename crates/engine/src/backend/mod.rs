@@ -6,6 +6,7 @@
 //! - [`thread_pool`]: worker threads doing `pread`/`pwrite`, chosen automatically, with a log
 //!   line, where io_uring is unavailable or refused (old kernels, seccomp, containers).
 
+use std::fs::File;
 use std::io;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,6 +14,12 @@ use std::time::Instant;
 use ioslice_core::Direction;
 
 use crate::buffer::AlignedBuffer;
+
+pub mod thread_pool;
+pub mod uring;
+
+pub use thread_pool::ThreadPoolBackend;
+pub use uring::UringBackend;
 
 /// One read or write at a byte offset, into or from one or more buffers in order (a request the
 /// policy merged from several clients' requests is one vectored operation).
@@ -81,4 +88,57 @@ pub trait Backend: Send {
 
     /// Operations pushed or submitted and not yet returned as completions.
     fn in_flight(&self) -> usize;
+}
+
+/// Environment variable forcing a backend: `io_uring` or `psync`.
+pub const BACKEND_ENV: &str = "IOSLICE_BACKEND";
+
+/// Most worker threads of the fallback thread pool.
+const MAX_THREADS: u32 = 64;
+
+/// The backend for `file` with up to `depth` operations in flight: io_uring when a ring can be
+/// created and a no-op goes round, else a thread pool of `depth` workers (at most 64) doing
+/// `pread`/`pwrite`. The second value is a one-line log message when the choice is worth
+/// telling (a fallback, or a backend forced by `IOSLICE_BACKEND`).
+///
+/// `IOSLICE_BACKEND=psync` forces the thread pool; `IOSLICE_BACKEND=io_uring` forces io_uring
+/// and still falls back, saying so, if the ring cannot be made (the thread pool always works).
+/// An unknown value is ignored, with a message.
+pub fn open_backend(file: Arc<File>, depth: u32) -> (Box<dyn Backend>, Option<String>) {
+    let threads = depth.clamp(1, MAX_THREADS);
+    let forced = std::env::var(BACKEND_ENV).ok();
+    let mut note = None;
+    match forced.as_deref() {
+        Some("psync") => {
+            return (
+                psync(file, threads),
+                Some(format!(
+                    "{BACKEND_ENV}=psync: using a thread pool of {threads} with pread/pwrite"
+                )),
+            );
+        }
+        Some("io_uring") | None => {}
+        Some(other) => {
+            note = Some(format!(
+                "{BACKEND_ENV}={other:?} is not io_uring or psync: ignored; "
+            ));
+        }
+    }
+    match UringBackend::new(Arc::clone(&file), depth) {
+        Ok(ring) => {
+            let message = note.map(|note| format!("{note}using io_uring"));
+            (Box::new(ring), message)
+        }
+        Err(e) => (
+            psync(file, threads),
+            Some(format!(
+                "{}io_uring unavailable ({e}): using a thread pool of {threads} with pread/pwrite",
+                note.unwrap_or_default()
+            )),
+        ),
+    }
+}
+
+fn psync(file: Arc<File>, threads: u32) -> Box<dyn Backend> {
+    Box::new(ThreadPoolBackend::new(file, threads as usize))
 }

@@ -1,0 +1,451 @@
+//! The io_uring backend: one ring owned by the dispatcher thread.
+//!
+//! - An operation with one buffer becomes an `IORING_OP_READ`/`WRITE`, one with several an
+//!   `IORING_OP_READV`/`WRITEV`, at the operation's byte offset. Its buffers and iovec array
+//!   stay in a slab slot (keyed by the SQE's `user_data`) until its CQE arrives, so the memory
+//!   the kernel reads or fills is owned, alive and unmoved for the whole operation.
+//! - At most `sq_entries - 1` operations are in the kernel at once (one entry is kept for the
+//!   wake-up poll), so the submission queue never overflows and the completion queue (twice
+//!   the size) never does either; operations beyond that wait in a queue, in order, and are
+//!   submitted as earlier ones complete. Nothing is dropped.
+//! - Waking: an eventfd with a one-shot `IORING_OP_POLL_ADD` armed on the ring. The
+//!   [`Notifier`] writes the eventfd, which completes the poll and ends a blocked wait; the
+//!   wait drains the eventfd and re-arms the poll. The eventfd counter keeps a notification
+//!   made while nobody waits, so the next wait returns at once.
+//! - Deadlines: `io_uring_enter` with `IORING_ENTER_EXT_ARG` and a timeout (Linux 5.11), so no
+//!   timeout SQE has to be managed. A kernel without it is refused at [`UringBackend::new`] and
+//!   the engine falls back to the thread pool.
+//!
+//! All of the engine's `unsafe` for io_uring lives in this file.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Instant;
+
+use io_uring::{opcode, squeue, types, IoUring};
+use ioslice_core::Direction;
+
+use super::{Backend, IoDone, IoOp, Notifier};
+use crate::buffer::AlignedBuffer;
+
+/// `user_data` of the wake-up poll on the eventfd.
+const WAKE: u64 = u64::MAX;
+/// `user_data` of the no-op used to check the ring at start-up.
+const PROBE_NOP: u64 = u64::MAX - 1;
+/// Largest queue depth asked of the kernel (rings hold at most 32768 entries).
+const MAX_DEPTH: u32 = 16 * 1024;
+
+/// The iovec array of a vectored operation. Its heap allocation is made once, with the exact
+/// length, and never grown, so the address handed to the kernel stays valid while the slot is
+/// occupied, however the slab moves the `Vec` value itself.
+struct IoVecs {
+    _storage: Vec<libc::iovec>,
+}
+
+// SAFETY: the raw pointers in the iovecs point into the `AlignedBuffer`s stored in the same
+// `InFlight` slot; they move between threads together, and the pointers are only dereferenced
+// by the kernel, never by Rust code.
+unsafe impl Send for IoVecs {}
+
+/// An operation handed to the kernel and not yet completed.
+struct InFlight {
+    token: u64,
+    buffers: Vec<AlignedBuffer>,
+    _iovecs: IoVecs,
+}
+
+/// io_uring backend; see the module documentation.
+pub struct UringBackend {
+    ring: IoUring,
+    file: Arc<File>,
+    /// Non-blocking eventfd the [`Notifier`] writes.
+    eventfd: Arc<File>,
+    /// Whether the poll on the eventfd is queued or in the kernel.
+    wake_armed: bool,
+    /// Pushed, not yet handed to the kernel.
+    pending: VecDeque<IoOp>,
+    /// Handed to the kernel; index = `user_data`.
+    slots: Vec<Option<InFlight>>,
+    free: Vec<usize>,
+    /// Occupied slots.
+    submitted: usize,
+    /// Most operations in the kernel at once.
+    cap: usize,
+    /// Finished without the kernel (no buffers, an impossible offset); returned at the next wait.
+    ready: Vec<IoDone>,
+}
+
+impl std::fmt::Debug for UringBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UringBackend")
+            .field("sq_entries", &self.ring.params().sq_entries())
+            .field("pending", &self.pending.len())
+            .field("submitted", &self.submitted)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+    )
+}
+
+impl UringBackend {
+    /// A ring for `file` sized for `entries` operations in flight (clamped to 1..=16384; the
+    /// ring gets the next power of two above, plus one entry for the wake-up poll).
+    ///
+    /// Checks that the ring really works: that the kernel supports `IORING_ENTER_EXT_ARG`
+    /// (Linux 5.11) and the read, write, vectored and poll opcodes, and that a no-op goes
+    /// round. Any failure (`EPERM` under seccomp or `io_uring_disabled`, `ENOSYS` on old
+    /// kernels, `Unsupported` for a missing feature) is returned so the caller can fall back.
+    pub fn new(file: Arc<File>, entries: u32) -> io::Result<Self> {
+        let depth = entries.clamp(1, MAX_DEPTH);
+        let ring_entries = (depth + 1).next_power_of_two();
+        let mut ring = IoUring::new(ring_entries)?;
+        if !ring.params().is_feature_ext_arg() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "kernel lacks IORING_ENTER_EXT_ARG (Linux 5.11)",
+            ));
+        }
+        let mut probe = io_uring::Probe::new();
+        ring.submitter().register_probe(&mut probe)?;
+        for (code, name) in [
+            (opcode::Read::CODE, "READ"),
+            (opcode::Write::CODE, "WRITE"),
+            (opcode::Readv::CODE, "READV"),
+            (opcode::Writev::CODE, "WRITEV"),
+            (opcode::PollAdd::CODE, "POLL_ADD"),
+        ] {
+            if !probe.is_supported(code) {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("kernel lacks IORING_OP_{name}"),
+                ));
+            }
+        }
+        let nop = opcode::Nop::new().build().user_data(PROBE_NOP);
+        // SAFETY: a no-op references no memory.
+        unsafe { ring.submission().push(&nop) }
+            .map_err(|_| io::Error::other("fresh io_uring submission queue is full"))?;
+        loop {
+            match ring.submit_and_wait(1) {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        match ring.completion().next() {
+            Some(cqe) if cqe.user_data() == PROBE_NOP && cqe.result() >= 0 => {}
+            Some(cqe) if cqe.result() < 0 => {
+                return Err(io::Error::from_raw_os_error(-cqe.result()));
+            }
+            _ => return Err(io::Error::other("io_uring no-op did not complete")),
+        }
+
+        // SAFETY: eventfd(2) takes no pointers; the result is checked below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a freshly created descriptor that nothing else owns.
+        let eventfd = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+
+        let cap = ring.params().sq_entries() as usize - 1;
+        Ok(Self {
+            ring,
+            file,
+            eventfd: Arc::new(eventfd),
+            wake_armed: false,
+            pending: VecDeque::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            submitted: 0,
+            cap,
+            ready: Vec::new(),
+        })
+    }
+
+    /// Entries in the submission queue the ring was given.
+    pub fn ring_entries(&self) -> u32 {
+        self.ring.params().sq_entries()
+    }
+
+    /// Queue the wake-up poll on the eventfd if it is not already.
+    fn arm_wake(&mut self) {
+        if self.wake_armed {
+            return;
+        }
+        let poll = opcode::PollAdd::new(types::Fd(self.eventfd.as_raw_fd()), libc::POLLIN as u32)
+            .build()
+            .user_data(WAKE);
+        // SAFETY: a poll references no user memory; the eventfd it polls is owned by `self`
+        // and outlives the ring's use of it (the ring is dropped first, see `Drop`).
+        if unsafe { self.ring.submission().push(&poll) }.is_ok() {
+            self.wake_armed = true;
+        }
+        // A full queue is impossible (one entry is reserved for this poll); if it happened
+        // anyway, the poll is armed at the next wait.
+    }
+
+    /// Hand queued operations to the submission queue, up to the in-kernel cap.
+    fn fill_sq(&mut self) {
+        while self.submitted < self.cap {
+            let Some(op) = self.pending.pop_front() else {
+                break;
+            };
+            if op.buffers.is_empty() {
+                self.ready.push(IoDone {
+                    token: op.token,
+                    result: Ok(0),
+                    buffers: op.buffers,
+                });
+                continue;
+            }
+            // The kernel reads an offset of -1 as "the file position": refuse what is not a
+            // valid file offset instead.
+            if op.offset > i64::MAX as u64 || op.buffers.len() > u32::MAX as usize {
+                self.ready.push(IoDone {
+                    token: op.token,
+                    result: Err(io::Error::from_raw_os_error(libc::EINVAL)),
+                    buffers: op.buffers,
+                });
+                continue;
+            }
+            let index = match self.free.pop() {
+                Some(index) => index,
+                None => {
+                    self.slots.push(None);
+                    self.slots.len() - 1
+                }
+            };
+            let fd = types::Fd(self.file.as_raw_fd());
+            let IoOp {
+                token,
+                direction,
+                offset,
+                mut buffers,
+            } = op;
+            let mut iovecs = Vec::new();
+            let entry: squeue::Entry = match (buffers.as_mut_slice(), direction) {
+                ([one], Direction::Read) if one.len() <= u32::MAX as usize => {
+                    let len = one.len() as u32;
+                    opcode::Read::new(fd, one.as_mut_slice().as_mut_ptr(), len)
+                        .offset(offset)
+                        .build()
+                }
+                ([one], Direction::Write) if one.len() <= u32::MAX as usize => {
+                    let len = one.len() as u32;
+                    opcode::Write::new(fd, one.as_slice().as_ptr(), len)
+                        .offset(offset)
+                        .build()
+                }
+                (many, direction) => {
+                    iovecs = many
+                        .iter_mut()
+                        .map(|buffer| libc::iovec {
+                            iov_base: buffer.as_mut_slice().as_mut_ptr().cast(),
+                            iov_len: buffer.len(),
+                        })
+                        .collect();
+                    // Checked above: fits in u32.
+                    let count = iovecs.len() as u32;
+                    match direction {
+                        Direction::Read => opcode::Readv::new(fd, iovecs.as_ptr(), count)
+                            .offset(offset)
+                            .build(),
+                        Direction::Write => opcode::Writev::new(fd, iovecs.as_ptr(), count)
+                            .offset(offset)
+                            .build(),
+                    }
+                }
+            }
+            .user_data(index as u64);
+            // Moving `buffers` and `iovecs` into the slot moves only the `Vec` headers; the
+            // heap memory the entry points at stays where it is.
+            self.slots[index] = Some(InFlight {
+                token,
+                buffers,
+                _iovecs: IoVecs { _storage: iovecs },
+            });
+            self.submitted += 1;
+            // SAFETY: every address in `entry` (the buffer, or the iovec array and the buffers
+            // it names) points into heap memory owned by `self.slots[index]`, which is neither
+            // dropped nor modified until this entry's CQE is reaped (`reap`), or until `Drop`
+            // has waited for it. The file descriptor is kept open by `self.file`.
+            let pushed = unsafe { self.ring.submission().push(&entry) };
+            if pushed.is_err() {
+                // Cannot happen (see `cap`), but never drop an operation: submit and retry.
+                let retried = self.ring.submit().is_ok()
+                    // SAFETY: as above, the same entry and the same owned memory.
+                    && unsafe { self.ring.submission().push(&entry) }.is_ok();
+                if !retried {
+                    // Take the operation back and try again at the next wait.
+                    if let Some(inflight) = self.slots[index].take() {
+                        self.submitted -= 1;
+                        self.free.push(index);
+                        self.pending.push_front(IoOp {
+                            token: inflight.token,
+                            direction,
+                            offset,
+                            buffers: inflight.buffers,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Move completions from the completion queue to `done`; returns whether the wake-up
+    /// poll fired (in which case the eventfd has been drained and the poll must be re-armed).
+    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
+        let mut woke = false;
+        for cqe in self.ring.completion() {
+            let user_data = cqe.user_data();
+            if user_data == WAKE {
+                woke = true;
+                self.wake_armed = false;
+                continue;
+            }
+            let Some(inflight) = self
+                .slots
+                .get_mut(user_data as usize)
+                .and_then(Option::take)
+            else {
+                continue; // the start-up no-op, or nothing we know: ignore
+            };
+            self.submitted -= 1;
+            self.free.push(user_data as usize);
+            let res = cqe.result();
+            done.push(IoDone {
+                token: inflight.token,
+                result: if res >= 0 {
+                    Ok(res as usize)
+                } else {
+                    Err(io::Error::from_raw_os_error(-res))
+                },
+                buffers: inflight.buffers,
+            });
+        }
+        if woke {
+            let mut counter = [0u8; 8];
+            // Resets the counter; `WouldBlock` just means it was already drained.
+            let _ = (&*self.eventfd).read(&mut counter);
+        }
+        woke
+    }
+
+    /// Submit queued entries without waiting; transient refusals are retried at the next wait.
+    fn submit_now(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Backend for UringBackend {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn push(&mut self, op: IoOp) {
+        self.pending.push_back(op);
+    }
+
+    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()> {
+        loop {
+            self.fill_sq();
+            self.arm_wake();
+            let before = done.len();
+            done.append(&mut self.ready);
+            let woke = self.reap(done);
+            if woke || done.len() > before {
+                // Slots may have freed up: hand the kernel what is waiting before returning.
+                self.fill_sq();
+                self.arm_wake();
+                done.append(&mut self.ready);
+                return self.submit_now();
+            }
+            let entered = match deadline {
+                None => self.ring.submit_and_wait(1),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if deadline <= now {
+                        self.submit_now()?;
+                        self.reap_after_wait(done);
+                        return Ok(());
+                    }
+                    let timeout = types::Timespec::from(deadline - now);
+                    let args = types::SubmitArgs::new().timespec(&timeout);
+                    self.ring.submitter().submit_with_args(1, &args)
+                }
+            };
+            match entered {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
+                    self.reap_after_wait(done);
+                    return Ok(());
+                }
+                Err(e) if is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn notifier(&self) -> Notifier {
+        let eventfd = Arc::clone(&self.eventfd);
+        Notifier::new(move || {
+            // `WouldBlock` means the counter is saturated: a wake-up is pending anyway.
+            let _ = (&*eventfd).write(&1u64.to_ne_bytes());
+        })
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pending.len() + self.submitted + self.ready.len()
+    }
+}
+
+impl UringBackend {
+    /// Collect what completed by the time a wait timed out (re-arming the wake-up poll if it
+    /// fired, so a notification is never lost).
+    fn reap_after_wait(&mut self, done: &mut Vec<IoDone>) {
+        if self.reap(done) {
+            self.arm_wake();
+            let _ = self.submit_now();
+        }
+        done.append(&mut self.ready);
+    }
+}
+
+impl Drop for UringBackend {
+    /// Waits for every operation in the kernel before the buffers are freed: the kernel may
+    /// still be writing into them (closing the ring does not wait for block I/O). If the ring
+    /// fails while draining, the remaining buffers are leaked rather than freed under the
+    /// kernel's feet.
+    fn drop(&mut self) {
+        self.pending.clear();
+        let mut scratch = Vec::new();
+        while self.submitted > 0 {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if is_transient(&e) => {}
+                Err(_) => {
+                    for slot in self.slots.drain(..) {
+                        std::mem::forget(slot);
+                    }
+                    return;
+                }
+            }
+            self.reap(&mut scratch);
+            scratch.clear();
+        }
+    }
+}

@@ -1,0 +1,858 @@
+//! Targets: the regular file or block device the engine drives, opened with or without
+//! O_DIRECT, with what the engine must know about it (logical block size for buffer
+//! alignment, queue depth, size), and the safety check before writing to a block device.
+//!
+//! Everything here is safe code: the block device size comes from seeking to its end, its
+//! geometry from sysfs (`/sys/dev/block/MAJ:MIN/`).
+
+use std::fs::{self, File};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::buffer::AlignedBuffer;
+
+/// Queue depth when sysfs does not say (and for regular files).
+pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
+
+/// Logical block size assumed for regular files opened with O_DIRECT. The real requirement
+/// is the filesystem's direct-I/O alignment (`statx` `STATX_DIOALIGN`, Linux 6.1), which is
+/// the underlying device's logical block size on ext4 and XFS: 512 or 4096. 4096 satisfies
+/// both, so buffers, offsets and lengths aligned to it work on almost every filesystem.
+pub const REGULAR_FILE_DIRECT_ALIGN: u32 = 4096;
+
+/// Logical block size reported for buffered regular files (any alignment works; 512 is what
+/// a sector-addressed request model expects).
+pub const REGULAR_FILE_BUFFERED_ALIGN: u32 = 512;
+
+/// Bytes read from the start of a block device to look for signatures: up to and including
+/// the btrfs superblock magic at 64 KiB + 64, rounded up to 4 KiB for O_DIRECT.
+const HEAD_LEN: usize = 65536 + 4096;
+
+/// Where sysfs is mounted.
+const SYSFS: &str = "/sys";
+
+/// What a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A regular file on some filesystem.
+    RegularFile,
+    /// A block device (a disk, a partition, a loop device, a device-mapper volume).
+    BlockDevice,
+}
+
+/// How to open a target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Open with O_DIRECT (fio's `direct=1`): buffers, offsets and lengths must then be
+    /// multiples of [`Target::logical_block_size`].
+    pub direct: bool,
+    /// Open for writing as well as reading.
+    pub write: bool,
+    /// For a regular file: create it, or extend it, to this many bytes by writing zeros (as
+    /// fio lays out its files, so reads hit real blocks rather than holes), then `fsync`. A
+    /// longer file is left alone. Ignored for block devices.
+    pub create_len: Option<u64>,
+}
+
+/// Why a target could not be opened. Each message is one line naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The path does not exist and no size was given to create a file there.
+    #[error("{path}: no such file or block device (give a size to create a file there)")]
+    NotFound {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Opening (or creating) was refused.
+    #[error(
+        "{path}: permission denied (opening a block device usually needs root or the disk group)"
+    )]
+    PermissionDenied {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A directory, character device, FIFO or socket.
+    #[error("{path}: is a {what}; expected a regular file or a block device")]
+    NotFileOrBlockDevice {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
+    /// O_DIRECT refused at open (`EINVAL`): tmpfs and some FUSE filesystems do this.
+    #[error("{path}: O_DIRECT is not supported on this filesystem (tmpfs, for one); put the file on a disk filesystem or use direct=0")]
+    DirectUnsupported {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Laying out the file failed (a full disk, a read-only filesystem, …).
+    #[error("{path}: cannot lay out a {len}-byte file: {source}")]
+    LayOut {
+        /// The path.
+        path: PathBuf,
+        /// The size asked for.
+        len: u64,
+        /// What failed.
+        source: io::Error,
+    },
+    /// Any other failure to open or inspect the target.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What failed.
+        source: io::Error,
+    },
+}
+
+impl DeviceError {
+    fn from_io(path: &Path, source: io::Error) -> Self {
+        let path = path.to_path_buf();
+        match source.kind() {
+            io::ErrorKind::NotFound => DeviceError::NotFound { path },
+            io::ErrorKind::PermissionDenied => DeviceError::PermissionDenied { path },
+            _ => DeviceError::Io { path, source },
+        }
+    }
+}
+
+/// An open file or block device and what the engine needs to know about it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    file: Arc<File>,
+    path: PathBuf,
+    kind: TargetKind,
+    logical_block_size: u32,
+    queue_depth: u32,
+    size_bytes: u64,
+    direct: bool,
+    /// Major and minor number of a block device.
+    devno: Option<(u32, u32)>,
+}
+
+impl Target {
+    /// Open `path` as `options` say.
+    ///
+    /// - A regular file is created or extended when `create_len` asks; its queue depth is
+    ///   [`DEFAULT_QUEUE_DEPTH`], its logical block size [`REGULAR_FILE_DIRECT_ALIGN`] with
+    ///   O_DIRECT and [`REGULAR_FILE_BUFFERED_ALIGN`] without.
+    /// - A block device's logical block size is sysfs's `queue/logical_block_size`, its queue
+    ///   depth `device/queue_depth`, else `queue/nr_requests`, else [`DEFAULT_QUEUE_DEPTH`]
+    ///   (for a partition, its disk's), its size where a seek to its end lands.
+    ///
+    /// # Errors
+    /// A [`DeviceError`] naming the path and what was expected.
+    pub fn open(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Self, DeviceError> {
+        let path = path.as_ref();
+        let metadata = match fs::metadata(path) {
+            Ok(metadata) => Some(metadata),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(DeviceError::from_io(path, e)),
+        };
+        match (&metadata, options.create_len) {
+            (None, None) => {
+                return Err(DeviceError::NotFound {
+                    path: path.to_path_buf(),
+                })
+            }
+            (None, Some(len)) => lay_out(path, len)?,
+            (Some(metadata), Some(len)) if metadata.is_file() && metadata.len() < len => {
+                lay_out(path, len)?;
+            }
+            _ => {}
+        }
+        if let Some(metadata) = &metadata {
+            check_kind(path, &metadata.file_type())?;
+        }
+
+        let mut open = fs::OpenOptions::new();
+        open.read(true).write(options.write);
+        if options.direct {
+            open.custom_flags(libc::O_DIRECT);
+        }
+        let file = match open.open(path) {
+            Ok(file) => file,
+            Err(e) if options.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(DeviceError::DirectUnsupported {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(DeviceError::from_io(path, e)),
+        };
+        // What was opened, not what the path named a moment ago.
+        let metadata = file.metadata().map_err(|e| DeviceError::from_io(path, e))?;
+        let file_type = metadata.file_type();
+        check_kind(path, &file_type)?;
+
+        let target = if file_type.is_block_device() {
+            let devno = dev_major_minor(metadata.rdev());
+            let sys = SysfsDevice::find(Path::new(SYSFS), devno);
+            let size_bytes = (&file)
+                .seek(SeekFrom::End(0))
+                .map_err(|e| DeviceError::from_io(path, e))?;
+            Target {
+                file: Arc::new(file),
+                path: path.to_path_buf(),
+                kind: TargetKind::BlockDevice,
+                logical_block_size: sys
+                    .as_ref()
+                    .and_then(SysfsDevice::logical_block_size)
+                    .unwrap_or(512),
+                queue_depth: sys
+                    .as_ref()
+                    .and_then(SysfsDevice::queue_depth)
+                    .unwrap_or(DEFAULT_QUEUE_DEPTH),
+                size_bytes,
+                direct: options.direct,
+                devno: Some(devno),
+            }
+        } else {
+            Target {
+                file: Arc::new(file),
+                path: path.to_path_buf(),
+                kind: TargetKind::RegularFile,
+                logical_block_size: if options.direct {
+                    REGULAR_FILE_DIRECT_ALIGN
+                } else {
+                    REGULAR_FILE_BUFFERED_ALIGN
+                },
+                queue_depth: DEFAULT_QUEUE_DEPTH,
+                size_bytes: metadata.len(),
+                direct: options.direct,
+                devno: None,
+            }
+        };
+        Ok(target)
+    }
+
+    /// The open file, shared with the backend.
+    pub fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
+    /// The path it was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Regular file or block device.
+    pub fn kind(&self) -> TargetKind {
+        self.kind
+    }
+
+    /// Alignment, in bytes, for buffers, offsets and lengths under O_DIRECT.
+    pub fn logical_block_size(&self) -> u32 {
+        self.logical_block_size
+    }
+
+    /// Default number of operations in flight: what the device reports, else 32.
+    pub fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    /// Size in bytes (at open).
+    pub fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    /// Whether it was opened with O_DIRECT.
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+}
+
+/// Refuse a kind that is neither a regular file nor a block device.
+fn check_kind(path: &Path, file_type: &fs::FileType) -> Result<(), DeviceError> {
+    let what = if file_type.is_file() || file_type.is_block_device() {
+        return Ok(());
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_char_device() {
+        "character device"
+    } else if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    };
+    Err(DeviceError::NotFileOrBlockDevice {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
+/// Create or extend a regular file to `len` bytes of written zeros, then `fsync` it.
+fn lay_out(path: &Path, len: u64) -> Result<(), DeviceError> {
+    let fail = |source: io::Error| match source.kind() {
+        io::ErrorKind::PermissionDenied => DeviceError::PermissionDenied {
+            path: path.to_path_buf(),
+        },
+        _ => DeviceError::LayOut {
+            path: path.to_path_buf(),
+            len,
+            source,
+        },
+    };
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(fail)?;
+    let metadata = file.metadata().map_err(fail)?;
+    check_kind(path, &metadata.file_type())?;
+    if !metadata.is_file() {
+        return Ok(());
+    }
+    let mut at = metadata.len();
+    if at >= len {
+        return Ok(());
+    }
+    file.seek(SeekFrom::Start(at)).map_err(fail)?;
+    let zeros = vec![0u8; 1 << 20];
+    while at < len {
+        let chunk = (len - at).min(zeros.len() as u64) as usize;
+        file.write_all(&zeros[..chunk]).map_err(fail)?;
+        at += chunk as u64;
+    }
+    file.sync_all().map_err(fail)
+}
+
+/// Major and minor numbers from a `dev_t` (glibc's encoding, as the kernel exports it).
+fn dev_major_minor(dev: u64) -> (u32, u32) {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
+    let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
+    (major as u32, minor as u32)
+}
+
+/// A block device's directory in sysfs, and its disk's (the same for a whole disk).
+#[derive(Debug, Clone)]
+struct SysfsDevice {
+    /// `/sys/devices/.../block/sda` or `/sys/devices/.../block/sda/sda1`.
+    dir: PathBuf,
+    /// The whole disk's directory (holding `queue/` and `device/`).
+    disk: PathBuf,
+}
+
+impl SysfsDevice {
+    /// Resolve `<sys>/dev/block/MAJ:MIN`.
+    fn find(sys: &Path, (major, minor): (u32, u32)) -> Option<Self> {
+        let dir = fs::canonicalize(sys.join(format!("dev/block/{major}:{minor}"))).ok()?;
+        Some(Self::at(dir))
+    }
+
+    /// The device whose sysfs directory is `dir`.
+    fn at(dir: PathBuf) -> Self {
+        let disk = if dir.join("partition").exists() {
+            dir.parent().map(Path::to_path_buf).unwrap_or(dir.clone())
+        } else {
+            dir.clone()
+        };
+        Self { dir, disk }
+    }
+
+    fn logical_block_size(&self) -> Option<u32> {
+        read_u32(&self.disk.join("queue/logical_block_size"))
+    }
+
+    fn queue_depth(&self) -> Option<u32> {
+        read_u32(&self.disk.join("device/queue_depth"))
+            .or_else(|| read_u32(&self.disk.join("queue/nr_requests")))
+    }
+
+    /// Its kernel name (`sda1`).
+    fn name(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Its partitions: `(name, "MAJ:MIN")`.
+    fn partitions(&self) -> Vec<(String, String)> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut partitions: Vec<(String, String)> = entries
+            .flatten()
+            .filter(|entry| entry.path().join("partition").exists())
+            .filter_map(|entry| {
+                let dev = fs::read_to_string(entry.path().join("dev")).ok()?;
+                Some((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    dev.trim().to_string(),
+                ))
+            })
+            .collect();
+        partitions.sort();
+        partitions
+    }
+
+    /// Devices stacked on it (device mapper, md): names under `holders/`.
+    fn holders(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.dir.join("holders")) else {
+            return Vec::new();
+        };
+        let mut holders: Vec<String> = entries
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        holders.sort();
+        holders
+    }
+}
+
+/// A positive integer from a sysfs file.
+fn read_u32(path: &Path) -> Option<u32> {
+    fs::read_to_string(path)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&value| value > 0)
+}
+
+/// Why writing to `target` would be dangerous, or `None` if it is safe: a block device that
+/// is (or has a partition) mounted, is held by device mapper or md, has partitions or a
+/// partition table, or carries a filesystem, swap, LUKS, LVM or RAID signature. Regular files
+/// are never refused. The reason is one line naming the device and `--allow-mounted-write`.
+pub fn write_refusal(target: &Target) -> Option<String> {
+    let devno = match (target.kind, target.devno) {
+        (TargetKind::BlockDevice, Some(devno)) => devno,
+        _ => return None,
+    };
+    let sys = SysfsDevice::find(Path::new(SYSFS), devno);
+    // Unreadable mount table: nothing is known to be mounted; the other checks still run.
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    refusal(
+        &target.path.display().to_string(),
+        devno,
+        sys.as_ref(),
+        &mountinfo,
+        &target.file,
+    )
+}
+
+/// [`write_refusal`] from its inputs: the device's name, its numbers, its sysfs directory, the
+/// mount table, and the device itself (only its first [`HEAD_LEN`] bytes are read).
+fn refusal(
+    name: &str,
+    (major, minor): (u32, u32),
+    sys: Option<&SysfsDevice>,
+    mountinfo: &str,
+    device: &File,
+) -> Option<String> {
+    let refuse = |why: String| {
+        Some(format!(
+            "refusing to write to {name}: {why}; pass --allow-mounted-write to write anyway"
+        ))
+    };
+    let partitions = sys.map(SysfsDevice::partitions).unwrap_or_default();
+
+    // Mounted, itself or a partition: by device number, and by source path (btrfs mounts
+    // show an anonymous device number).
+    let mut devices = vec![(
+        sys.map(SysfsDevice::name).unwrap_or_default(),
+        format!("{major}:{minor}"),
+    )];
+    devices.extend(partitions.iter().cloned());
+    for (part_name, devno) in &devices {
+        if let Some(mount_point) = mounted(mountinfo, devno, part_name) {
+            let which = if devno == &devices[0].1 {
+                "it".to_string()
+            } else {
+                format!("its partition {part_name} ({devno})")
+            };
+            return refuse(format!("{which} is mounted on {mount_point}"));
+        }
+    }
+    if let Some(sys) = sys {
+        let holders = sys.holders();
+        if !holders.is_empty() {
+            return refuse(format!(
+                "it is in use by {} (device mapper or md: LVM, dm-crypt, RAID)",
+                holders.join(", ")
+            ));
+        }
+        for (part_name, _) in &partitions {
+            let part = SysfsDevice::at(sys.dir.join(part_name));
+            let holders = part.holders();
+            if !holders.is_empty() {
+                return refuse(format!(
+                    "its partition {part_name} is in use by {}",
+                    holders.join(", ")
+                ));
+            }
+        }
+    }
+    if !partitions.is_empty() {
+        let names: Vec<&str> = partitions.iter().map(|(n, _)| n.as_str()).collect();
+        return refuse(format!("it has partitions ({})", names.join(", ")));
+    }
+    let head = match read_head(device) {
+        Ok(head) => head,
+        Err(e) => {
+            return refuse(format!(
+                "cannot read its first {} KiB to look for a filesystem ({e})",
+                HEAD_LEN / 1024
+            ))
+        }
+    };
+    signature(&head).and_then(|what| refuse(format!("it holds {what}")))
+}
+
+/// The mount point of the device `devno` ("MAJ:MIN") or kernel name `name`, if mounted.
+fn mounted(mountinfo: &str, devno: &str, name: &str) -> Option<String> {
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (Some(&line_devno), Some(&mount_point)) = (fields.get(2), fields.get(4)) else {
+            continue;
+        };
+        // After the optional fields: "-", the filesystem type, the mount source.
+        let source = fields
+            .iter()
+            .position(|&field| field == "-")
+            .and_then(|dash| fields.get(dash + 2))
+            .copied()
+            .unwrap_or("");
+        let by_source = !name.is_empty() && source.strip_prefix("/dev/") == Some(name);
+        if line_devno == devno || by_source {
+            return Some(unescape_mount_field(mount_point));
+        }
+    }
+    None
+}
+
+/// Undo mountinfo's octal escapes (`\040` for a space).
+fn unescape_mount_field(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = bytes.get(i + 1..i + 4).filter(|_| bytes[i] == b'\\');
+        let code = escape
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
+        match code {
+            Some(code) => {
+                out.push(code);
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The first [`HEAD_LEN`] bytes (fewer on a smaller device), read into an aligned buffer so
+/// it works under O_DIRECT too.
+fn read_head(device: &File) -> io::Result<Vec<u8>> {
+    let mut buffer = AlignedBuffer::new(HEAD_LEN, 4096);
+    let mut filled = 0;
+    while filled < HEAD_LEN {
+        match device.read_at(&mut buffer.as_mut_slice()[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // A short O_DIRECT read leaves `filled` unaligned: what was read is enough.
+            Err(_) if filled > 0 => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(buffer.as_slice()[..filled].to_vec())
+}
+
+/// Whether `head` holds `magic` at `offset`.
+fn has(head: &[u8], offset: usize, magic: &[u8]) -> bool {
+    head.get(offset..offset + magic.len()) == Some(magic)
+}
+
+/// A well-known signature in the first bytes of a device: what it says is there.
+fn signature(head: &[u8]) -> Option<&'static str> {
+    const SIGNATURES: &[(usize, &[u8], &str)] = &[
+        (0, b"LUKS\xba\xbe", "a LUKS encryption header"),
+        (0, b"XFSB", "an XFS filesystem"),
+        (0, b"LABELONE", "an LVM physical volume label"),
+        (512, b"LABELONE", "an LVM physical volume label"),
+        (1024, b"LABELONE", "an LVM physical volume label"),
+        (1536, b"LABELONE", "an LVM physical volume label"),
+        (0, b"\xfc\x4e\x2b\xa9", "a Linux RAID (md) superblock"),
+        (4096, b"\xfc\x4e\x2b\xa9", "a Linux RAID (md) superblock"),
+        (1024 + 56, b"\x53\xef", "an ext2/3/4 filesystem"),
+        (1024, b"\x10\x20\xf5\xf2", "an F2FS filesystem"),
+        (65536 + 64, b"_BHRfS_M", "a btrfs filesystem"),
+        (4096 - 10, b"SWAPSPACE2", "a swap area"),
+        (4096 - 10, b"SWAP-SPACE", "a swap area"),
+        (16384 - 10, b"SWAPSPACE2", "a swap area"),
+        (65536 - 10, b"SWAPSPACE2", "a swap area"),
+        (3, b"NTFS    ", "an NTFS filesystem"),
+        (3, b"EXFAT   ", "an exFAT filesystem"),
+        (82, b"FAT32   ", "a FAT filesystem"),
+        (54, b"FAT12   ", "a FAT filesystem"),
+        (54, b"FAT16   ", "a FAT filesystem"),
+        (54, b"FAT     ", "a FAT filesystem"),
+        (32769, b"CD001", "an ISO 9660 filesystem"),
+        // A GPT disk also has a protective MBR: look for GPT first.
+        (512, b"EFI PART", "a GPT partition table"),
+        (4096, b"EFI PART", "a GPT partition table"),
+        (510, b"\x55\xaa", "an MBR partition table or boot sector"),
+    ];
+    SIGNATURES
+        .iter()
+        .find(|(offset, magic, _)| has(head, *offset, magic))
+        .map(|&(_, _, what)| what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+36 22 8:17 / /mnt/my\\040disk rw,noatime shared:2 - ext4 /dev/sdb1 rw
+40 22 0:45 / /srv rw shared:3 - btrfs /dev/sdc2 rw,space_cache
+";
+
+    /// An image file of `len` zeros with `patches` written in.
+    fn image(len: usize, patches: &[(usize, &[u8])]) -> tempfile::NamedTempFile {
+        let mut bytes = vec![0u8; len];
+        for (offset, patch) in patches {
+            bytes[*offset..*offset + patch.len()].copy_from_slice(patch);
+        }
+        let temp = tempfile::NamedTempFile::new().expect("temp file");
+        fs::write(temp.path(), &bytes).expect("write image");
+        temp
+    }
+
+    /// A fake sysfs directory for disk `name` with `partitions` (name, dev) and `holders`.
+    fn fake_sysfs(
+        root: &Path,
+        name: &str,
+        partitions: &[(&str, &str)],
+        holders: &[&str],
+    ) -> SysfsDevice {
+        let dir = root.join(name);
+        fs::create_dir_all(dir.join("queue")).expect("mkdir");
+        fs::create_dir_all(dir.join("holders")).expect("mkdir");
+        fs::write(dir.join("queue/logical_block_size"), "4096\n").expect("write");
+        fs::write(dir.join("queue/nr_requests"), "64\n").expect("write");
+        for (part, dev) in partitions {
+            let part_dir = dir.join(part);
+            fs::create_dir_all(&part_dir).expect("mkdir");
+            fs::write(part_dir.join("partition"), "1\n").expect("write");
+            fs::write(part_dir.join("dev"), format!("{dev}\n")).expect("write");
+        }
+        for holder in holders {
+            fs::create_dir_all(dir.join("holders").join(holder)).expect("mkdir");
+        }
+        SysfsDevice::at(dir)
+    }
+
+    fn check(
+        devno: (u32, u32),
+        sys: Option<&SysfsDevice>,
+        image: &tempfile::NamedTempFile,
+    ) -> Option<String> {
+        let file = File::open(image.path()).expect("open image");
+        refusal("/dev/test", devno, sys, MOUNTINFO, &file)
+    }
+
+    #[test]
+    fn a_blank_unmounted_device_is_not_refused() {
+        let blank = image(1 << 20, &[]);
+        let root = tempfile::tempdir().expect("temp dir");
+        let sys = fake_sysfs(root.path(), "sdx", &[], &[]);
+        assert_eq!(check((8, 96), Some(&sys), &blank), None);
+        assert_eq!(check((8, 96), None, &blank), None);
+    }
+
+    #[test]
+    fn a_mounted_device_or_partition_is_refused() {
+        let blank = image(1 << 20, &[]);
+        let why = check((253, 0), None, &blank).expect("the root device is mounted");
+        assert!(why.contains("/dev/test: it is mounted on /"), "{why}");
+        assert!(why.contains("--allow-mounted-write"), "{why}");
+        assert!(!why.contains('\n'));
+
+        let root = tempfile::tempdir().expect("temp dir");
+        let sys = fake_sysfs(root.path(), "sdb", &[("sdb1", "8:17")], &[]);
+        let why = check((8, 16), Some(&sys), &blank).expect("sdb1 is mounted");
+        assert!(
+            why.contains("its partition sdb1 (8:17) is mounted on /mnt/my disk"),
+            "{why}"
+        );
+
+        // btrfs shows an anonymous device number; the source path gives it away.
+        let sys = fake_sysfs(root.path(), "sdc", &[("sdc2", "8:34")], &[]);
+        let why = check((8, 32), Some(&sys), &blank).expect("sdc2 is mounted");
+        assert!(why.contains("mounted on /srv"), "{why}");
+    }
+
+    #[test]
+    fn partitions_and_holders_are_refused() {
+        let blank = image(1 << 20, &[]);
+        let root = tempfile::tempdir().expect("temp dir");
+        let sys = fake_sysfs(
+            root.path(),
+            "sdd",
+            &[("sdd1", "8:49"), ("sdd2", "8:50")],
+            &[],
+        );
+        let why = check((8, 48), Some(&sys), &blank).expect("partitioned");
+        assert!(why.contains("it has partitions (sdd1, sdd2)"), "{why}");
+
+        let sys = fake_sysfs(root.path(), "sde", &[], &["dm-3"]);
+        let why = check((8, 64), Some(&sys), &blank).expect("held");
+        assert!(why.contains("in use by dm-3"), "{why}");
+    }
+
+    #[test]
+    fn signatures_are_recognised() {
+        let cases: &[(usize, &[u8], &str)] = &[
+            (1080, b"\x53\xef", "ext2/3/4"),
+            (0, b"XFSB", "XFS"),
+            (65600, b"_BHRfS_M", "btrfs"),
+            (4086, b"SWAPSPACE2", "swap"),
+            (0, b"LUKS\xba\xbe", "LUKS"),
+            (512, b"LABELONE", "LVM"),
+            (3, b"NTFS    ", "NTFS"),
+            (82, b"FAT32   ", "FAT"),
+            (4096, b"\xfc\x4e\x2b\xa9", "RAID"),
+            (510, b"\x55\xaa", "MBR"),
+        ];
+        for (offset, magic, what) in cases {
+            let crafted = image(1 << 20, &[(*offset, magic)]);
+            let why = check((7, 0), None, &crafted)
+                .unwrap_or_else(|| panic!("{what} at {offset} not recognised"));
+            assert!(why.contains(what), "{what}: {why}");
+        }
+        // GPT: the protective MBR is there too; the GPT header names it.
+        let gpt = image(1 << 20, &[(510, b"\x55\xaa"), (512, b"EFI PART")]);
+        let why = check((7, 0), None, &gpt).expect("GPT");
+        assert!(why.contains("GPT partition table"), "{why}");
+    }
+
+    #[test]
+    fn a_device_smaller_than_the_probe_is_read_as_far_as_it_goes() {
+        let tiny = image(2048, &[(1080, b"\x53\xef")]);
+        let why = check((7, 0), None, &tiny).expect("ext on a tiny device");
+        assert!(why.contains("ext2/3/4"), "{why}");
+        let empty = image(0, &[]);
+        assert_eq!(check((7, 0), None, &empty), None);
+    }
+
+    #[test]
+    fn sysfs_geometry_of_a_disk_and_of_a_partition() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let sys = fake_sysfs(root.path(), "sdf", &[("sdf1", "8:81")], &[]);
+        assert_eq!(sys.logical_block_size(), Some(4096));
+        assert_eq!(sys.queue_depth(), Some(64), "nr_requests without device/");
+        fs::create_dir_all(sys.dir.join("device")).expect("mkdir");
+        fs::write(sys.dir.join("device/queue_depth"), "31\n").expect("write");
+        assert_eq!(sys.queue_depth(), Some(31), "device/queue_depth first");
+        let part = SysfsDevice::at(sys.dir.join("sdf1"));
+        assert_eq!(part.name(), "sdf1");
+        assert_eq!(part.logical_block_size(), Some(4096), "from the disk");
+        assert_eq!(part.queue_depth(), Some(31), "from the disk");
+        // Resolution through dev/block/MAJ:MIN.
+        fs::create_dir_all(root.path().join("dev/block")).expect("mkdir");
+        std::os::unix::fs::symlink(&sys.dir, root.path().join("dev/block/8:80")).expect("symlink");
+        let found = SysfsDevice::find(root.path(), (8, 80)).expect("found");
+        assert_eq!(found.name(), "sdf");
+    }
+
+    #[test]
+    fn device_numbers_decode_like_glibc() {
+        assert_eq!(dev_major_minor(0x0811), (8, 17));
+        assert_eq!(dev_major_minor((259 << 8) | 3), (259, 3));
+        // Large numbers: minor bits 8.. at 20.., major bits 12.. at 44..
+        let dev = (0x345u64 << 20) | (8 << 8) | 0x12;
+        assert_eq!(dev_major_minor(dev), (8, 0x34512));
+        let dev = (0x2u64 << 44) | (0x123 << 8) | 0x4;
+        assert_eq!(dev_major_minor(dev), (0x2123, 4));
+    }
+
+    #[test]
+    fn regular_files_open_create_and_are_never_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("data");
+        let missing = Target::open(&path, &OpenOptions::default()).expect_err("missing");
+        assert!(matches!(missing, DeviceError::NotFound { .. }), "{missing}");
+        assert!(
+            missing.to_string().contains("data: no such file"),
+            "{missing}"
+        );
+
+        let options = OpenOptions {
+            write: true,
+            create_len: Some(3 << 20),
+            ..OpenOptions::default()
+        };
+        let target = Target::open(&path, &options).expect("create");
+        assert_eq!(target.kind(), TargetKind::RegularFile);
+        assert_eq!(target.size_bytes(), 3 << 20);
+        assert_eq!(target.queue_depth(), DEFAULT_QUEUE_DEPTH);
+        assert_eq!(target.logical_block_size(), REGULAR_FILE_BUFFERED_ALIGN);
+        assert!(!target.direct());
+        assert_eq!(target.path(), path);
+        assert_eq!(write_refusal(&target), None);
+        // Laid out with written blocks, not a hole.
+        let metadata = fs::metadata(&path).expect("stat");
+        assert!(
+            metadata.blocks() * 512 >= 3 << 20,
+            "{} blocks",
+            metadata.blocks()
+        );
+
+        // A shorter size leaves it alone; a longer one extends it.
+        let options = OpenOptions {
+            create_len: Some(1 << 20),
+            ..OpenOptions::default()
+        };
+        assert_eq!(
+            Target::open(&path, &options).expect("open").size_bytes(),
+            3 << 20
+        );
+        let options = OpenOptions {
+            create_len: Some(4 << 20),
+            ..OpenOptions::default()
+        };
+        assert_eq!(
+            Target::open(&path, &options).expect("open").size_bytes(),
+            4 << 20
+        );
+
+        let direct = OpenOptions {
+            direct: true,
+            ..OpenOptions::default()
+        };
+        match Target::open(&path, &direct) {
+            Ok(target) => {
+                assert!(target.direct());
+                assert_eq!(target.logical_block_size(), REGULAR_FILE_DIRECT_ALIGN);
+            }
+            Err(DeviceError::DirectUnsupported { .. }) => {
+                eprintln!("skipping the O_DIRECT open: the temp dir's filesystem refuses it");
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn directories_and_character_devices_are_not_targets() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let err = Target::open(dir.path(), &OpenOptions::default()).expect_err("dir");
+        assert!(
+            err.to_string().contains("is a directory; expected"),
+            "{err}"
+        );
+        let err = Target::open("/dev/null", &OpenOptions::default()).expect_err("chr");
+        assert!(err.to_string().contains("character device"), "{err}");
+    }
+}
