@@ -12,6 +12,8 @@ use std::time::Instant;
 
 use ioslice_core::Direction;
 
+pub mod memory;
+
 use crate::buffer::AlignedBuffer;
 
 /// One read or write at a byte offset, into or from one or more buffers in order (a request the
