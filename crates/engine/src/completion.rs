@@ -1,10 +1,10 @@
 //! How a request's outcome gets back to its client: a one-shot cell shared between the
-//! dispatcher (which fills it through a [`Completer`]) and the client (which holds the
+//! dispatcher (which fills it through a `Completer`) and the client (which holds the
 //! [`IoFuture`]).
 //!
 //! The cell is a `Mutex` + `Condvar` + stored [`Waker`], so the same future can be awaited on
 //! any async runtime (nothing here depends on one) or waited for with a blocking call
-//! ([`IoFuture::wait`]). A [`Completer`] is consumed when it fulfils the cell, so a request
+//! ([`IoFuture::wait`]). A `Completer` is consumed when it fulfils the cell, so a request
 //! cannot be completed twice; one dropped unfulfilled (the engine shut down before the
 //! request reached it) completes the cell with [`IoErrorKind::ShutDown`], so no future is
 //! left hanging.

@@ -23,8 +23,11 @@
 //!
 //! Parts are laid out in offset order. On success with `n` bytes, a part that lies wholly
 //! within the first `n` bytes succeeds; every other part fails with
-//! [`IoErrorKind::ShortTransfer`] (errno `EIO`), and the policy hears `EIO`. On an error, every
-//! part fails with the operation's errno. A failed request never stops the others.
+//! [`IoErrorKind::ShortTransfer`] (errno `EIO`), and the policy hears `EIO`. An operation of
+//! several parts that fails with an errno is sent again part by part (briefly exceeding the
+//! queue depth), so the error fails only the requests whose range it lies in; a single part
+//! fails with the errno. The policy hears of the merged request once, with the first errno.
+//! A failed request never stops the others.
 //!
 //! # Exactly once
 //!
@@ -52,7 +55,7 @@ use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::{Completion, Dispatch, Nanos, ProcessId, Request, RequestId, Scheduler};
 
 use crate::backend::{Backend, IoDone, IoOp};
-use crate::completion::{IoErrorKind, IoResult};
+use crate::completion::{Completer, IoError, IoErrorKind, IoOutcome, IoResult};
 use crate::handle::{Message, Submission};
 use crate::stats::{Recorder, Sample};
 
@@ -101,6 +104,7 @@ pub(crate) struct Dispatcher {
     last_now: Nanos,
     done: Vec<IoDone>,
     samples: Vec<Sample>,
+    outcomes: Vec<(Completer, IoOutcome)>,
 }
 
 impl Dispatcher {
@@ -136,6 +140,7 @@ impl Dispatcher {
             last_now: 0,
             done: Vec::new(),
             samples: Vec::new(),
+            outcomes: Vec::new(),
         }
     }
 
@@ -345,6 +350,11 @@ impl Dispatcher {
             self.complete_op(io_done, finished);
         }
         self.done = done;
+        // Statistics first, so a client whose future has resolved finds its request counted.
+        self.publish();
+        for (completer, outcome) in self.outcomes.drain(..) {
+            completer.complete(outcome);
+        }
     }
 
     fn complete_op(&mut self, io_done: IoDone, finished: Instant) {
@@ -357,11 +367,15 @@ impl Dispatcher {
             self.double_completions += 1;
             return;
         };
-        self.parts_in_flight -= op.parts.len();
         let (transferred, errno) = match &io_done.result {
             Ok(bytes) => (*bytes, None),
             Err(error) => (0, Some(error.raw_os_error().unwrap_or(libc::EIO))),
         };
+        if errno.is_some() && op.parts.len() > 1 && io_done.buffers.len() == op.parts.len() {
+            self.retry_parts(op, io_done.buffers);
+            return;
+        }
+        self.parts_in_flight -= op.parts.len();
         let mut buffers = io_done.buffers.into_iter();
         let mut position = 0usize;
         let mut op_error = errno;
@@ -387,20 +401,24 @@ impl Dispatcher {
                 ok: kind.is_none(),
                 latency,
             });
-            match (kind, buffer) {
-                (None, Some(buffer)) => submission.completer.complete(Ok(IoResult {
+            let outcome = match (kind, buffer) {
+                (None, Some(buffer)) => Ok(IoResult {
                     buffer,
                     bytes: len,
                     offset: submission.offset,
                     latency,
-                })),
+                }),
                 (kind, _) => {
                     op_error = op_error.or(Some(libc::EIO));
-                    submission
-                        .completer
-                        .fail(kind.unwrap_or(IoErrorKind::Os(libc::EIO)));
+                    Err(IoError {
+                        direction: submission.direction,
+                        offset: submission.offset,
+                        len: len as u64,
+                        kind: kind.unwrap_or(IoErrorKind::Os(libc::EIO)),
+                    })
                 }
-            }
+            };
+            self.outcomes.push((submission.completer, outcome));
         }
         let key = op.request_key;
         let now = self.now();
@@ -410,6 +428,34 @@ impl Dispatcher {
             if dispatched.ops_left == 0 {
                 self.finish_request(key, now);
             }
+        }
+    }
+
+    /// A merged operation failed: send each part again on its own, so that the error
+    /// fails only the requests whose range it lies in. The policy hears of the request
+    /// once every part is back.
+    fn retry_parts(&mut self, op: Op, buffers: Vec<crate::AlignedBuffer>) {
+        if let Some(dispatched) = self.dispatched.get_mut(&op.request_key) {
+            dispatched.ops_left += op.parts.len() - 1;
+        }
+        for (part, buffer) in op.parts.into_iter().zip(buffers) {
+            let token = self.next_token;
+            self.next_token += 1;
+            let offset = part.submission.offset;
+            let direction = part.submission.direction;
+            self.ops.insert(
+                token,
+                Op {
+                    request_key: op.request_key,
+                    parts: vec![part],
+                },
+            );
+            self.backend.push(IoOp {
+                token,
+                direction,
+                offset,
+                buffers: vec![buffer],
+            });
         }
     }
 

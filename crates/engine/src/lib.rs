@@ -10,7 +10,7 @@
 //!
 //! - [`engine`]: the builder, start and shutdown.
 //! - [`handle`]: handles and per-process clients; requests are checked for alignment here.
-//! - [`dispatcher`](crate::dispatcher) (private): the loop that drives policy and backend.
+//! - `dispatcher` (private): the loop that drives policy and backend.
 //! - [`completion`]: futures, results and errors (each error names its errno).
 //! - [`stats`]: per-group and per-process figures and latency percentiles, live.
 //! - [`backend`]: what moves the bytes; [`backend::memory`] keeps a device in memory.

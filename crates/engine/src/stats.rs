@@ -1,7 +1,7 @@
 //! Statistics the dispatcher keeps while it runs, readable at any time from any thread.
 //!
 //! The dispatcher owns the only writer. It folds each batch of completions into the shared
-//! [`Recorder`] under one short lock (no allocation beyond a new group or process entry);
+//! `Recorder` under one short lock (no allocation beyond a new group or process entry);
 //! [`Handle::stats`](crate::Handle::stats) takes the same lock to copy a [`Snapshot`] out.
 //! Listings are `BTreeMap`s keyed by group path and process id, so every report lists them
 //! in the same order. Latencies run from a client's submission to the dispatcher seeing the
