@@ -607,3 +607,48 @@ fn stats_while_running() {
     assert!(latency.p99 <= latency.p999 && latency.p999 <= latency.max);
     engine.shutdown().expect("clean shutdown");
 }
+
+/// The future works without any runtime: a minimal executor parks the thread until woken.
+#[test]
+fn futures_resolve_through_the_waker() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Unpark(thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    fn block_on<F: Future>(future: F) -> F::Output {
+        let waker = Waker::from(Arc::new(Unpark(thread::current())));
+        let mut context = Context::from_waker(&waker);
+        let mut future = std::pin::pin!(future);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return output;
+            }
+            thread::park();
+        }
+    }
+    fn assert_shareable<T: Clone + Send + Sync>() {}
+    assert_shareable::<ioslice_engine::Handle>();
+    assert_shareable::<ioslice_engine::Client>();
+
+    let backend = MemoryBackend::new(MIB as usize);
+    let probe = backend.probe();
+    let engine = engine_on(backend, MIB, 2).start().expect("engine starts");
+    let client = engine.handle().client(1, "/", be()).expect("root");
+    probe.hold();
+    let write = client.write(4096, filled(4096, 0x5a));
+    let releaser = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        probe.release();
+    });
+    let written = block_on(write).expect("write");
+    assert_eq!(written.bytes, 4096);
+    let read = block_on(async { client.read(4096, 4096).await }).expect("read");
+    assert_eq!(read.buffer.as_slice(), &[0x5a; 4096][..]);
+    releaser.join().expect("releaser");
+    engine.shutdown().expect("clean shutdown");
+}
