@@ -130,6 +130,9 @@ pub struct Target {
     direct: bool,
     /// Major and minor number of a block device.
     devno: Option<(u32, u32)>,
+    /// The device (for a file: the one holding its filesystem) has moving heads, as sysfs's
+    /// `queue/rotational` says; `false` where sysfs does not say (tmpfs, overlay).
+    rotational: bool,
 }
 
 impl Target {
@@ -207,6 +210,7 @@ impl Target {
                 size_bytes,
                 direct: options.direct,
                 devno: Some(devno),
+                rotational: sys.as_ref().is_some_and(SysfsDevice::rotational),
             }
         } else {
             Target {
@@ -222,6 +226,8 @@ impl Target {
                 size_bytes: metadata.len(),
                 direct: options.direct,
                 devno: None,
+                rotational: SysfsDevice::find(Path::new(SYSFS), dev_major_minor(metadata.dev()))
+                    .is_some_and(|sys| sys.rotational()),
             }
         };
         Ok(target)
@@ -250,6 +256,12 @@ impl Target {
     /// Default number of operations in flight: what the device reports, else 32.
     pub fn queue_depth(&self) -> u32 {
         self.queue_depth
+    }
+
+    /// Whether the device has moving heads (sysfs `queue/rotational`; for a regular file, of
+    /// the device holding its filesystem; `false` where sysfs does not say).
+    pub fn rotational(&self) -> bool {
+        self.rotational
     }
 
     /// Size in bytes (at open).
@@ -356,6 +368,10 @@ impl SysfsDevice {
 
     fn logical_block_size(&self) -> Option<u32> {
         read_u32(&self.disk.join("queue/logical_block_size"))
+    }
+
+    fn rotational(&self) -> bool {
+        read_u32(&self.disk.join("queue/rotational")) == Some(1)
     }
 
     fn queue_depth(&self) -> Option<u32> {

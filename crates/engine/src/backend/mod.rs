@@ -13,6 +13,8 @@ use std::time::Instant;
 
 use ioslice_core::Direction;
 
+pub mod memory;
+
 use crate::buffer::AlignedBuffer;
 
 pub mod thread_pool;

@@ -1,0 +1,308 @@
+//! An in-memory backend: a `Vec<u8>` stands in for the device, and every pushed operation
+//! completes at the next [`Backend::wait`]. It is meant for examples and tests, so it can
+//! also inject faults (an errno or a short transfer for operations covering an offset),
+//! hold completions back until released (a stalled device), and count what happened.
+//!
+//! Everything a test wants to look at after the backend has moved into an engine goes
+//! through a [`MemoryProbe`], a cloneable handle onto the same shared state.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use ioslice_core::Direction;
+
+use super::{Backend, IoDone, IoOp, Notifier};
+
+/// A fault injected for every operation whose byte range covers an offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The operation fails with this errno (`libc::EIO`, `libc::ENOSPC`, …); no byte moves.
+    Errno(i32),
+    /// The operation transfers only this many bytes from its start, then reports success.
+    Short(usize),
+}
+
+/// One operation as the memory device executed it, in execution order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedOp {
+    /// Read or write.
+    pub direction: Direction,
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes asked for (all buffers together).
+    pub len: usize,
+    /// How many buffers the operation carried (more than one: a merged request).
+    pub buffers: usize,
+}
+
+#[derive(Debug)]
+struct State {
+    data: Vec<u8>,
+    notified: bool,
+    held: bool,
+    faults: Vec<(u64, Fault)>,
+    wait_calls: u64,
+    log: Vec<LoggedOp>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A device held in memory; see the [module documentation](self).
+#[derive(Debug)]
+pub struct MemoryBackend {
+    shared: Arc<Shared>,
+    queue: VecDeque<IoOp>,
+}
+
+impl MemoryBackend {
+    /// A zeroed device of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    data: vec![0; capacity],
+                    notified: false,
+                    held: false,
+                    faults: Vec::new(),
+                    wait_calls: 0,
+                    log: Vec::new(),
+                }),
+                wake: Condvar::new(),
+            }),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Every operation covering byte `offset` gets `fault` (builder style).
+    pub fn with_fault(self, offset: u64, fault: Fault) -> Self {
+        self.shared.lock().faults.push((offset, fault));
+        self
+    }
+
+    /// A handle to inspect and steer this backend after it has moved into an engine.
+    pub fn probe(&self) -> MemoryProbe {
+        MemoryProbe {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// Inspects and steers a [`MemoryBackend`] from any thread.
+#[derive(Debug, Clone)]
+pub struct MemoryProbe {
+    shared: Arc<Shared>,
+}
+
+impl MemoryProbe {
+    /// A copy of `len` device bytes from `offset` (clipped to the device's end).
+    pub fn read(&self, offset: u64, len: usize) -> Vec<u8> {
+        let state = self.shared.lock();
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(state.data.len());
+        let end = start.saturating_add(len).min(state.data.len());
+        state.data[start..end].to_vec()
+    }
+
+    /// Write device bytes directly, bypassing any engine (clipped to the device's end).
+    pub fn fill(&self, offset: u64, bytes: &[u8]) {
+        let mut state = self.shared.lock();
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(state.data.len());
+        let end = start.saturating_add(bytes.len()).min(state.data.len());
+        let n = end - start;
+        state.data[start..end].copy_from_slice(&bytes[..n]);
+    }
+
+    /// Stall the device: pushed operations stay in flight until [`MemoryProbe::release`].
+    pub fn hold(&self) {
+        self.shared.lock().held = true;
+    }
+
+    /// Let a stalled device complete its operations again.
+    pub fn release(&self) {
+        self.shared.lock().held = false;
+        self.shared.wake.notify_all();
+    }
+
+    /// How many times the dispatcher called [`Backend::wait`].
+    pub fn wait_calls(&self) -> u64 {
+        self.shared.lock().wait_calls
+    }
+
+    /// Every operation executed so far, in order.
+    pub fn log(&self) -> Vec<LoggedOp> {
+        self.shared.lock().log.clone()
+    }
+}
+
+/// Execute one operation against the device bytes.
+fn execute(state: &mut State, mut op: IoOp) -> IoDone {
+    let total: usize = op.buffers.iter().map(|b| b.len()).sum();
+    state.log.push(LoggedOp {
+        direction: op.direction,
+        offset: op.offset,
+        len: total,
+        buffers: op.buffers.len(),
+    });
+    let start = usize::try_from(op.offset).ok();
+    let range = start.and_then(|s| s.checked_add(total).map(|e| (s, e)));
+    let Some((start, end)) = range.filter(|&(_, e)| e <= state.data.len()) else {
+        return IoDone {
+            token: op.token,
+            result: Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            buffers: op.buffers,
+        };
+    };
+    let fault = state
+        .faults
+        .iter()
+        .find(|(at, _)| (op.offset..op.offset + total as u64).contains(at))
+        .map(|&(_, fault)| fault);
+    let transfer = match fault {
+        Some(Fault::Errno(errno)) => {
+            return IoDone {
+                token: op.token,
+                result: Err(io::Error::from_raw_os_error(errno)),
+                buffers: op.buffers,
+            }
+        }
+        Some(Fault::Short(bytes)) => bytes.min(total),
+        None => total,
+    };
+    let mut position = start;
+    let stop = start + transfer;
+    for buffer in &mut op.buffers {
+        if position >= stop {
+            break;
+        }
+        let n = buffer.len().min(stop - position);
+        match op.direction {
+            Direction::Read => {
+                buffer.as_mut_slice()[..n].copy_from_slice(&state.data[position..position + n])
+            }
+            Direction::Write => {
+                state.data[position..position + n].copy_from_slice(&buffer.as_slice()[..n])
+            }
+        }
+        position += n;
+    }
+    debug_assert!(position <= end);
+    IoDone {
+        token: op.token,
+        result: Ok(transfer),
+        buffers: op.buffers,
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn push(&mut self, op: IoOp) {
+        self.queue.push_back(op);
+    }
+
+    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()> {
+        let shared = Arc::clone(&self.shared);
+        let mut state = shared.lock();
+        state.wait_calls += 1;
+        loop {
+            if !state.held && !self.queue.is_empty() {
+                for op in self.queue.drain(..) {
+                    done.push(execute(&mut state, op));
+                }
+                return Ok(());
+            }
+            if state.notified {
+                state.notified = false;
+                return Ok(());
+            }
+            match deadline {
+                None => {
+                    state = shared
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Ok(());
+                    }
+                    state = shared
+                        .wake
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+    }
+
+    fn notifier(&self) -> Notifier {
+        let shared = Arc::clone(&self.shared);
+        Notifier::new(move || {
+            shared.lock().notified = true;
+            shared.wake.notify_all();
+        })
+    }
+
+    fn in_flight(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AlignedBuffer;
+
+    #[test]
+    fn writes_then_reads_back_and_faults() {
+        let mut backend = MemoryBackend::new(8192).with_fault(4096, Fault::Errno(libc::EIO));
+        let probe = backend.probe();
+        let mut buffer = AlignedBuffer::new(512, 512);
+        buffer.as_mut_slice().fill(7);
+        backend.push(IoOp {
+            token: 1,
+            direction: Direction::Write,
+            offset: 512,
+            buffers: vec![buffer],
+        });
+        backend.push(IoOp {
+            token: 2,
+            direction: Direction::Read,
+            offset: 4096,
+            buffers: vec![AlignedBuffer::new(512, 512)],
+        });
+        assert_eq!(backend.in_flight(), 2);
+        let mut done = Vec::new();
+        backend.wait(None, &mut done).unwrap();
+        assert_eq!(done.len(), 2);
+        assert_eq!(done[0].result.as_ref().ok(), Some(&512));
+        assert_eq!(
+            done[1].result.as_ref().err().and_then(|e| e.raw_os_error()),
+            Some(libc::EIO)
+        );
+        assert_eq!(probe.read(512, 512), vec![7; 512]);
+        assert_eq!(backend.in_flight(), 0);
+        // Nothing in flight, a deadline in the past: returns at once.
+        backend.wait(Some(Instant::now()), &mut done).unwrap();
+        assert_eq!(probe.wait_calls(), 2);
+    }
+}

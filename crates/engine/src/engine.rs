@@ -1,0 +1,308 @@
+//! Building, starting and stopping an engine.
+//!
+//! [`Engine::builder`] takes the backend and the target's geometry ([`Geometry`]); the builder
+//! names the policy as a `--sched` specification, declares groups with weights and limits,
+//! and sizes the submission queue. [`EngineBuilder::start`] checks all of it, builds the
+//! policy with [`build_scheduler`] (which wraps the limit layer when a group has limits) and
+//! spawns the dispatcher thread. [`Engine::shutdown`] (or dropping the engine) stops
+//! accepting requests, drains every request queued or in flight, and joins the thread.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use ioslice_core::group::GroupError;
+use ioslice_core::limit::Limits;
+use ioslice_core::{build_scheduler, GroupTree, SchedSpec, SchedulerContext, TunableError};
+
+use crate::backend::Backend;
+use crate::dispatcher::Dispatcher;
+use crate::handle::{Handle, Shared};
+use crate::stats::{FinalStats, Recorder};
+
+/// Why an engine could not be built, a client not made, or a shutdown not clean.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The scheduler specification was refused.
+    #[error("scheduler '{spec}': {source}")]
+    Scheduler {
+        /// The specification as given.
+        spec: String,
+        /// Why.
+        source: Box<TunableError>,
+    },
+    /// A group path or weight was refused.
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    /// A client named a group the engine was not built with.
+    #[error("unknown group '{group}': the engine has {known}")]
+    UnknownGroup {
+        /// The path given.
+        group: String,
+        /// The groups declared, comma-separated.
+        known: String,
+    },
+    /// The target's geometry or a size cannot work.
+    #[error("invalid engine configuration: {0}")]
+    Config(String),
+    /// The dispatcher thread could not be spawned.
+    #[error("cannot start the dispatcher thread: {0}")]
+    Spawn(io::Error),
+    /// The backend failed for good; every request it held was failed with its errno.
+    #[error("the {backend} backend failed: {source}")]
+    Backend {
+        /// The backend's name.
+        backend: &'static str,
+        /// Its error.
+        source: io::Error,
+    },
+    /// The dispatcher thread panicked (a bug); its requests were failed with a shutdown error.
+    #[error("the dispatcher thread panicked")]
+    DispatcherPanicked,
+}
+
+/// What the engine needs to know about the file or device behind the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Logical block size in bytes (a power of two, at least 512): offsets, lengths and
+    /// buffer addresses of O_DIRECT requests must be multiples of it.
+    pub logical_block_size: u32,
+    /// Operations the device is given at once.
+    pub queue_depth: usize,
+    /// Size in bytes; requests past it are refused at submission.
+    pub capacity: u64,
+    /// Whether the device has moving heads (policies tune their idling by it).
+    pub rotational: bool,
+}
+
+impl Geometry {
+    /// What an opened file or block device reports: its logical block size (for O_DIRECT),
+    /// queue depth (sysfs, else 32), size and whether it rotates.
+    pub fn of(target: &crate::device::Target) -> Self {
+        Self {
+            logical_block_size: target.logical_block_size(),
+            queue_depth: target.queue_depth() as usize,
+            capacity: target.size_bytes(),
+            rotational: target.rotational(),
+        }
+    }
+
+    /// A non-rotational target with 512-byte blocks and queue depth 32.
+    pub fn new(capacity: u64) -> Self {
+        Self {
+            logical_block_size: 512,
+            queue_depth: 32,
+            capacity,
+            rotational: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum GroupSetting {
+    Weight(String, u32),
+    Limits(String, Limits),
+}
+
+/// Configures an [`Engine`]; see [`Engine::builder`].
+pub struct EngineBuilder {
+    backend: Box<dyn Backend>,
+    target: Geometry,
+    scheduler: String,
+    groups: Vec<GroupSetting>,
+    submission_queue: usize,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("backend", &self.backend.name())
+            .field("target", &self.target)
+            .field("scheduler", &self.scheduler)
+            .field("groups", &self.groups)
+            .field("submission_queue", &self.submission_queue)
+            .finish()
+    }
+}
+
+impl EngineBuilder {
+    /// The default submission queue capacity (and most requests the policy holds at once).
+    pub const DEFAULT_SUBMISSION_QUEUE: usize = 1024;
+    /// The default policy.
+    pub const DEFAULT_SCHEDULER: &'static str = "bfq";
+
+    /// The policy, as `--sched` takes it: `NAME[:tunable=value,...]` (default `bfq`).
+    pub fn scheduler(mut self, spec: &str) -> Self {
+        self.scheduler = spec.to_string();
+        self
+    }
+
+    /// Declare the group at `path` (`a/b` creates `a` too) with a weight among its siblings.
+    pub fn group(mut self, path: &str, weight: u32) -> Self {
+        self.groups
+            .push(GroupSetting::Weight(path.to_string(), weight));
+        self
+    }
+
+    /// Declare the group at `path` with bandwidth and IOPS limits (on its whole subtree).
+    pub fn group_limits(mut self, path: &str, limits: Limits) -> Self {
+        self.groups
+            .push(GroupSetting::Limits(path.to_string(), limits));
+        self
+    }
+
+    /// How many submissions may wait for the dispatcher before clients block (at least 1;
+    /// default [`Self::DEFAULT_SUBMISSION_QUEUE`]). The policy holds at most as many again,
+    /// like the kernel's `nr_requests`, so everything outstanding stays bounded.
+    pub fn submission_queue(mut self, capacity: usize) -> Self {
+        self.submission_queue = capacity;
+        self
+    }
+
+    /// Check everything, build the policy and start the dispatcher thread.
+    pub fn start(self) -> Result<Engine, EngineError> {
+        let target = self.target;
+        let block = target.logical_block_size;
+        if !block.is_power_of_two() || block < 512 {
+            return Err(EngineError::Config(format!(
+                "logical block size {block} is not a power of two of at least 512 bytes"
+            )));
+        }
+        if target.queue_depth == 0 {
+            return Err(EngineError::Config("queue depth must be at least 1".into()));
+        }
+        if self.submission_queue == 0 {
+            return Err(EngineError::Config(
+                "submission queue capacity must be at least 1".into(),
+            ));
+        }
+        let mut groups = GroupTree::default();
+        for setting in &self.groups {
+            match setting {
+                GroupSetting::Weight(path, weight) => {
+                    let id = groups.ensure(path)?;
+                    groups.set_weight(id, *weight)?;
+                }
+                GroupSetting::Limits(path, limits) => {
+                    let id = groups.ensure(path)?;
+                    groups.set_limits(id, *limits);
+                }
+            }
+        }
+        let scheduler_error = |source| EngineError::Scheduler {
+            spec: self.scheduler.clone(),
+            source: Box::new(source),
+        };
+        let spec: SchedSpec = self.scheduler.parse().map_err(scheduler_error)?;
+        let context = SchedulerContext {
+            groups: groups.clone(),
+            rotational: target.rotational,
+            queue_depth: target.queue_depth,
+        };
+        let policy = build_scheduler(&spec, &context).map_err(scheduler_error)?;
+
+        let started = Instant::now();
+        let recorder = Arc::new(Recorder::new(started));
+        let (sender, receiver) = sync_channel(self.submission_queue);
+        let stopping = Arc::new(AtomicBool::new(false));
+        let backend_name = self.backend.name();
+        let shared = Arc::new(Shared {
+            sender,
+            notifier: self.backend.notifier(),
+            accepting: AtomicBool::new(true),
+            groups,
+            logical_block_size: u64::from(block),
+            capacity: target.capacity,
+            recorder: Arc::clone(&recorder),
+        });
+        let dispatcher = Dispatcher::new(
+            self.backend,
+            policy,
+            receiver,
+            Arc::clone(&stopping),
+            recorder,
+            started,
+            target.queue_depth,
+            self.submission_queue,
+        );
+        let thread = std::thread::Builder::new()
+            .name("ioslice-dispatch".into())
+            .spawn(move || dispatcher.run())
+            .map_err(EngineError::Spawn)?;
+        Ok(Engine {
+            shared,
+            stopping,
+            thread: Some(thread),
+            backend_name,
+        })
+    }
+}
+
+/// A running engine: a dispatcher thread between clients and a backend. See the
+/// [crate documentation](crate) for an example.
+#[derive(Debug)]
+pub struct Engine {
+    shared: Arc<Shared>,
+    stopping: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+    backend_name: &'static str,
+}
+
+impl Engine {
+    /// Start configuring an engine in front of `backend`, which drives `target`.
+    pub fn builder(backend: Box<dyn Backend>, target: Geometry) -> EngineBuilder {
+        EngineBuilder {
+            backend,
+            target,
+            scheduler: EngineBuilder::DEFAULT_SCHEDULER.to_string(),
+            groups: Vec::new(),
+            submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
+        }
+    }
+
+    /// A handle for clients; clone it freely, send it to any thread.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// The backend's name (`io_uring`, `psync`, `memory`).
+    pub fn backend_name(&self) -> &'static str {
+        self.backend_name
+    }
+
+    /// Stop accepting requests (new ones fail with a shutdown error), complete every
+    /// request queued or in flight, stop the dispatcher thread, and return the statistics.
+    pub fn shutdown(mut self) -> Result<FinalStats, EngineError> {
+        self.stop()?;
+        Ok(self.shared.recorder.snapshot())
+    }
+
+    fn stop(&mut self) -> Result<(), EngineError> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        self.shared.accepting.store(false, Ordering::Release);
+        self.stopping.store(true, Ordering::Release);
+        self.shared.notifier.notify();
+        match thread.join() {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(source)) => Err(EngineError::Backend {
+                backend: self.backend_name,
+                source,
+            }),
+            Err(_) => Err(EngineError::DispatcherPanicked),
+        }
+    }
+}
+
+impl Drop for Engine {
+    /// Shuts down as [`Engine::shutdown`] does; an error can only be dropped here.
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}

@@ -1,0 +1,234 @@
+//! Statistics the dispatcher keeps while it runs, readable at any time from any thread.
+//!
+//! The dispatcher owns the only writer. It folds each batch of completions into the shared
+//! `Recorder` under one short lock (no allocation beyond a new group or process entry);
+//! [`Handle::stats`](crate::Handle::stats) takes the same lock to copy a [`Snapshot`] out.
+//! Listings are `BTreeMap`s keyed by group path and process id, so every report lists them
+//! in the same order. Latencies run from a client's submission to the dispatcher seeing the
+//! completion, in microseconds, in one `hdrhistogram` per group, per process and overall.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use ioslice_core::Direction;
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Latency {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest seen.
+    pub max: u64,
+    /// Arithmetic mean.
+    pub mean: f64,
+}
+
+/// Counters of one group, one process (queue), or the whole engine.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    /// Requests completed, failed ones included.
+    pub requests: u64,
+    /// Read requests completed.
+    pub reads: u64,
+    /// Write requests completed.
+    pub writes: u64,
+    /// Bytes read by successful requests.
+    pub bytes_read: u64,
+    /// Bytes written by successful requests.
+    pub bytes_written: u64,
+    /// Requests that completed with an error.
+    pub errors: u64,
+    /// Completion latency of every completed request.
+    pub latency: Latency,
+}
+
+/// Everything at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// Time since the engine started.
+    pub elapsed: Duration,
+    /// The whole engine.
+    pub totals: Figures,
+    /// Per group, by path (`/` is the root group).
+    pub groups: BTreeMap<String, Figures>,
+    /// Per process (queue), by process id.
+    pub processes: BTreeMap<u32, Figures>,
+    /// Requests the dispatcher has received from clients.
+    pub submitted: u64,
+    /// Requests waiting in the policy.
+    pub queued: usize,
+    /// Requests at the device (merged ones counted one by one).
+    pub in_flight: usize,
+    /// Completions for a request that was not in flight (a policy or backend bug); always
+    /// zero in a healthy engine. Such completions are ignored.
+    pub double_completions: u64,
+    /// Requests completed with a shutdown error without being served (sent while the engine
+    /// was stopping).
+    pub cancelled: u64,
+}
+
+/// What [`Engine::shutdown`](crate::Engine::shutdown) returns: the statistics once every
+/// request has completed.
+pub type FinalStats = Snapshot;
+
+#[derive(Debug)]
+struct Entry {
+    figures: Figures,
+    histogram: Histogram<u64>,
+}
+
+impl Default for Entry {
+    fn default() -> Self {
+        Self {
+            figures: Figures::default(),
+            // Three significant figures, auto-resizing: a constant that cannot fail.
+            histogram: Histogram::new(3).expect("3 significant figures is a valid precision"),
+        }
+    }
+}
+
+impl Entry {
+    fn record(&mut self, sample: &Sample) {
+        let figures = &mut self.figures;
+        figures.requests += 1;
+        match sample.direction {
+            Direction::Read => figures.reads += 1,
+            Direction::Write => figures.writes += 1,
+        }
+        match (sample.ok, sample.direction) {
+            (false, _) => figures.errors += 1,
+            (true, Direction::Read) => figures.bytes_read += sample.bytes,
+            (true, Direction::Write) => figures.bytes_written += sample.bytes,
+        }
+        let micros = u64::try_from(sample.latency.as_micros()).unwrap_or(u64::MAX);
+        self.histogram.saturating_record(micros);
+    }
+
+    fn figures(&self) -> Figures {
+        let h = &self.histogram;
+        let mut figures = self.figures.clone();
+        if !h.is_empty() {
+            figures.latency = Latency {
+                p50: h.value_at_quantile(0.50),
+                p90: h.value_at_quantile(0.90),
+                p99: h.value_at_quantile(0.99),
+                p999: h.value_at_quantile(0.999),
+                max: h.max(),
+                mean: h.mean(),
+            };
+        }
+        figures
+    }
+}
+
+/// One completed request, as the dispatcher reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    pub group: Arc<str>,
+    pub process: u32,
+    pub direction: Direction,
+    pub bytes: u64,
+    pub ok: bool,
+    pub latency: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    totals: Entry,
+    groups: BTreeMap<Arc<str>, Entry>,
+    processes: BTreeMap<u32, Entry>,
+    submitted: u64,
+    queued: usize,
+    in_flight: usize,
+    double_completions: u64,
+}
+
+/// The shared statistics: written by the dispatcher, read by anyone.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    started: Instant,
+    tables: Mutex<Tables>,
+    /// Completers dropped unfulfilled; counted from client threads, so kept outside the lock.
+    pub cancelled: Arc<AtomicU64>,
+}
+
+impl Recorder {
+    pub(crate) fn new(started: Instant) -> Self {
+        Self {
+            started,
+            tables: Mutex::new(Tables::default()),
+            cancelled: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Fold a batch of completions and the current gauges in, under one lock.
+    pub(crate) fn record(
+        &self,
+        samples: &[Sample],
+        submitted: u64,
+        queued: usize,
+        in_flight: usize,
+        double_completions: u64,
+    ) {
+        let mut tables = self.lock();
+        for sample in samples {
+            tables.totals.record(sample);
+            match tables.groups.get_mut(&sample.group) {
+                Some(entry) => entry.record(sample),
+                None => {
+                    let mut entry = Entry::default();
+                    entry.record(sample);
+                    tables.groups.insert(Arc::clone(&sample.group), entry);
+                }
+            }
+            tables
+                .processes
+                .entry(sample.process)
+                .or_default()
+                .record(sample);
+        }
+        tables.submitted = submitted;
+        tables.queued = queued;
+        tables.in_flight = in_flight;
+        tables.double_completions = double_completions;
+    }
+
+    /// Copy everything out.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let elapsed = self.started.elapsed();
+        let cancelled = self.cancelled.load(Ordering::Relaxed);
+        let tables = self.lock();
+        Snapshot {
+            elapsed,
+            totals: tables.totals.figures(),
+            groups: tables
+                .groups
+                .iter()
+                .map(|(path, entry)| (path.to_string(), entry.figures()))
+                .collect(),
+            processes: tables
+                .processes
+                .iter()
+                .map(|(&process, entry)| (process, entry.figures()))
+                .collect(),
+            submitted: tables.submitted,
+            queued: tables.queued,
+            in_flight: tables.in_flight,
+            double_completions: tables.double_completions,
+            cancelled,
+        }
+    }
+}
