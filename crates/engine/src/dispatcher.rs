@@ -46,7 +46,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -87,6 +87,10 @@ pub(crate) struct Dispatcher {
     pub backend: Box<dyn Backend>,
     pub policy: Box<dyn Scheduler>,
     pub receiver: Receiver<Message>,
+    /// Set while the dispatcher sleeps in the backend's wait (see `Shared::dispatcher_asleep`).
+    pub asleep: Arc<AtomicBool>,
+    /// A message taken from the channel while deciding whether to sleep.
+    stash: Option<Message>,
     pub stopping: Arc<AtomicBool>,
     pub recorder: Arc<Recorder>,
     pub started: Instant,
@@ -113,6 +117,7 @@ impl Dispatcher {
         backend: Box<dyn Backend>,
         policy: Box<dyn Scheduler>,
         receiver: Receiver<Message>,
+        asleep: Arc<AtomicBool>,
         stopping: Arc<AtomicBool>,
         recorder: Arc<Recorder>,
         started: Instant,
@@ -123,6 +128,8 @@ impl Dispatcher {
             backend,
             policy,
             receiver,
+            asleep,
+            stash: None,
             stopping,
             recorder,
             started,
@@ -186,7 +193,12 @@ impl Dispatcher {
                 // The channel may hold more than we took; take it before sleeping.
                 continue;
             }
-            if let Err(error) = self.backend.wait(deadline, &mut self.done) {
+            if !self.may_sleep() {
+                continue;
+            }
+            let waited = self.backend.wait(deadline, &mut self.done);
+            self.asleep.store(false, Ordering::SeqCst);
+            if let Err(error) = waited {
                 if matches!(
                     error.kind(),
                     io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
@@ -200,6 +212,26 @@ impl Dispatcher {
         }
     }
 
+    /// Announce sleep, then look at the channel once more: a message that arrived meanwhile
+    /// was sent by a client that saw the dispatcher awake and did not wake it, so it must be
+    /// taken now. Returns whether the dispatcher may block in the backend's wait.
+    fn may_sleep(&mut self) -> bool {
+        if self.stash.is_some() {
+            // The policy is full; a completion or a deadline wakes the dispatcher.
+            return true;
+        }
+        self.asleep.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        match self.receiver.try_recv() {
+            Ok(message) => {
+                self.asleep.store(false, Ordering::SeqCst);
+                self.stash = Some(message);
+                false
+            }
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => true,
+        }
+    }
+
     /// Move submissions from the channel into the policy. Returns whether it stopped
     /// because the policy holds `max_queued` requests.
     fn receive(&mut self) -> bool {
@@ -207,7 +239,11 @@ impl Dispatcher {
             if self.pending.len() >= self.max_queued {
                 return true;
             }
-            let message = match self.receiver.try_recv() {
+            let next = match self.stash.take() {
+                Some(message) => Ok(message),
+                None => self.receiver.try_recv(),
+            };
+            let message = match next {
                 Ok(message) => message,
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => return false,
             };

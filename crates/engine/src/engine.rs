@@ -208,6 +208,7 @@ impl EngineBuilder {
         let recorder = Arc::new(Recorder::new(started));
         let (sender, receiver) = sync_channel(self.submission_queue);
         let stopping = Arc::new(AtomicBool::new(false));
+        let dispatcher_asleep = Arc::new(AtomicBool::new(false));
         let backend_name = self.backend.name();
         let shared = Arc::new(Shared {
             sender,
@@ -217,11 +218,13 @@ impl EngineBuilder {
             logical_block_size: u64::from(block),
             capacity: target.capacity,
             recorder: Arc::clone(&recorder),
+            dispatcher_asleep: Arc::clone(&dispatcher_asleep),
         });
         let dispatcher = Dispatcher::new(
             self.backend,
             policy,
             receiver,
+            dispatcher_asleep,
             Arc::clone(&stopping),
             recorder,
             started,

@@ -9,7 +9,7 @@
 //! does not grow without bound). The client then wakes the dispatcher with the backend's
 //! [`Notifier`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,6 +56,10 @@ pub(crate) struct Shared {
     pub logical_block_size: u64,
     pub capacity: u64,
     pub recorder: Arc<Recorder>,
+    /// The dispatcher is about to block, or blocked, in the backend's wait: a submission must
+    /// wake it. While it is awake it drains the channel before it next sleeps, so clients
+    /// skip the wake-up (a system call) then.
+    pub dispatcher_asleep: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -64,7 +68,12 @@ impl Shared {
     /// request with a shutdown error.
     fn send(&self, message: Message) {
         if self.sender.send(message).is_ok() {
-            self.notifier.notify();
+            // Pairs with the dispatcher's fence between announcing sleep and looking at the
+            // channel: either it sees this message, or this sees it asleep and wakes it.
+            fence(Ordering::SeqCst);
+            if self.dispatcher_asleep.swap(false, Ordering::SeqCst) {
+                self.notifier.notify();
+            }
         }
     }
 }
