@@ -288,7 +288,7 @@ for wl in "${workloads[@]}"; do
     for spec in "${ioslice_scheds[@]}"; do
         label="ioslice $spec"
         if [[ -n $ioslice_reason ]]; then
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: $ioslice_reason" >>"$manifest"
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: skipped (see the note below)" >>"$manifest"
             continue
         fi
         prefix="$out_dir/$wl.ioslice-${spec//[:=]/-}"
@@ -394,7 +394,7 @@ for wl, jobfile in order:
     inoop = base.get("ioslice noop")
     for label, r, skip in rows[wl]:
         if r is None:
-            out.append(f"   {label:<26}{skip}")
+            out.append(f"   {label:<26}{skip[len('SKIP: '):]}")
             continue
         rel_k = f"{r['bw'] / knone['bw']:.2f}" if knone and knone["bw"] else "-"
         rel_i = f"{r['bw'] / inoop['bw']:.2f}" if inoop and inoop["bw"] and label.startswith("ioslice") else "-"
@@ -435,5 +435,6 @@ PY
     echo "load average: $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo
     report
+    if [[ -n $ioslice_reason ]]; then echo; echo "ioslice rows skipped: $ioslice_reason"; fi
 } | tee "$out_dir/table.txt"
 say "raw JSON and logs in $out_dir"
