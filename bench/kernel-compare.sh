@@ -1,0 +1,440 @@
+#!/usr/bin/env bash
+# bench/kernel-compare.sh — the kernel's I/O schedulers against ioslice's, on the same device.
+#
+# Makes a loop device over a file on tmpfs and runs the job files in bench/kernel-compare/ on it:
+#   - with the kernel's schedulers through fio: none, mq-deadline, bfq and bfq with slice_idle=0,
+#     the weighted groups in real cgroups (v1 blkio.bfq.weight, or v2 io.bfq.weight / io.weight);
+#   - with ioslice's policies (noop, bfq, bfq:slice_idle=0) on top of the kernel's `none`, through
+#     `ioslice run JOB --device /dev/loopN --sched ...`, when that command is available.
+# Then prints one table: workload x scheduler -> IOPS, MB/s, ratios to kernel `none` and to ioslice
+# noop, completion latency percentiles and, for the weighted workloads, each group's share of the
+# bytes against its weight's share (and the largest deviation from it, in %).
+#
+# Usage: sudo bench/kernel-compare.sh [--runtime SECONDS] [--ioslice PATH] [--out DIR] [--no-ioslice]
+#   --runtime    seconds per run (default 10; KC_RUNTIME in the job files)
+#   --ioslice    the ioslice binary (default: $IOSLICE, `ioslice` on PATH, else
+#                $CARGO_TARGET_DIR/release/ioslice or target/release/ioslice)
+#   --out        where the raw fio/ioslice JSON and the table are kept (default /tmp/kernel-compare.DATE)
+#   --no-ioslice only the kernel rows
+#
+# Needs root (loop devices, mounts, cgroups, sysfs); without it, it says so and exits 0. Needs fio,
+# losetup and python3 (python3 parses the JSON: the latency percentiles of several fio processes are
+# merged from fio's json+ histograms, which jq does not do comfortably); it installs nothing, says
+# how to get what is missing and exits 0. Everything it makes (tmpfs, loop device, cgroups) is undone
+# on exit, also on failure or Ctrl-C.
+set -euo pipefail
+
+# --- Settings --------------------------------------------------------------------------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+jobs_dir="$here/kernel-compare"
+repo_root=$(cd "$here/.." && pwd)
+runtime=${KC_RUNTIME:-10}
+ioslice_bin=${IOSLICE:-}
+out_dir=""
+with_ioslice=1
+dev_mib=2048                # the loop device: 8 groups x 256 MiB regions (see the job files)
+tmpfs_mib=$((dev_mib + 64)) # the tmpfs holding its backing file
+workloads=(randread-qd32 seqread-psync-8groups randread-qd8-8groups)
+kernel_scheds=(none mq-deadline bfq bfq:slice_idle=0)
+ioslice_scheds=(noop bfq bfq:slice_idle=0)
+
+say() { printf 'kernel-compare: %s\n' "$*" >&2; }
+
+while (($#)); do
+    case $1 in
+    --runtime) runtime=$2; shift 2 ;;
+    --ioslice) ioslice_bin=$2; shift 2 ;;
+    --out) out_dir=$2; shift 2 ;;
+    --no-ioslice) with_ioslice=0; shift ;;
+    -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) say "unknown argument '$1' (see --help)"; exit 2 ;;
+    esac
+done
+if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, got '$runtime'"; exit 2; fi
+
+# --- Preconditions: root and tools. Missing ones are a skip (exit 0), not a failure. -------------
+if ((EUID != 0)); then
+    echo "kernel-compare: needs root to make a loop device (skipping)"
+    exit 0
+fi
+missing=()
+command -v fio >/dev/null || missing+=("fio (apt-get install fio)")
+command -v losetup >/dev/null || missing+=("losetup (apt-get install util-linux)")
+command -v python3 >/dev/null || missing+=("python3 (apt-get install python3)")
+if ((${#missing[@]})); then
+    for m in "${missing[@]}"; do echo "kernel-compare: missing $m"; done
+    echo "kernel-compare: install the above and run again (skipping)"
+    exit 0
+fi
+# The backing file lives in memory: leave at least 1 GiB to everything else.
+avail_mib=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+if ((avail_mib < tmpfs_mib + 1024)); then
+    echo "kernel-compare: needs $((tmpfs_mib + 1024)) MiB of available memory, has $avail_mib (skipping)"
+    exit 0
+fi
+
+out_dir=${out_dir:-/tmp/kernel-compare.$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+
+# --- Cleanup, registered before anything is made. -------------------------------------------------
+work=""       # scratch directory; the tmpfs is mounted at $work/mnt
+loop=""       # /dev/loopN
+cg_parent=""  # the cgroup holding g1..g8
+child_pids=() # fio processes running in the background (killed if we are interrupted)
+cleanup() {
+    local rc=$?
+    set +e
+    for pid in "${child_pids[@]}"; do kill "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    if [[ -n $loop ]]; then losetup -d "$loop" || say "could not detach $loop"; fi
+    if [[ -n $work ]]; then
+        mountpoint -q "$work/mnt" && { umount "$work/mnt" || say "could not unmount $work/mnt"; }
+        rm -rf "$work"
+    fi
+    if [[ -n $cg_parent && -d $cg_parent ]]; then
+        # A cgroup can only be removed once empty: children first, then the parent.
+        for d in "$cg_parent"/*/; do [[ -d $d ]] && rmdir "$d"; done
+        rmdir "$cg_parent" || say "could not remove cgroup $cg_parent"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- The device: a file on tmpfs behind a loop device with direct I/O. ---------------------------
+work=$(mktemp -d /tmp/kernel-compare-work.XXXXXX)
+mkdir "$work/mnt"
+mount -t tmpfs -o "size=${tmpfs_mib}m" kernel-compare "$work/mnt"
+backing="$work/mnt/backing"
+# Allocate every page now (fallocate, else write zeros): reading a hole of a sparse tmpfs file
+# would be served from the shared zero page and make the device look faster than it is.
+if ! fallocate -l "${dev_mib}MiB" "$backing" 2>/dev/null; then
+    dd if=/dev/zero of="$backing" bs=1M count="$dev_mib" status=none
+fi
+# --direct-io=on makes the loop driver read the backing file with O_DIRECT (tmpfs accepts it
+# since Linux 6.6), so no second page cache sits between the scheduler and the memory.
+if loop=$(losetup --find --show --direct-io=on "$backing" 2>/dev/null); then
+    :
+else
+    loop=$(losetup --find --show "$backing")
+fi
+loop_name=$(basename "$loop")
+sysq="/sys/block/$loop_name/queue"
+loop_dio=$(cat "/sys/block/$loop_name/loop/dio" 2>/dev/null || echo "?")
+say "device $loop over $backing (${dev_mib} MiB, loop dio=$loop_dio, nr_requests=$(cat "$sysq/nr_requests"))"
+[[ $loop_dio == 1 ]] || say "warning: the loop device does not use direct I/O; figures include the page cache"
+export KC_DEVICE=$loop KC_RUNTIME=$runtime
+
+# --- Kernel schedulers: make bfq available, check which ones the device offers. -----------------
+if ! grep -qw bfq "$sysq/scheduler" && command -v modprobe >/dev/null; then
+    modprobe bfq 2>/dev/null || true
+fi
+offered=$(tr -d '[]' <"$sysq/scheduler")
+say "kernel schedulers offered for $loop_name: $offered"
+
+# Set the device's kernel scheduler: "none", "mq-deadline", "bfq" or "bfq:slice_idle=0".
+# Switching elevators builds a fresh instance, so every run starts from the default tunables.
+set_kernel_sched() {
+    local spec=$1 name tunables kv
+    name=${spec%%:*}
+    tunables=""
+    [[ $spec == *:* ]] && tunables=${spec#*:}
+    echo "$name" >"$sysq/scheduler"
+    grep -q "\[$name\]" "$sysq/scheduler" || { say "could not select $name"; return 1; }
+    if [[ -n $tunables ]]; then
+        IFS=, read -ra kvs <<<"$tunables"
+        for kv in "${kvs[@]}"; do echo "${kv#*=}" >"$sysq/iosched/${kv%%=*}"; done
+    fi
+}
+
+# --- Cgroups for the weighted groups. -------------------------------------------------------------
+# fio's cgroup=/cgroup_weight= cannot be used on current kernels: under cgroup v1 fio writes
+# blkio.weight, CFQ's file, which went with CFQ in Linux 5.0 (bfq's is blkio.bfq.weight), and the
+# job fails with EACCES; under v2 it writes io.weight, which only the iocost controller reads, not
+# bfq. So the script makes the groups itself and starts each group's fio process inside its group.
+# Prefer a cgroup v2 hierarchy with the io controller; else the v1 blkio hierarchy (hybrid setups
+# such as this project's CI machines bind the block controller to v1).
+cg_mode=""
+cg_root=""
+while read -r _ mnt fstype opts _; do
+    if [[ $fstype == cgroup2 && -z $cg_mode ]] && grep -qw io "$mnt/cgroup.controllers" 2>/dev/null; then
+        cg_mode=v2 cg_root=$mnt
+    elif [[ $fstype == cgroup && ,$opts, == *,blkio,* && -z $cg_root ]]; then
+        cg_root=$mnt
+    fi
+done </proc/mounts
+if [[ -z $cg_mode && -n $cg_root ]]; then cg_mode=v1; fi
+if [[ -z $cg_mode ]]; then
+    say "no cgroup hierarchy with the io/blkio controller: the weighted groups run unweighted"
+else
+    cg_parent="$cg_root/kernel-compare.$$"
+    if [[ $cg_mode == v2 ]]; then
+        # v2: the io controller must be enabled in every ancestor's subtree_control.
+        grep -qw io "$cg_root/cgroup.subtree_control" || echo +io >"$cg_root/cgroup.subtree_control"
+        mkdir "$cg_parent"
+        echo +io >"$cg_parent/cgroup.subtree_control"
+    else
+        mkdir "$cg_parent"
+    fi
+    say "cgroups: $cg_mode at $cg_parent"
+fi
+
+# Give group $1 the weight $2 in whichever files this kernel has; a file that is missing (no bfq,
+# no iocost) is simply skipped. Returns 1 if no weight file took the weight.
+set_group_weight() {
+    local dir=$1 weight=$2 f ok=1
+    for f in blkio.bfq.weight io.bfq.weight io.weight; do
+        if [[ -f $dir/$f ]] && echo "$weight" >"$dir/$f" 2>/dev/null; then ok=0; fi
+    done
+    return "$ok"
+}
+
+# The job sections of a job file with their cgroup_weight (one "name weight" per line; weight 0 when
+# the section names none). [global] is not a job.
+job_weights() {
+    awk '/^[[:space:]]*\[/ { gsub(/[][[:space:]]/, ""); sec = $0; if (sec != "global") { order[++n] = sec; w[sec] = 0 } next }
+         /^[[:space:]]*cgroup_weight[[:space:]]*=/ { sub(/^[^=]*=[[:space:]]*/, ""); w[sec] = $0 + 0 }
+         END { for (i = 1; i <= n; i++) print order[i], w[order[i]] }' "$1"
+}
+
+# --- One kernel run: fio under the device's current scheduler. ----------------------------------
+# $1 job file, $2 output prefix. A job file with cgroup_weight= lines runs as one fio process per
+# section, each moved into its cgroup before it execs fio; the others as one fio process.
+run_kernel() {
+    local job=$1 prefix=$2 name weight filtered pid rc=0
+    local -a names=() weights=()
+    while read -r name weight; do names+=("$name"); weights+=("$weight"); done < <(job_weights "$job")
+    if ! grep -Eq '^[[:space:]]*cgroup_weight[[:space:]]*=' "$job"; then
+        fio --output-format=json+ --output="$prefix.json" "$job" >"$prefix.log" 2>&1
+        return
+    fi
+    # The job file without its cgroup lines: fio must not try to make the cgroups itself.
+    filtered="$work/$(basename "$job")"
+    grep -Ev '^[[:space:]]*cgroup(_weight)?[[:space:]]*=' "$job" >"$filtered"
+    child_pids=()
+    for i in "${!names[@]}"; do
+        name=${names[$i]}
+        if [[ -n $cg_mode ]]; then
+            mkdir -p "$cg_parent/$name"
+            set_group_weight "$cg_parent/$name" "${weights[$i]}" ||
+                say "warning: no weight file took ${weights[$i]} for $name"
+        fi
+        (
+            # The subshell moves itself into the group, then becomes fio (same PID).
+            if [[ -n $cg_mode ]]; then echo "$BASHPID" >"$cg_parent/$name/cgroup.procs"; fi
+            exec fio --section="$name" --output-format=json+ --output="$prefix.$name.json" "$filtered"
+        ) >"$prefix.$name.log" 2>&1 &
+        child_pids+=($!)
+    done
+    for pid in "${child_pids[@]}"; do wait "$pid" || rc=$?; done
+    child_pids=()
+    return "$rc"
+}
+
+# --- ioslice: is `ioslice run --device` there, and does it work on this device? ------------------
+ioslice_reason=""
+if ((with_ioslice)); then
+    if [[ -z $ioslice_bin ]]; then
+        for c in "$(command -v ioslice || true)" "${CARGO_TARGET_DIR:-$repo_root/target}/release/ioslice" \
+            "$repo_root/target/release/ioslice"; do
+            if [[ -n $c && -x $c ]]; then ioslice_bin=$c; break; fi
+        done
+    fi
+    if [[ -z $ioslice_bin || ! -x $ioslice_bin ]]; then
+        ioslice_reason="no ioslice binary (build it: cargo build --release -p ioslice, or pass --ioslice PATH)"
+    else
+        # A tiny read job on the loop device: 1 MiB of 4 KiB reads.
+        probe="$work/probe.fio"
+        printf '[probe]\nfilename=%s\nrw=read\nbs=4k\nsize=1m\ndirect=1\n' "$loop" >"$probe"
+        echo none >"$sysq/scheduler"
+        if ! timeout 60 "$ioslice_bin" run "$probe" --device "$loop" --sched noop --output-format json \
+            >"$out_dir/probe.ioslice.json" 2>"$out_dir/probe.ioslice.log"; then
+            ioslice_reason="'ioslice run --device $loop' failed: $(grep -v '^[[:space:]]*$' "$out_dir/probe.ioslice.log" | tail -n 1)"
+        elif ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["jobs"][0]["read"]["io_bytes"] > 0' \
+            "$out_dir/probe.ioslice.json" 2>/dev/null; then
+            ioslice_reason="'ioslice run --device $loop' gave no fio JSON with bytes read"
+        fi
+    fi
+else
+    ioslice_reason="--no-ioslice"
+fi
+if [[ -z $ioslice_reason ]]; then say "ioslice: $ioslice_bin"; else say "ioslice rows skipped: $ioslice_reason"; fi
+
+# --- The runs. Each row goes into a manifest the report reads: workload, job file, label, files. --
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+manifest="$out_dir/manifest.tsv"
+: >"$manifest"
+for wl in "${workloads[@]}"; do
+    job="$jobs_dir/$wl.fio"
+    for spec in "${kernel_scheds[@]}"; do
+        name=${spec%%:*}
+        label="kernel $spec"
+        prefix="$out_dir/$wl.kernel-${spec//[:=]/-}"
+        if ! grep -qw "$name" <<<"$offered"; then
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: the kernel offers no $name" >>"$manifest"
+            continue
+        fi
+        say "$wl: $label (${runtime}s)"
+        set_kernel_sched "$spec"
+        if run_kernel "$job" "$prefix"; then
+            files=$(compgen -G "$prefix.*json" | tr '\n' ' ')
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "$files" >>"$manifest"
+        else
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: fio failed, see $prefix*.log" >>"$manifest"
+        fi
+    done
+    for spec in "${ioslice_scheds[@]}"; do
+        label="ioslice $spec"
+        if [[ -n $ioslice_reason ]]; then
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: skipped (see the note below)" >>"$manifest"
+            continue
+        fi
+        prefix="$out_dir/$wl.ioslice-${spec//[:=]/-}"
+        say "$wl: $label on kernel none (${runtime}s)"
+        # ioslice schedules on top of the kernel's `none`, which passes requests straight through.
+        set_kernel_sched none
+        if "$ioslice_bin" run "$job" --device "$loop" --sched "$spec" --output-format json \
+            >"$prefix.json" 2>"$prefix.log"; then
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "$prefix.json" >>"$manifest"
+        else
+            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: ioslice failed: $(tail -n 1 "$prefix.log")" >>"$manifest"
+        fi
+    done
+done
+
+# --- The table. ---------------------------------------------------------------------------------
+report() {
+    python3 - "$manifest" <<'PY'
+import json, re, sys
+
+def load(path):
+    # fio may print a warning line before its JSON; start at the first brace.
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])
+
+def weights_of(jobfile):
+    weights, section = {}, None
+    for line in open(jobfile):
+        line = line.strip()
+        m = re.match(r"^\[(.+)\]$", line)
+        if m:
+            section = m.group(1).strip()
+            continue
+        m = re.match(r"^cgroup_weight\s*=\s*(\d+)", line)
+        if m and section and section != "global":
+            weights[section] = int(m.group(1))
+    return weights
+
+def percentile_from_bins(bins, p):
+    total = sum(bins.values())
+    need, seen = total * p / 100.0, 0
+    for value in sorted(bins):
+        seen += bins[value]
+        if seen >= need:
+            return value
+    return None
+
+rows = {}
+order = []
+for line in open(sys.argv[1]):
+    wl, jobfile, label, files = line.rstrip("\n").split("\t")
+    if wl not in rows:
+        rows[wl] = []
+        order.append((wl, jobfile))
+    if files.startswith("SKIP"):
+        rows[wl].append((label, None, files))
+        continue
+    jobs = []
+    for f in files.split():
+        jobs.extend(load(f).get("jobs", []))
+    iops = sum(j["read"]["iops"] for j in jobs)
+    bw = sum(j["read"]["bw_bytes"] for j in jobs)
+    by_name = {}
+    for j in jobs:
+        by_name[j["jobname"]] = by_name.get(j["jobname"], 0) + j["read"]["io_bytes"]
+    # Latency: merge fio's json+ histograms of all jobs when present (exact pooled percentiles);
+    # otherwise the worst job's own percentile (marked *).
+    bins, have_bins = {}, True
+    for j in jobs:
+        b = j["read"].get("clat_ns", {}).get("bins")
+        if not b:
+            have_bins = False
+            break
+        for k, v in b.items():
+            bins[int(k)] = bins.get(int(k), 0) + v
+    lat = []
+    for p in (50, 99, 99.9):
+        if have_bins and bins:
+            v = percentile_from_bins(bins, p)
+            lat.append(f"{v / 1000:.0f}" if v is not None else "?")
+        else:
+            key = f"{p:.6f}"
+            vals = [j["read"].get("clat_ns", {}).get("percentile", {}).get(key) for j in jobs]
+            vals = [v for v in vals if v is not None]
+            lat.append(f"{max(vals) / 1000:.0f}*" if vals else "?")
+    rows[wl].append((label, dict(iops=iops, bw=bw, by_name=by_name, lat=lat), None))
+
+out = []
+targets = []
+for wl, jobfile in order:
+    weights = weights_of(jobfile)
+    wsum = sum(weights.values())
+    out.append(f"== {wl}  ({jobfile.rsplit('/', 1)[-1]})")
+    if weights:
+        out.append("   weight shares %: " + " ".join(f"{100 * w / wsum:4.1f}" for w in weights.values())
+                   + "   (" + " ".join(f"{k}={w}" for k, w in weights.items()) + ")")
+    head = f"   {'scheduler':<26}{'IOPS':>10}{'MB/s':>9}{'/k-none':>9}{'/i-noop':>9}{'p50 us':>9}{'p99 us':>9}{'p99.9 us':>10}"
+    if weights:
+        head += f"{'max dev':>9}  group shares % (g1..g8)"
+    out.append(head)
+    base = {r[0]: r[1] for r in rows[wl] if r[1]}
+    knone = base.get("kernel none")
+    inoop = base.get("ioslice noop")
+    for label, r, skip in rows[wl]:
+        if r is None:
+            out.append(f"   {label:<26}{skip[len('SKIP: '):]}")
+            continue
+        rel_k = f"{r['bw'] / knone['bw']:.2f}" if knone and knone["bw"] else "-"
+        rel_i = f"{r['bw'] / inoop['bw']:.2f}" if inoop and inoop["bw"] and label.startswith("ioslice") else "-"
+        line = (f"   {label:<26}{r['iops']:>10,.0f}{r['bw'] / 1e6:>9.1f}{rel_k:>9}{rel_i:>9}"
+                f"{r['lat'][0]:>9}{r['lat'][1]:>9}{r['lat'][2]:>10}")
+        if weights:
+            total = sum(r["by_name"].get(k, 0) for k in weights)
+            shares = [r["by_name"].get(k, 0) / total if total else 0 for k in weights]
+            devs = [100 * (s / (w / wsum) - 1) for s, w in zip(shares, weights.values())]
+            worst = max(devs, key=abs)
+            line += f"{worst:>+8.0f}%  " + " ".join(f"{100 * s:4.1f}" for s in shares)
+            if label == "ioslice bfq":
+                ok = abs(worst) <= 10 and inoop and r["bw"] >= 0.8 * inoop["bw"]
+                targets.append(f"   {wl}: ioslice bfq shares within ±10% (max {worst:+.0f}%) and total >= 80% "
+                               f"of ioslice noop ({r['bw'] / inoop['bw'] * 100 if inoop else 0:.0f}%): "
+                               + ("PASS" if ok else "FAIL"))
+        out.append(line)
+        if label == "ioslice noop" and knone and not weights:
+            ratio = r["iops"] / knone["iops"]
+            targets.append(f"   {wl}: ioslice noop IOPS within 10% of kernel none ({ratio * 100:.0f}%): "
+                           + ("PASS" if ratio >= 0.9 else "FAIL"))
+    out.append("")
+out.append("IOPS and MB/s are totals (MB = 10^6 bytes); /k-none and /i-noop are MB/s against kernel none and")
+out.append("ioslice noop on the same workload; latencies are completion latencies (fio clat) pooled over all")
+out.append("jobs (* = worst job's percentile); max dev is the group share furthest from its weight share,")
+out.append("relative to that weight share.")
+if targets:
+    out.append("")
+    out.append("Targets (issue 5):")
+    out.extend(targets)
+print("\n".join(out))
+PY
+}
+{
+    echo "kernel-compare: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(nproc) CPUs, $(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM"
+    echo "device: $loop over a ${dev_mib} MiB file on tmpfs (loop dio=$loop_dio), ${runtime}s per run, cgroups: ${cg_mode:-none}"
+    # Other work on the machine moves every figure: say how loaded it was (before and after the runs).
+    echo "load average: $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+    echo
+    report
+    if [[ -n $ioslice_reason ]]; then echo; echo "ioslice rows skipped: $ioslice_reason"; fi
+} | tee "$out_dir/table.txt"
+say "raw JSON and logs in $out_dir"
