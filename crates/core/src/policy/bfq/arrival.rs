@@ -223,7 +223,11 @@ impl Bfq {
         self.engine.get_mut(entity).new_weight = weight;
         self.engine.activate(entity, budget, back_shift);
         self.mark_busy(id, true);
-        self.queue_mut(id).service_since_busy = 0;
+        self.activations += 1;
+        let activation = self.activations;
+        let queue = self.queue_mut(id);
+        queue.service_since_busy = 0;
+        queue.activation = activation;
         self.maybe_preempt(id, wants_to_preempt, now);
     }
 

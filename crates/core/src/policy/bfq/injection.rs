@@ -72,7 +72,7 @@ impl Bfq {
         })
     }
 
-    /// Any busy queue with budget left, within the injection limit — unless idling for the
+    /// The most recently activated busy queue with budget left, within the injection limit — unless idling for the
     /// queue in service boosts throughput (a sequential stream is best served alone), or it is
     /// a raised queue with a short think time, the only one raised (its latency comes first).
     fn any_injectable(&self, in_service: QueueId) -> Option<QueueId> {
@@ -104,7 +104,10 @@ impl Bfq {
             })
             .filter(|&id| always || self.queue(id).raising.coefficient > 1)
             .filter(|&id| self.fits_budget(id))
-            .find(|&id| !self.too_large_for_flash(id))
+            .filter(|&id| !self.too_large_for_flash(id))
+            // The most recently activated first, as the kernel walks its busy list; walking
+            // by index would always favour the oldest queues.
+            .max_by_key(|&id| self.queue(id).activation)
     }
 
     fn too_large_for_flash(&self, id: QueueId) -> bool {

@@ -171,6 +171,8 @@ pub struct Bfq {
     /// Where the queue in service's last request ended (`in_serv_last_pos`): early queue
     /// merging looks for requests close to it.
     in_service_last_position: u64,
+    /// Queue activations so far: each busy queue's `activation` is its place in this order.
+    activations: u64,
     hw_tag: HwTag,
     peak: PeakRate,
     max_budget: u64,
@@ -302,6 +304,7 @@ impl Bfq {
             queued: 0,
             last_position: 0,
             in_service_last_position: 0,
+            activations: 0,
             hw_tag: HwTag::default(),
             peak: PeakRate::new(context.rotational),
             max_budget,

@@ -115,6 +115,9 @@ pub(super) struct Queue {
     pub(super) waker_candidate: Option<(QueueId, u32, Nanos)>,
     /// When it was created.
     pub(super) created: Nanos,
+    /// Order of its last activation among all queues (the kernel keeps busy queues on a
+    /// list, newest first, which injection walks).
+    pub(super) activation: u64,
     /// Processes whose sync requests it holds (0 for an async queue): more than one once
     /// cooperating processes were merged into it.
     pub(super) processes: u32,
@@ -174,6 +177,7 @@ impl Queue {
             woken: 0,
             waker_candidate: None,
             created: now,
+            activation: 0,
             processes: u32::from(kind.process.is_some()),
             merged_into: None,
             coop: false,

@@ -77,6 +77,25 @@ fn done(policy: &mut Bfq, request: Request, now: Nanos) {
 
 #[test]
 fn while_idling_for_a_seeky_queue_another_queue_is_injected() {
+    let (mut policy, heavy_queue, now) = idling_for_a_seeky_queue(&[]);
+    let injected = policy.inject(heavy_queue, now).expect("a request injected");
+    assert_eq!(injected.process, ProcessId(2));
+    assert_eq!(policy.injected_in_flight, 1);
+}
+
+#[test]
+fn injection_takes_the_most_recently_activated_queue() {
+    // Processes 3 and then 4 become busy after process 2: the kernel walks its busy list
+    // newest first, so process 4 is injected, whatever the queues' indexes.
+    let (mut policy, heavy_queue, now) = idling_for_a_seeky_queue(&[3, 4]);
+    let injected = policy.inject(heavy_queue, now).expect("a request injected");
+    assert_eq!(injected.process, ProcessId(4));
+}
+
+/// BFQ idling for a seeky BE0 queue (process 1) whose weight differs from a backlogged BE7
+/// queue's (process 2); then each of `newcomers` submits one BE7 read, in order. Returns the
+/// policy, the seeky queue and the time.
+fn idling_for_a_seeky_queue(newcomers: &[u32]) -> (Bfq, QueueId, Nanos) {
     use crate::{IoPriority, PriorityClass};
     let mut policy = bfq(&[("low_latency", "0")]);
     let heavy = IoPriority::new(PriorityClass::BestEffort, 0).expect("level");
@@ -109,11 +128,14 @@ fn while_idling_for_a_seeky_queue_another_queue_is_injected() {
     // Drain the heavy queue, then let it idle with the light queue backlogged.
     id += 1;
     policy.insert(read_from(id, 2, (1 << 34) + 10_000, light, now), now);
+    for &process in newcomers {
+        id += 1;
+        let sector = (2 << 34) + u64::from(process) * (1 << 30);
+        policy.insert(read_from(id, process, sector, light, now), now);
+    }
     let idle = policy.idle_inputs(heavy_queue).idle_time();
     policy.start_idling(idle, now);
-    let injected = policy.inject(heavy_queue, now).expect("a request injected");
-    assert_eq!(injected.process, ProcessId(2));
-    assert_eq!(policy.injected_in_flight, 1);
+    (policy, heavy_queue, now)
 }
 
 #[test]
