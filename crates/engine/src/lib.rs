@@ -73,6 +73,7 @@ pub mod device;
 mod dispatcher;
 pub mod engine;
 pub mod handle;
+pub mod job_run;
 pub mod stats;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
