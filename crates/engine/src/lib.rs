@@ -14,6 +14,8 @@
 //! - [`completion`]: futures, results and errors (each error names its errno).
 //! - [`stats`]: per-group and per-process figures and latency percentiles, live.
 //! - [`backend`]: what moves the bytes; [`backend::memory`] keeps a device in memory.
+//! - [`job_run`]: runs an fio job file on a real file, directory or block device and
+//!   reports it as fio would (what `ioslice run --device PATH` does).
 //!
 //! # Example
 //!
