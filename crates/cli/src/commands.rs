@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
+use ioslice_engine::job_run::{run as run_jobs, RunConfig};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
@@ -23,7 +24,9 @@ pub const DEFAULT_DEVICE: &str = "sim:sata-7200";
 /// and how strictly the job file is read.
 #[derive(Debug, Args)]
 pub struct SimulationArgs {
-    /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`).
+    /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`). For `run`, a
+    /// path instead (a regular file, a directory or a block device) runs the job file for
+    /// real through the engine.
     #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
     pub device: String,
     /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
@@ -66,11 +69,39 @@ pub struct RunArgs {
         default_value = "normal"
     )]
     pub output_format: String,
+    /// Write to a block device even if it is mounted, partitioned or holds a filesystem or
+    /// partition table (fio's allow_mounted_write). Only for a real `--device` path.
+    #[arg(long = "allow-mounted-write")]
+    pub allow_mounted_write: bool,
 }
 
-/// Run a job file in simulation and render the report.
-pub fn run(args: &RunArgs) -> Result<String, String> {
+/// What a command prints on stdout, and its exit status.
+#[derive(Debug)]
+pub struct Printed {
+    /// The report.
+    pub text: String,
+    /// 0, or 1 when a job stopped on an I/O error (as fio exits).
+    pub status: u8,
+}
+
+impl From<String> for Printed {
+    fn from(text: String) -> Self {
+        Self { text, status: 0 }
+    }
+}
+
+/// Run a job file, in simulation (`--device sim:…`) or for real (`--device PATH`), and
+/// render the report.
+pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
+    if !args.simulation.device.starts_with("sim:") {
+        return run_real(args, format);
+    }
+    if args.allow_mounted_write {
+        return Err(
+            "--allow-mounted-write is for a real --device path, not a simulated device".into(),
+        );
+    }
     let device: DeviceSpec = args
         .simulation
         .device
@@ -85,7 +116,41 @@ pub fn run(args: &RunArgs) -> Result<String, String> {
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     apply_host(&mut config, &args.simulation.host)?;
     let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
-    Ok(render(&outcome.report, format))
+    Ok(render(&outcome.report, format).into())
+}
+
+/// `run --device PATH`: the job file through the real engine on a file, directory or block
+/// device. Notes and fio's `io_u error` lines go to stderr; a job stopped by an I/O error
+/// makes the exit status 1, as in fio.
+fn run_real(args: &RunArgs, format: OutputFormat) -> Result<Printed, String> {
+    if !args.simulation.host.is_empty() {
+        return Err(
+            "--host describes a simulated host: it does not apply to a real --device".into(),
+        );
+    }
+    let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
+    let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
+    let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
+    warn_unused_cgroups(&job_file, &overrides);
+    let config = RunConfig {
+        seed: args.simulation.seed,
+        scheduler,
+        path: PathBuf::from(&args.simulation.device),
+        allow_mounted_write: args.allow_mounted_write,
+        group_weights: cgroup_arg::sim_weights(&overrides),
+        group_limits: cgroup_arg::sim_limits(&overrides),
+    };
+    let outcome = run_jobs(&job_file, &config).map_err(|e| e.to_string())?;
+    for note in &outcome.notes {
+        eprintln!("ioslice: note: {note}");
+    }
+    for line in &outcome.io_errors {
+        eprintln!("{line}");
+    }
+    Ok(Printed {
+        text: render(&outcome.report, format),
+        status: u8::from(!outcome.failed_jobs.is_empty()),
+    })
 }
 
 /// Print a warning for each `--cgroup` that names a group without jobs.

@@ -40,16 +40,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run(&args),
-        Command::Compare(args) => compare::compare(&args),
-        Command::Devices => Ok(commands::devices()),
-        Command::Schedulers => Ok(commands::schedulers()),
+        Command::Compare(args) => compare::compare(&args).map(Into::into),
+        Command::Devices => Ok(commands::devices().into()),
+        Command::Schedulers => Ok(commands::schedulers().into()),
     };
     match result {
-        Ok(text) => {
+        Ok(printed) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`ioslice devices | head`) is not an error worth a message.
-            let _ = stdout.write_all(text.as_bytes());
-            ExitCode::SUCCESS
+            let _ = stdout.write_all(printed.text.as_bytes());
+            ExitCode::from(printed.status)
         }
         Err(message) => {
             eprintln!("ioslice: error: {message}");

@@ -334,7 +334,7 @@ fn lay_out(path: &Path, len: u64) -> Result<(), DeviceError> {
 }
 
 /// Major and minor numbers from a `dev_t` (glibc's encoding, as the kernel exports it).
-fn dev_major_minor(dev: u64) -> (u32, u32) {
+pub(crate) fn dev_major_minor(dev: u64) -> (u32, u32) {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
     let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
     (major as u32, minor as u32)

@@ -14,6 +14,8 @@
 //! - [`completion`]: futures, results and errors (each error names its errno).
 //! - [`stats`]: per-group and per-process figures and latency percentiles, live.
 //! - [`backend`]: what moves the bytes; [`backend::memory`] keeps a device in memory.
+//! - [`job_run`]: runs an fio job file on a real file, directory or block device and
+//!   reports it as fio would (what `ioslice run --device PATH` does).
 //!
 //! # Example
 //!
@@ -73,6 +75,7 @@ pub mod device;
 mod dispatcher;
 pub mod engine;
 pub mod handle;
+pub mod job_run;
 pub mod stats;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};

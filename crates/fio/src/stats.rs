@@ -219,6 +219,11 @@ pub struct JobStats {
 }
 
 impl JobStats {
+    /// Requests that completed with an error, every direction.
+    pub fn total_errors(&self) -> u64 {
+        self.directions.iter().map(|d| d.errors).sum()
+    }
+
     /// Count a submission made with `in_flight` requests outstanding (this one included).
     pub fn record_depth(&mut self, in_flight: u32) {
         let bucket = DEPTH_BUCKETS
@@ -243,6 +248,15 @@ impl JobStats {
         if self.error == 0 {
             self.error = other.error;
         }
+    }
+}
+
+/// The system's description of an errno (`Input/output error`), as fio prints it.
+pub fn error_text(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.find(" (os error") {
+        Some(end) => text[..end].to_string(),
+        None => text,
     }
 }
 

@@ -187,28 +187,35 @@ fn job_value(job: &JobReport, group: Option<&RunGroup>) -> Value {
     for (dir, name) in DIRECTIONS.iter().enumerate() {
         o = o.value(name, direction(job, dir, group));
     }
-    o.value(
-        "sync",
-        Object::default()
-            .int("total_ios", 0)
-            .value("lat_ns", moments(None))
-            .done(),
-    )
-    .int("job_runtime", runtime_ms)
-    .float("usr_cpu", 0.0)
-    .float("sys_cpu", 0.0)
-    .int("ctx", 0)
-    .int("majf", 0)
-    .int("minf", 0)
-    .value("iodepth_level", depth_levels(s))
-    .value("iodepth_submit", batches(s))
-    .value("iodepth_complete", batches(s))
-    .value_latency(s)
-    .int("latency_depth", d.iodepth)
-    .int("latency_target", 0)
-    .float("latency_percentile", 100.0)
-    .int("latency_window", 0)
-    .done()
+    let mut o = o
+        .value(
+            "sync",
+            Object::default()
+                .int("total_ios", 0)
+                .value("lat_ns", moments(None))
+                .done(),
+        )
+        .int("job_runtime", runtime_ms)
+        .float("usr_cpu", 0.0)
+        .float("sys_cpu", 0.0)
+        .int("ctx", 0)
+        .int("majf", 0)
+        .int("minf", 0)
+        .value("iodepth_level", depth_levels(s))
+        .value("iodepth_submit", batches(s))
+        .value("iodepth_complete", batches(s))
+        .value_latency(s)
+        .int("latency_depth", d.iodepth)
+        .int("latency_target", 0)
+        .float("latency_percentile", 100.0)
+        .int("latency_window", 0);
+    // fio adds these when a job goes on past errors; here whenever a job had any.
+    if s.total_errors() > 0 {
+        o = o
+            .int("total_err", s.total_errors())
+            .int("first_error", s.error);
+    }
+    o.done()
 }
 
 impl Object {

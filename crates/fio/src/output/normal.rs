@@ -282,6 +282,15 @@ fn resource_lines(out: &mut String, job: &JobReport) {
          latency   : target=0, window=0, percentile=100.00%, depth={}",
         job.description.iodepth
     );
+    let errors = stats.total_errors();
+    if errors > 0 {
+        let _ = writeln!(
+            out,
+            "     errors    : total={errors}, first_error={}/<{}>",
+            stats.error,
+            crate::stats::error_text(stats.error)
+        );
+    }
 }
 
 fn dist_line(out: &mut String, lead: &str, labels: &[String], shares: &[f64]) {

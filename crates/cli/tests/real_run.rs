@@ -1,0 +1,379 @@
+//! `ioslice run --device PATH`: job files run for real through the engine, on temporary
+//! regular files and directories (under Cargo's target directory, a disk filesystem where
+//! O_DIRECT works). Tests that need root or a loop device skip with a printed reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn ioslice(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ioslice"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A temporary directory on the target directory's filesystem.
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir")
+}
+
+/// Write a job file into `dir`, named after a hash of its text (so two differ).
+fn job_file(dir: &Path, text: &str) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    let path = dir.join(format!("job-{:016x}.fio", hasher.finish()));
+    std::fs::write(&path, text).expect("write job file");
+    path
+}
+
+fn run(job: &Path, device: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        job.to_str().expect("utf-8 path"),
+        "--device",
+        device.to_str().expect("utf-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    ioslice(&args)
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_str(&stdout(output))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
+}
+
+/// Whether O_DIRECT opens in `dir`; prints why a test skips when it does not.
+fn direct_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join("direct-probe");
+    std::fs::write(&probe, [0u8; 4096]).expect("write probe");
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe)
+        .is_ok();
+    if !opened {
+        eprintln!("skipping: O_DIRECT is refused in {}", dir.display());
+    }
+    opened
+}
+
+const WRITE_THEN_READ: &str = "\
+[global]
+ioengine=psync
+bs=4k
+size=256k
+[writer]
+rw=write
+[reader]
+stonewall
+rw=randread
+";
+
+#[test]
+fn a_write_then_a_read_on_a_file_report_exact_bytes_under_noop_and_bfq() {
+    for sched in ["noop", "bfq"] {
+        let dir = temp_dir();
+        let job = job_file(dir.path(), WRITE_THEN_READ);
+        let data = dir.path().join("data");
+        std::fs::write(&data, b"").expect("create the file");
+
+        let output = run(&job, &data, &["--sched", sched, "--output-format", "json"]);
+        assert!(output.status.success(), "{sched}: {}", stderr(&output));
+        let report = json(&output);
+        let jobs = report["jobs"].as_array().expect("jobs");
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0]["jobname"], "writer");
+        assert_eq!(jobs[0]["write"]["io_bytes"], 262_144, "{sched}");
+        assert_eq!(jobs[0]["write"]["total_ios"], 64, "{sched}");
+        assert_eq!(jobs[0]["read"]["total_ios"], 0, "{sched}");
+        assert_eq!(jobs[1]["read"]["io_bytes"], 262_144, "{sched}");
+        assert_eq!(jobs[1]["read"]["total_ios"], 64, "{sched}");
+        assert_eq!(jobs[0]["error"], 0);
+        assert!(report["disk_util"].is_array());
+
+        // The data is on disk: every 4 KiB block is the writer's (non-zero) fill.
+        let bytes = std::fs::read(&data).expect("read back");
+        assert_eq!(bytes.len(), 262_144);
+        assert!(bytes.iter().any(|&b| b != 0), "{sched}: nothing written");
+        let first = &bytes[..4096];
+        assert!(bytes.chunks(4096).all(|block| block == first), "{sched}");
+
+        // Normal output, same run again: same totals.
+        let output = run(&job, &data, &["--sched", sched]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(
+            text.contains("writer: (groupid=0, jobs=1): err= 0"),
+            "{text}"
+        );
+        assert!(text.contains("(256KiB/"), "{text}");
+        assert!(text.contains("issued rwts: total=0,64,0,0"), "{text}");
+        assert!(text.contains("issued rwts: total=64,0,0,0"), "{text}");
+        assert!(text.contains("Run status group 1 (all jobs):"), "{text}");
+    }
+}
+
+#[test]
+fn the_same_seed_writes_the_same_bytes() {
+    let dir = temp_dir();
+    let job = job_file(
+        dir.path(),
+        "[w]\nioengine=io_uring\niodepth=4\nrw=randwrite\nbs=4k\nsize=128k\n",
+    );
+    let mut images = Vec::new();
+    for run_index in 0..2 {
+        let data = dir.path().join(format!("data{run_index}"));
+        std::fs::write(&data, b"").expect("create");
+        let output = run(&job, &data, &["--seed", "7", "--sched", "deadline"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        images.push(std::fs::read(&data).expect("read back"));
+    }
+    assert_eq!(images[0], images[1]);
+}
+
+#[test]
+fn a_directory_path_holds_each_jobs_file() {
+    let dir = temp_dir();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).expect("mkdir");
+    let job = job_file(
+        dir.path(),
+        "[global]\nioengine=psync\nbs=4k\n[a]\nfilename=a\nrw=write\nsize=64k\n[b]\nfilename=b\nrw=read\nsize=128k\n",
+    );
+    let output = run(
+        &job,
+        &files,
+        &["--sched", "noop", "--output-format", "json"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::metadata(files.join("a")).expect("a").len(), 65_536);
+    assert_eq!(
+        std::fs::metadata(files.join("b")).expect("b").len(),
+        131_072
+    );
+    let report = json(&output);
+    assert_eq!(report["jobs"][0]["write"]["io_bytes"], 65_536);
+    assert_eq!(report["jobs"][1]["read"]["io_bytes"], 131_072);
+    assert!(
+        stderr(&output).contains("one engine"),
+        "the per-file engines are said: {}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn two_weighted_cgroups_under_bfq_both_complete() {
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    std::fs::write(&data, b"").expect("create");
+    let job = job_file(
+        dir.path(),
+        "[global]\nioengine=psync\nrw=randread\nbs=4k\nsize=256k\n\
+         [light]\ncgroup=light\ncgroup_weight=100\n[heavy]\ncgroup=heavy\ncgroup_weight=300\n",
+    );
+    let output = run(
+        &job,
+        &data,
+        &["--sched", "bfq:slice_idle=0", "--output-format", "json"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = json(&output);
+    for index in 0..2 {
+        assert_eq!(report["jobs"][index]["read"]["total_ios"], 64);
+    }
+    let cgroups = report["cgroups"].as_array().expect("a cgroups block");
+    let names: Vec<&str> = cgroups.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["light", "heavy"]);
+    assert_eq!(cgroups[0]["weight"], 100);
+    assert_eq!(cgroups[1]["weight"], 300);
+}
+
+const MISALIGNED: &str = "\
+[bad]
+ioengine=io_uring
+iodepth=4
+direct=1
+rw=write
+bs=1000
+size=100000
+";
+
+#[test]
+fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_told_to_go_on() {
+    let dir = temp_dir();
+    if !direct_works(dir.path()) {
+        return;
+    }
+    let data = dir.path().join("data");
+    std::fs::write(&data, b"").expect("create");
+
+    // continue_on_error=none (the default): the first error stops the job; exit status 1.
+    let job = job_file(dir.path(), MISALIGNED);
+    let output = run(&job, &data, &["--output-format", "json"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("fio: io_u error on file")
+            && err.contains("Invalid argument: write offset=0, buflen=1000"),
+        "{err}"
+    );
+    let report = json(&output);
+    let bad = &report["jobs"][0];
+    assert_eq!(bad["error"], libc_einval());
+    assert_eq!(bad["write"]["total_ios"], 0);
+    let errors = bad["total_err"].as_u64().expect("total_err");
+    assert!(
+        (1..=4).contains(&errors),
+        "at most the depth in flight: {errors}"
+    );
+
+    // continue_on_error=all: every request fails and the job runs to the end; exit 0.
+    let job = job_file(dir.path(), &format!("{MISALIGNED}continue_on_error=all\n"));
+    let output = run(&job, &data, &["--output-format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["jobs"][0]["total_err"], 100);
+    assert_eq!(report["jobs"][0]["first_error"], libc_einval());
+
+    let output = run(&job, &data, &[]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("errors    : total=100, first_error=22/<Invalid argument>"),
+        "{text}"
+    );
+    assert!(text.contains("err=22"), "{text}");
+}
+
+fn libc_einval() -> i64 {
+    i64::from(libc::EINVAL)
+}
+
+/// A user error: exit status 2 and one line on stderr that says `what`.
+fn assert_user_error(output: &Output, what: &[&str]) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for needle in what {
+        assert!(err.contains(needle), "'{needle}' missing from: {err}");
+    }
+}
+
+#[test]
+fn a_missing_path_or_a_character_device_is_one_line() {
+    let dir = temp_dir();
+    let job = job_file(dir.path(), WRITE_THEN_READ);
+    let missing = dir.path().join("missing");
+    assert_user_error(
+        &run(&job, &missing, &[]),
+        &["missing: no such file, directory or block device"],
+    );
+    assert_user_error(
+        &run(&job, Path::new("/dev/null"), &[]),
+        &["/dev/null: is a character device"],
+    );
+    let data = dir.path().join("data");
+    std::fs::write(&data, b"").expect("create");
+    assert_user_error(
+        &run(&job, &data, &["--sched", "elevator-of-doom"]),
+        &["unknown scheduler"],
+    );
+    assert_user_error(
+        &ioslice(&["run", job.to_str().expect("utf-8"), "--allow-mounted-write"]),
+        &["--allow-mounted-write is for a real --device"],
+    );
+}
+
+/// A loop device over an image holding an ext4 superblock magic; detached on drop.
+struct LoopDevice(String);
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn loop_device(image: &Path) -> Option<LoopDevice> {
+    // The effective uid, from /proc (no unsafe call needed).
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let euid = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))?;
+    if euid != "0" {
+        eprintln!("skipping: attaching a loop device needs root");
+        return None;
+    }
+    let output = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(image)
+        .output();
+    match output {
+        Ok(output) if output.status.success() => {
+            Some(LoopDevice(stdout(&output).trim().to_string()))
+        }
+        Ok(output) => {
+            eprintln!("skipping: losetup failed: {}", stderr(&output).trim());
+            None
+        }
+        Err(e) => {
+            eprintln!("skipping: no losetup ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn writing_to_a_formatted_block_device_needs_allow_mounted_write() {
+    let dir = temp_dir();
+    let image = dir.path().join("image");
+    let mut bytes = vec![0u8; 4 << 20];
+    bytes[1080..1082].copy_from_slice(&[0x53, 0xef]); // ext2/3/4 superblock magic
+    std::fs::write(&image, &bytes).expect("image");
+    let Some(device) = loop_device(&image) else {
+        return;
+    };
+    let device_path = PathBuf::from(&device.0);
+
+    let job = job_file(
+        dir.path(),
+        "[w]\nioengine=psync\nrw=write\nbs=4k\nsize=64k\noffset=1m\n",
+    );
+    assert_user_error(
+        &run(&job, &device_path, &[]),
+        &["refusing to write to", "ext2/3/4", "--allow-mounted-write"],
+    );
+    // Reading is allowed, as in fio.
+    let read = job_file(
+        dir.path(),
+        "[r]\nioengine=psync\nrw=read\nbs=4k\nsize=64k\n",
+    );
+    let output = run(&read, &device_path, &["--output-format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output)["jobs"][0]["read"]["io_bytes"], 65_536);
+    // With the flag, the write goes ahead and says so.
+    let output = run(
+        &job,
+        &device_path,
+        &["--allow-mounted-write", "--output-format", "json"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("writing anyway"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(json(&output)["jobs"][0]["write"]["io_bytes"], 65_536);
+}

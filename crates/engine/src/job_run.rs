@@ -1,0 +1,922 @@
+//! Running an fio job file for real: the engine's counterpart of the simulator's driver.
+//!
+//! [`run`] opens the files or the block device a job file names under one `--device`
+//! path, starts one [`Engine`] per file (each with its own policy instance), and drives
+//! every job process on its own thread with the same [`JobClock`] the simulator uses, on
+//! the real clock. Each process draws its offsets from the random stream the simulator would
+//! give it for the same seed, so both runs issue the same I/O. The result is a
+//! [`RunReport`], printed in fio's formats like a simulation's.
+//!
+//! Where the I/O goes, by what `--device` names:
+//! - a regular file or a block device: every job uses it, as when every job's `filename=`
+//!   names that one device (a job's offsets are from its start);
+//! - a directory: each job's files are named as fio names them (`filename=`, else
+//!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
+//!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
+//!   get different engines: a real elevator is per device, so several per-file engines on
+//!   one filesystem approximate it (they do not arbitrate between each other).
+//!
+//! Writing to a block device that is mounted, partitioned or carries a signature is refused
+//! ([`crate::device::write_refusal`]) unless [`RunConfig::allow_mounted_write`] is set;
+//! reading from one is allowed, as in fio.
+//!
+//! A request that fails completes with its errno; the engine keeps serving the others. The
+//! job counts the error, keeps the first errno as fio's `err=`, and stops unless its
+//! `continue_on_error=` covers the failed direction (`read`, `write`, `io` or `all`; this
+//! goes on past any errno, where fio goes on only past `EIO` and `EILSEQ` unless
+//! `ignore_error=` lists more).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::future::Future;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ioslice_core::limit::Limits;
+use ioslice_core::{build_scheduler, GroupId, GroupTree, IoPriority, Nanos, SchedSpec};
+use ioslice_core::{SchedulerContext, TunableError};
+use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
+use ioslice_fio::workload::{direction_index, JobClock, Step};
+use ioslice_fio::{
+    CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, Pattern,
+    RunReport,
+};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::backend::open_backend;
+use crate::buffer::AlignedBuffer;
+use crate::completion::{IoFuture, IoOutcome};
+use crate::device::{dev_major_minor, write_refusal, DeviceError, OpenOptions, Target, TargetKind};
+use crate::engine::{Engine, EngineError, Geometry};
+use crate::handle::Client;
+use crate::stats::FinalStats;
+
+/// What a real run needs besides the job file.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Seed of the jobs' random streams (the simulator's streams for the same seed).
+    pub seed: u64,
+    /// The policy and its tunables.
+    pub scheduler: SchedSpec,
+    /// A regular file, a directory or a block device.
+    pub path: PathBuf,
+    /// Write to a block device even if it is mounted, partitioned or formatted.
+    pub allow_mounted_write: bool,
+    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
+    pub group_weights: Vec<(String, u32)>,
+    /// Group limits (`--cgroup NAME:rbps=…`), applied after the weights.
+    pub group_limits: Vec<(String, Limits)>,
+}
+
+/// A finished real run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// What fio would print.
+    pub report: RunReport,
+    /// One-line notes worth telling (the backend chosen where it is not io_uring, per-file
+    /// engines, a refusal overridden by `allow_mounted_write`).
+    pub notes: Vec<String>,
+    /// fio's line for each job's first I/O error:
+    /// `fio: io_u error on file F: Invalid argument: read offset=0, buflen=1000`.
+    pub io_errors: Vec<String>,
+    /// Names of the jobs an I/O error stopped (fio exits with status 1 for them).
+    pub failed_jobs: Vec<String>,
+}
+
+/// Why a real run could not start. Each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The job file asks for something that cannot run, or sizes that do not fit.
+    #[error("{0}")]
+    Job(String),
+    /// The path or a file under it cannot be opened.
+    #[error("{0}")]
+    Device(#[from] DeviceError),
+    /// Writing was refused (a mounted or formatted block device).
+    #[error("{0}")]
+    Refused(String),
+    /// The engine would not start (scheduler, groups).
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    /// The scheduler specification was refused.
+    #[error("{0}")]
+    Scheduler(#[from] TunableError),
+    /// A job thread could not be started, or panicked.
+    #[error("job thread: {0}")]
+    Thread(String),
+}
+
+/// Where the jobs' files are.
+#[derive(Debug, Clone)]
+enum Place {
+    /// Every job uses this file or block device.
+    Single(PathBuf),
+    /// Jobs name files relative to this directory.
+    Directory(PathBuf),
+}
+
+/// One file (or device) opened one way, driven by one engine.
+#[derive(Debug, Clone)]
+struct TargetPlan {
+    path: PathBuf,
+    direct: bool,
+    write: bool,
+    /// Bytes the jobs need (regular files are laid out to this).
+    len: u64,
+}
+
+/// One job process before it starts.
+struct ProcessPlan {
+    spec_index: usize,
+    pid: u32,
+    group_path: String,
+    priority: IoPriority,
+    phase: usize,
+    groupid: u32,
+    /// For each of the job's files: its target.
+    targets: Vec<usize>,
+    pattern: IoPattern,
+    rng: ChaCha8Rng,
+    fill_seed: u64,
+}
+
+/// What a job process's thread hands back.
+struct ProcessResult {
+    stats: JobStats,
+    end: Nanos,
+    ramp_end: Nanos,
+    first_error: Option<String>,
+    stopped_by_error: bool,
+}
+
+/// A 64-bit mix (SplitMix64's finaliser), as the simulator derives its streams.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Run `job_file` for real on `config.path`.
+///
+/// # Errors
+/// A [`RunError`] when the run cannot start: a missing or unusable path, a refused write,
+/// a job that cannot run, a bad scheduler. I/O errors during the run are not errors of
+/// this function: they are in the report and [`RunOutcome::failed_jobs`].
+pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunError> {
+    check_supported(job_file).map_err(job_error)?;
+    let place = place_of(&config.path)?;
+    let mut notes = Vec::new();
+
+    // The jobs as they will run: in single-target mode every job names the target.
+    let specs: Vec<JobSpec> = job_file
+        .jobs
+        .iter()
+        .map(|spec| match &place {
+            Place::Single(path) => JobSpec {
+                filename: Some(path.display().to_string().replace(':', "\\:")),
+                directory: None,
+                ..spec.clone()
+            },
+            Place::Directory(_) => spec.clone(),
+        })
+        .collect();
+
+    let groups = build_groups(job_file, config)?;
+    let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
+
+    // Open every target, refusing dangerous writes, and start an engine on each.
+    let mut opened = Vec::with_capacity(targets.len());
+    for plan in &targets {
+        let options = OpenOptions {
+            direct: plan.direct,
+            write: plan.write,
+            create_len: Some(plan.len),
+        };
+        let target = Target::open(&plan.path, &options)?;
+        if plan.write {
+            if let Some(reason) = write_refusal(&target) {
+                if !config.allow_mounted_write {
+                    return Err(RunError::Refused(reason));
+                }
+                notes.push(format!(
+                    "--allow-mounted-write given: writing anyway ({reason})"
+                ));
+            }
+        }
+        if target.kind() == TargetKind::BlockDevice && target.size_bytes() < plan.len {
+            return Err(RunError::Job(format!(
+                "{}: the jobs need {} bytes but the device has {}",
+                plan.path.display(),
+                plan.len,
+                target.size_bytes()
+            )));
+        }
+        opened.push(target);
+    }
+    if targets.len() > 1 {
+        notes.push(format!(
+            "{} files: one engine (and one {} instance) per file; they do not arbitrate between each other",
+            targets.len(),
+            config.scheduler.name
+        ));
+    }
+    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();
+    let mut engines = Vec::with_capacity(opened.len());
+    for target in &opened {
+        let geometry = Geometry::of(target);
+        let depth = u32::try_from(geometry.queue_depth).unwrap_or(u32::MAX);
+        let (backend, note) = open_backend(Arc::clone(target.file()), depth);
+        if let Some(note) = note {
+            notes.push(format!("{}: {note}", target.path().display()));
+        }
+        let mut builder =
+            Engine::builder(backend, geometry).scheduler(&config.scheduler.to_string());
+        for (path, setting) in group_settings(job_file, config) {
+            builder = match setting {
+                GroupSetting::Weight(Some(weight)) => builder.group(&path, weight),
+                // Declared without a weight: the policy's default.
+                GroupSetting::Weight(None) => builder.group_limits(&path, Limits::default()),
+                GroupSetting::Limits(limits) => builder.group_limits(&path, limits),
+            };
+        }
+        engines.push(builder.start()?);
+    }
+    let cgroups = cgroup_settings(&groups, &config.scheduler, opened.first())?;
+
+    let descriptions: Vec<JobDescription> = processes
+        .iter()
+        .map(|plan| describe(&job_file.jobs[plan.spec_index], plan))
+        .collect();
+    let spec_of: Vec<usize> = processes.iter().map(|plan| plan.spec_index).collect();
+
+    // Run the phases (stonewall) one after the other, a thread per process.
+    let started = Instant::now();
+    let mut results: Vec<Option<ProcessResult>> = (0..processes.len()).map(|_| None).collect();
+    let mut processes: Vec<Option<ProcessPlan>> = processes.into_iter().map(Some).collect();
+    for phase in 0..phases {
+        let mut threads = Vec::new();
+        for (index, slot) in processes.iter_mut().enumerate() {
+            if slot.as_ref().is_none_or(|p| p.phase != phase) {
+                continue;
+            }
+            let Some(process) = slot.take() else { continue };
+            let spec = specs[process.spec_index].clone();
+            let mut clients = Vec::with_capacity(process.targets.len());
+            let mut files = Vec::with_capacity(process.targets.len());
+            for &target in &process.targets {
+                let handle = engines[target].handle();
+                clients.push(handle.client(process.pid, &process.group_path, process.priority)?);
+                files.push((
+                    opened[target].path().display().to_string(),
+                    opened[target].logical_block_size() as usize,
+                ));
+            }
+            let worker = Worker {
+                spec,
+                clients,
+                files,
+                started,
+            };
+            let thread = std::thread::Builder::new()
+                .name(format!("ioslice-job-{}", process.pid))
+                .spawn(move || worker.run(process))
+                .map_err(|e| RunError::Thread(e.to_string()))?;
+            threads.push((index, thread));
+        }
+        for (index, thread) in threads {
+            let result = thread
+                .join()
+                .map_err(|_| RunError::Thread("a job thread panicked".into()))?;
+            results[index] = Some(result);
+        }
+    }
+    let elapsed = started.elapsed();
+
+    let mut finals = Vec::with_capacity(engines.len());
+    for engine in engines {
+        finals.push(engine.shutdown()?);
+    }
+    let disk_util = disk_util(&opened, &disks_before, &finals, elapsed);
+
+    let mut jobs = Vec::with_capacity(results.len());
+    let mut io_errors = Vec::new();
+    let mut failed_jobs = Vec::new();
+    for ((description, spec_index), result) in descriptions.into_iter().zip(spec_of).zip(results) {
+        let Some(mut result) = result else {
+            return Err(RunError::Thread("a job process did not run".into()));
+        };
+        let spec = &job_file.jobs[spec_index];
+        result.stats.runtime = result.end.saturating_sub(result.ramp_end);
+        if let Some(line) = result.first_error {
+            io_errors.push(line);
+        }
+        if result.stopped_by_error {
+            failed_jobs.push(spec.name.clone());
+        }
+        jobs.push(JobReport {
+            description,
+            stats: result.stats,
+        });
+    }
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    Ok(RunOutcome {
+        report: RunReport {
+            version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+            timestamp,
+            global_options: job_file.global_options.clone(),
+            jobs,
+            disk_util,
+            scheduler: config.scheduler.to_string(),
+            device: config.path.display().to_string(),
+            cgroups,
+        },
+        notes,
+        io_errors,
+        failed_jobs,
+    })
+}
+
+fn job_error(error: impl std::fmt::Display) -> RunError {
+    RunError::Job(error.to_string())
+}
+
+/// A directory, or a single file or block device (which [`Target::open`] checks).
+fn place_of(path: &Path) -> Result<Place, RunError> {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => Ok(Place::Directory(path.to_path_buf())),
+        Ok(metadata) => {
+            let file_type = metadata.file_type();
+            if file_type.is_file() || file_type.is_block_device() {
+                Ok(Place::Single(path.to_path_buf()))
+            } else {
+                let what = if file_type.is_char_device() {
+                    "character device"
+                } else if file_type.is_fifo() {
+                    "FIFO"
+                } else if file_type.is_socket() {
+                    "socket"
+                } else {
+                    "special file"
+                };
+                Err(RunError::Job(format!(
+                    "{}: is a {what}; expected a regular file, a directory or a block device",
+                    path.display()
+                )))
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunError::Job(format!(
+            "{}: no such file, directory or block device",
+            path.display()
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            Err(RunError::Device(DeviceError::PermissionDenied {
+                path: path.to_path_buf(),
+            }))
+        }
+        Err(source) => Err(RunError::Device(DeviceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })),
+    }
+}
+
+/// Size of an existing file or block device (0 if it cannot be known).
+fn existing_size(path: &Path) -> u64 {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.file_type().is_block_device() => fs::File::open(path)
+            .and_then(|mut file| io::Seek::seek(&mut file, io::SeekFrom::End(0)))
+            .unwrap_or(0),
+        Ok(metadata) => metadata.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Whether a job writes.
+fn writes(pattern: Pattern) -> bool {
+    !matches!(pattern, Pattern::Read | Pattern::RandRead)
+}
+
+/// One process per job clone (in job order, as the simulator numbers them), the targets
+/// they use, and the number of stonewall phases.
+fn plan(
+    specs: &[JobSpec],
+    place: &Place,
+    groups: &GroupTree,
+    seed: u64,
+) -> Result<(Vec<ProcessPlan>, Vec<TargetPlan>, usize), RunError> {
+    let mut targets: Vec<TargetPlan> = Vec::new();
+    let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
+    let mut processes = Vec::new();
+    let mut phase = 0;
+    let mut groupid = 0;
+    for (spec_index, spec) in specs.iter().enumerate() {
+        if spec_index > 0 && spec.stonewall {
+            phase += 1;
+        }
+        if spec_index > 0 && (spec.stonewall || spec.new_group) {
+            groupid += 1;
+        }
+        let group = match &spec.cgroup {
+            Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
+            None => GroupId::ROOT,
+        };
+        let group_path = groups.get(group).path.clone();
+        for clone in 0..spec.numjobs.max(1) {
+            let index = processes.len() as u32;
+            // Files named without a size take the size of what is there already.
+            let capacity = match place {
+                Place::Single(path) => existing_size(path),
+                Place::Directory(dir) => ioslice_fio::pattern::split_filenames(
+                    spec.filename.as_deref().unwrap_or_default(),
+                )
+                .first()
+                .map_or(0, |name| existing_size(&dir.join(name))),
+            };
+            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
+            let mut process_targets = Vec::with_capacity(plans.len());
+            for file in &plans {
+                if file.size == 0 {
+                    return Err(RunError::Job(format!(
+                        "{}:{}: job {}: {} is empty or missing: give size=",
+                        spec.origin.file, spec.origin.line, spec.name, file.name
+                    )));
+                }
+                let path = match place {
+                    Place::Single(path) => path.clone(),
+                    Place::Directory(dir) => dir.join(&file.name),
+                };
+                let key = (path.clone(), spec.direct);
+                let target = *index_of.entry(key).or_insert_with(|| {
+                    targets.push(TargetPlan {
+                        path,
+                        direct: spec.direct,
+                        write: false,
+                        len: 0,
+                    });
+                    targets.len() - 1
+                });
+                targets[target].write |= writes(spec.pattern);
+                targets[target].len = targets[target].len.max(file.size);
+                process_targets.push(target);
+            }
+            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
+            let stream = spec.randseed.unwrap_or(seed);
+            let process_seed = mix(stream ^ mix(u64::from(index)));
+            processes.push(ProcessPlan {
+                spec_index,
+                pid: index + 1,
+                group_path: group_path.clone(),
+                priority: spec.priority.unwrap_or_default(),
+                phase,
+                groupid,
+                targets: process_targets,
+                pattern,
+                rng: ChaCha8Rng::seed_from_u64(process_seed),
+                fill_seed: mix(process_seed ^ 0x5752_4954_4546_494c),
+            });
+        }
+    }
+    Ok((processes, targets, phase + 1))
+}
+
+/// How a group is declared on each engine.
+enum GroupSetting {
+    Weight(Option<u32>),
+    Limits(Limits),
+}
+
+/// The groups of the job file and the command line, in the order the simulator applies them.
+fn group_settings(job_file: &JobFile, config: &RunConfig) -> Vec<(String, GroupSetting)> {
+    let from_jobs = job_file.jobs.iter().filter_map(|spec| {
+        let path = spec.cgroup.clone()?;
+        Some((path, GroupSetting::Weight(spec.cgroup_weight)))
+    });
+    let weights = config
+        .group_weights
+        .iter()
+        .map(|(path, weight)| (path.clone(), GroupSetting::Weight(Some(*weight))));
+    let limits = config
+        .group_limits
+        .iter()
+        .map(|(path, limits)| (path.clone(), GroupSetting::Limits(*limits)));
+    from_jobs.chain(weights).chain(limits).collect()
+}
+
+/// The same groups as a tree, to find each job's group and report each group's weight.
+fn build_groups(job_file: &JobFile, config: &RunConfig) -> Result<GroupTree, RunError> {
+    let mut groups = GroupTree::default();
+    for (path, setting) in group_settings(job_file, config) {
+        let id = groups.ensure(&path).map_err(job_error)?;
+        match setting {
+            GroupSetting::Weight(Some(weight)) => {
+                groups.set_weight(id, weight).map_err(job_error)?
+            }
+            GroupSetting::Weight(None) => {}
+            GroupSetting::Limits(limits) => groups.set_limits(id, limits),
+        }
+    }
+    Ok(groups)
+}
+
+/// Every group but the root with the weight the policy gives it (asked of a policy built
+/// like the engines' own) and its limits.
+fn cgroup_settings(
+    groups: &GroupTree,
+    spec: &SchedSpec,
+    target: Option<&Target>,
+) -> Result<Vec<CgroupSettings>, RunError> {
+    let context = SchedulerContext {
+        groups: groups.clone(),
+        rotational: target.is_some_and(Target::rotational),
+        queue_depth: target.map_or(32, |t| t.queue_depth() as usize),
+    };
+    let policy = build_scheduler(spec, &context)?;
+    Ok(groups
+        .iter()
+        .filter(|(id, _)| *id != GroupId::ROOT)
+        .map(|(id, group)| CgroupSettings {
+            path: group.path.clone(),
+            weight: policy.group_weight(id),
+            weight_set: group.weight_set,
+            limits: group.limits,
+        })
+        .collect())
+}
+
+fn describe(spec: &JobSpec, plan: &ProcessPlan) -> JobDescription {
+    let bs = |i: usize| {
+        format!(
+            "{}B-{}B",
+            spec.block_size[i].min(),
+            spec.block_size[i].max()
+        )
+    };
+    JobDescription {
+        name: spec.name.clone(),
+        groupid: plan.groupid,
+        jobs: 1,
+        pid: plan.pid,
+        rw: spec.pattern.fio_name().to_string(),
+        bs_line: format!("(R) {}, (W) {}, (T) {}", bs(0), bs(1), bs(2)),
+        ioengine: spec.ioengine.fio_name().to_string(),
+        iodepth: spec.iodepth,
+        options: spec.options.clone(),
+        priority: plan.priority.to_string(),
+        cgroup: spec.cgroup.clone().unwrap_or_default(),
+        group_reporting: spec.group_reporting,
+    }
+}
+
+/// Wakes a parked job thread when one of its requests completes.
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// A request in flight.
+struct Pending {
+    future: IoFuture,
+    direction: DataDirection,
+    file: usize,
+    offset: u64,
+    length: u64,
+    /// Time spent handing it to the engine (fio's submission latency).
+    slat: Nanos,
+}
+
+/// A job process on its thread.
+struct Worker {
+    spec: JobSpec,
+    /// One client per file of the job.
+    clients: Vec<Client>,
+    /// Each file's path (for error messages) and buffer alignment.
+    files: Vec<(String, usize)>,
+    started: Instant,
+}
+
+fn nanos(duration: Duration) -> Nanos {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Worker {
+    fn now(&self) -> Nanos {
+        nanos(self.started.elapsed())
+    }
+
+    fn run(self, mut process: ProcessPlan) -> ProcessResult {
+        let (low, high) = self.spec.startdelay;
+        let delay = if high > low {
+            process.rng.gen_range(low..=high)
+        } else {
+            low
+        };
+        let start = self.now() + delay;
+        self.sleep_until(start);
+        let mut clock = JobClock::new(&self.spec, process.pattern.clone(), self.now());
+        let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
+        ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
+
+        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+        let mut state = State {
+            stats: JobStats::default(),
+            first_error: None,
+            stopped_by_error: false,
+            pending: Vec::new(),
+        };
+        let end = loop {
+            self.reap(&mut state, &mut clock, &waker);
+            let now = self.now();
+            match clock.poll(now, &mut process.rng) {
+                Step::Submit(unit) => {
+                    let pending = self.submit(&unit, &fill, &mut clock, &mut state);
+                    state.pending.push(pending);
+                }
+                Step::WaitUntil(at) => self.wait(&mut state, &mut clock, &waker, Some(at)),
+                Step::AwaitCompletion => self.wait(&mut state, &mut clock, &waker, None),
+                Step::Done => break self.now(),
+            }
+        };
+        for client in self.clients {
+            client.exit();
+        }
+        ProcessResult {
+            stats: state.stats,
+            end,
+            ramp_end: clock.ramp_end(),
+            first_error: state.first_error,
+            stopped_by_error: state.stopped_by_error,
+        }
+    }
+
+    fn sleep_until(&self, at: Nanos) {
+        let now = self.now();
+        if at > now {
+            std::thread::sleep(Duration::from_nanos(at - now));
+        }
+    }
+
+    fn submit(
+        &self,
+        unit: &IoUnit,
+        fill: &[u8],
+        clock: &mut JobClock,
+        state: &mut State,
+    ) -> Pending {
+        let client = &self.clients[unit.file];
+        let d = direction_index(unit.direction);
+        state.stats.record_depth(clock.in_flight());
+        state.stats.issued[d] += 1;
+        let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
+        let before = Instant::now();
+        let future = match unit.direction {
+            DataDirection::Write => {
+                let mut buffer = AlignedBuffer::new(length, self.files[unit.file].1);
+                for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
+                    chunk.copy_from_slice(&fill[..chunk.len()]);
+                }
+                client.write(unit.offset, buffer)
+            }
+            // Trim jobs are refused by `check_supported` before the run.
+            DataDirection::Read | DataDirection::Trim => client.read(unit.offset, length),
+        };
+        Pending {
+            future,
+            direction: unit.direction,
+            file: unit.file,
+            offset: unit.offset,
+            length: unit.length,
+            slat: nanos(before.elapsed()),
+        }
+    }
+
+    /// Take every completed request; returns whether there was any.
+    fn reap(&self, state: &mut State, clock: &mut JobClock, waker: &Waker) -> bool {
+        let mut context = Context::from_waker(waker);
+        let mut any = false;
+        let mut index = 0;
+        while index < state.pending.len() {
+            match Pin::new(&mut state.pending[index].future).poll(&mut context) {
+                Poll::Ready(outcome) => {
+                    let pending = state.pending.swap_remove(index);
+                    self.complete(state, clock, &pending, outcome);
+                    any = true;
+                }
+                Poll::Pending => index += 1,
+            }
+        }
+        any
+    }
+
+    /// Wait for a completion, or until `deadline` (job time) if there is one.
+    fn wait(
+        &self,
+        state: &mut State,
+        clock: &mut JobClock,
+        waker: &Waker,
+        deadline: Option<Nanos>,
+    ) {
+        loop {
+            if self.reap(state, clock, waker) {
+                return;
+            }
+            let now = self.now();
+            match deadline {
+                Some(at) if at <= now => return,
+                Some(at) => std::thread::park_timeout(Duration::from_nanos(at - now)),
+                // Nothing in flight cannot complete: poll the clock again.
+                None if state.pending.is_empty() => return,
+                None => std::thread::park(),
+            }
+        }
+    }
+
+    fn complete(
+        &self,
+        state: &mut State,
+        clock: &mut JobClock,
+        pending: &Pending,
+        outcome: IoOutcome,
+    ) {
+        let now = self.now();
+        clock.on_complete(now);
+        let d = direction_index(pending.direction);
+        match outcome {
+            Ok(result) => {
+                if now >= clock.ramp_end() {
+                    state.stats.directions[d].record(
+                        pending.length,
+                        pending.slat,
+                        nanos(result.latency),
+                        now - clock.ramp_end(),
+                    );
+                }
+            }
+            Err(error) => {
+                let errno = error.errno();
+                state.stats.directions[d].errors += 1;
+                if state.stats.error == 0 {
+                    state.stats.error = errno;
+                    let text = ioslice_fio::stats::error_text(errno);
+                    let direction = match pending.direction {
+                        DataDirection::Read => "read",
+                        DataDirection::Write => "write",
+                        DataDirection::Trim => "trim",
+                    };
+                    state.first_error = Some(format!(
+                        "fio: io_u error on file {}: {text}: {direction} offset={}, buflen={}",
+                        self.files[pending.file].0, pending.offset, pending.length
+                    ));
+                }
+                if !continues(&self.spec.continue_on_error, pending.direction) {
+                    state.stopped_by_error = true;
+                    clock.abort();
+                }
+            }
+        }
+    }
+}
+
+/// A job's mutable state on its thread.
+struct State {
+    stats: JobStats,
+    first_error: Option<String>,
+    stopped_by_error: bool,
+    pending: Vec<Pending>,
+}
+
+/// Whether `continue_on_error=` (as parsed: none, read, write, io, verify, all) lets a job
+/// go on after an error in `direction`.
+pub fn continues(continue_on_error: &str, direction: DataDirection) -> bool {
+    match continue_on_error {
+        "all" | "io" => true,
+        "read" => direction == DataDirection::Read,
+        "write" => direction == DataDirection::Write,
+        _ => false,
+    }
+}
+
+/// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
+/// `Disk stats` block: the device itself, or the one holding a regular file's filesystem.
+#[derive(Debug, Clone)]
+struct DiskStat {
+    name: String,
+    devno: (u32, u32),
+    /// read ios, read merges, read sectors, read ticks, write ios, write merges, write
+    /// sectors, write ticks, in flight, io ticks, time in queue.
+    fields: [u64; 11],
+}
+
+impl DiskStat {
+    fn of_target(target: &Target) -> Option<Self> {
+        let metadata = target.file().metadata().ok()?;
+        let dev = if target.kind() == TargetKind::BlockDevice {
+            metadata.rdev()
+        } else {
+            metadata.dev()
+        };
+        Self::read(dev_major_minor(dev))
+    }
+
+    fn read((major, minor): (u32, u32)) -> Option<Self> {
+        let dir = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+        let text = fs::read_to_string(dir.join("stat")).ok()?;
+        let values: Vec<u64> = text
+            .split_whitespace()
+            .map_while(|field| field.parse().ok())
+            .collect();
+        let fields: [u64; 11] = values.get(..11)?.try_into().ok()?;
+        Some(Self {
+            name: dir.file_name()?.to_string_lossy().into_owned(),
+            devno: (major, minor),
+            fields,
+        })
+    }
+}
+
+/// fio's `Disk stats`: the kernel's counters for each device the run used, over the run
+/// (as fio reports them), or the engines' own counts where sysfs has none (tmpfs, overlay).
+fn disk_util(
+    targets: &[Target],
+    before: &[Option<DiskStat>],
+    finals: &[FinalStats],
+    elapsed: Duration,
+) -> Vec<DiskUtil> {
+    let elapsed_ms = elapsed.as_millis().max(1) as f64;
+    let mut seen = Vec::new();
+    let mut utils = Vec::new();
+    for ((target, before), stats) in targets.iter().zip(before).zip(finals) {
+        match before {
+            Some(before) => {
+                if seen.contains(&before.devno) {
+                    continue;
+                }
+                seen.push(before.devno);
+                let Some(after) = DiskStat::read(before.devno) else {
+                    continue;
+                };
+                let delta = |i: usize| after.fields[i].saturating_sub(before.fields[i]);
+                utils.push(DiskUtil {
+                    name: before.name.clone(),
+                    ios: [delta(0), delta(4)],
+                    merges: [delta(1), delta(5)],
+                    ticks: [delta(3), delta(7)],
+                    in_queue: delta(10),
+                    util: (100.0 * delta(9) as f64 / elapsed_ms).min(100.0),
+                });
+            }
+            None => {
+                let totals = &stats.totals;
+                let busy_ms = (totals.latency.mean * totals.requests as f64 / 1000.0) as u64;
+                utils.push(DiskUtil {
+                    name: target
+                        .path()
+                        .file_name()
+                        .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
+                    ios: [totals.reads, totals.writes],
+                    merges: [0, 0],
+                    ticks: [busy_ms, 0],
+                    in_queue: busy_ms,
+                    util: 0.0,
+                });
+            }
+        }
+    }
+    utils
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_on_error_classes() {
+        use DataDirection::{Read, Write};
+        assert!(!continues("none", Read));
+        assert!(!continues("none", Write));
+        assert!(continues("read", Read));
+        assert!(!continues("read", Write));
+        assert!(continues("write", Write));
+        assert!(!continues("write", Read));
+        assert!(continues("io", Read) && continues("io", Write));
+        assert!(continues("all", Read) && continues("all", Write));
+        assert!(!continues("verify", Read));
+    }
+}
