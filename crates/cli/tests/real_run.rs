@@ -211,7 +211,7 @@ size=100000
 ";
 
 #[test]
-fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_told_to_go_on() {
+fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_that_error_is_ignored() {
     let dir = temp_dir();
     if !direct_works(dir.path()) {
         return;
@@ -239,8 +239,21 @@ fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_told_to_go_on() {
         "at most the depth in flight: {errors}"
     );
 
-    // continue_on_error=all: every request fails and the job runs to the end; exit 0.
+    // continue_on_error=all alone: as in fio, only EIO and EILSEQ are non-fatal, so EINVAL
+    // still stops the job.
     let job = job_file(dir.path(), &format!("{MISALIGNED}continue_on_error=all\n"));
+    let output = run(&job, &data, &["--output-format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let errors = json(&output)["jobs"][0]["total_err"]
+        .as_u64()
+        .expect("total_err");
+    assert!((1..=4).contains(&errors), "{errors}");
+
+    // With EINVAL listed for writes: every request fails and the job runs to the end; exit 0.
+    let job = job_file(
+        dir.path(),
+        &format!("{MISALIGNED}continue_on_error=all\nignore_error=:EINVAL\n"),
+    );
     let output = run(&job, &data, &["--output-format", "json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report = json(&output);

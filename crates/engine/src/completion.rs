@@ -98,35 +98,9 @@ impl IoError {
     }
 }
 
-/// The symbolic name of an errno (`EIO`), for the errors this engine is likely to meet.
+/// The symbolic name of an errno (`EIO`), for the errors block I/O is likely to meet.
 pub fn errno_name(errno: i32) -> Option<&'static str> {
-    Some(match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::ENXIO => "ENXIO",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::ENODEV => "ENODEV",
-        libc::EINVAL => "EINVAL",
-        libc::EFBIG => "EFBIG",
-        libc::ENOSPC => "ENOSPC",
-        libc::EROFS => "EROFS",
-        libc::EOVERFLOW => "EOVERFLOW",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ESHUTDOWN => "ESHUTDOWN",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ECANCELED => "ECANCELED",
-        libc::ENODATA => "ENODATA",
-        libc::EREMOTEIO => "EREMOTEIO",
-        libc::EDQUOT => "EDQUOT",
-        _ => return None,
-    })
+    ioslice_fio::errno::name(errno)
 }
 
 /// `EIO (Input/output error)`: an errno's name and the system's description of it.
@@ -383,6 +357,42 @@ impl Drop for Completer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_named_errnos_are_this_systems() {
+        let libc_values = [
+            ("EPERM", libc::EPERM),
+            ("ENOENT", libc::ENOENT),
+            ("EINTR", libc::EINTR),
+            ("EIO", libc::EIO),
+            ("ENXIO", libc::ENXIO),
+            ("EBADF", libc::EBADF),
+            ("EAGAIN", libc::EAGAIN),
+            ("ENOMEM", libc::ENOMEM),
+            ("EACCES", libc::EACCES),
+            ("EFAULT", libc::EFAULT),
+            ("EBUSY", libc::EBUSY),
+            ("ENODEV", libc::ENODEV),
+            ("EINVAL", libc::EINVAL),
+            ("EFBIG", libc::EFBIG),
+            ("ENOSPC", libc::ENOSPC),
+            ("EROFS", libc::EROFS),
+            ("ENODATA", libc::ENODATA),
+            ("ETIME", libc::ETIME),
+            ("ENOLINK", libc::ENOLINK),
+            ("EOVERFLOW", libc::EOVERFLOW),
+            ("EILSEQ", libc::EILSEQ),
+            ("EOPNOTSUPP", libc::EOPNOTSUPP),
+            ("ESHUTDOWN", libc::ESHUTDOWN),
+            ("ETIMEDOUT", libc::ETIMEDOUT),
+            ("EREMOTEIO", libc::EREMOTEIO),
+            ("EDQUOT", libc::EDQUOT),
+            ("ENOMEDIUM", libc::ENOMEDIUM),
+            ("EMEDIUMTYPE", libc::EMEDIUMTYPE),
+            ("ECANCELED", libc::ECANCELED),
+        ];
+        assert_eq!(ioslice_fio::errno::ERRNOS, libc_values.as_slice());
+    }
 
     #[test]
     fn errno_names_and_descriptions() {

@@ -21,10 +21,9 @@
 //! reading from one is allowed, as in fio.
 //!
 //! A request that fails completes with its errno; the engine keeps serving the others. The
-//! job counts the error, keeps the first errno as fio's `err=`, and stops unless its
-//! `continue_on_error=` covers the failed direction (`read`, `write`, `io` or `all`; this
-//! goes on past any errno, where fio goes on only past `EIO` and `EILSEQ` unless
-//! `ignore_error=` lists more).
+//! job counts the error, keeps the first errno as fio's `err=`, and stops unless fio's rule
+//! lets it go on: `continue_on_error=` covers the kind of error and the error is non-fatal
+//! (`EIO` and `EILSEQ`, or what `ignore_error=` lists; [`ioslice_fio::errno::goes_on`]).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -785,7 +784,14 @@ impl Worker {
                         self.files[pending.file].0, pending.offset, pending.length
                     ));
                 }
-                if !continues(&self.spec.continue_on_error, pending.direction) {
+                let spec = &self.spec;
+                let goes_on = ioslice_fio::errno::goes_on(
+                    &spec.continue_on_error,
+                    &spec.ignore_error,
+                    pending.direction,
+                    errno,
+                );
+                if !goes_on {
                     state.stopped_by_error = true;
                     clock.abort();
                 }
@@ -800,17 +806,6 @@ struct State {
     first_error: Option<String>,
     stopped_by_error: bool,
     pending: Vec<Pending>,
-}
-
-/// Whether `continue_on_error=` (as parsed: none, read, write, io, verify, all) lets a job
-/// go on after an error in `direction`.
-pub fn continues(continue_on_error: &str, direction: DataDirection) -> bool {
-    match continue_on_error {
-        "all" | "io" => true,
-        "read" => direction == DataDirection::Read,
-        "write" => direction == DataDirection::Write,
-        _ => false,
-    }
 }
 
 /// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
@@ -900,23 +895,4 @@ fn disk_util(
         }
     }
     utils
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn continue_on_error_classes() {
-        use DataDirection::{Read, Write};
-        assert!(!continues("none", Read));
-        assert!(!continues("none", Write));
-        assert!(continues("read", Read));
-        assert!(!continues("read", Write));
-        assert!(continues("write", Write));
-        assert!(!continues("write", Read));
-        assert!(continues("io", Read) && continues("io", Write));
-        assert!(continues("all", Read) && continues("all", Write));
-        assert!(!continues("verify", Read));
-    }
 }

@@ -293,6 +293,9 @@ pub struct JobSpec {
     pub randseed: Option<u64>,
     /// `continue_on_error=` as written (none, read, write, io, verify, all…); "none" by default.
     pub continue_on_error: String,
+    /// `ignore_error=`: per kind (read, write, verify), the errors a job goes on after; an
+    /// empty list means fio's default, `EIO` and `EILSEQ` ([`crate::errno::goes_on`]).
+    pub ignore_error: [Vec<i32>; 3],
     /// Where each option that set a field came from (last setting wins), keyed by fio's
     /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
     /// `jobs.fio:7: ioengine=rbd is not supported`. Options inherited from `[global]` point
@@ -351,6 +354,7 @@ impl Default for JobSpec {
             kb_base: 1024,
             randseed: None,
             continue_on_error: "none".to_string(),
+            ignore_error: Default::default(),
             option_origins: std::collections::BTreeMap::new(),
         }
     }

@@ -195,6 +195,7 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "randseed" => spec.randseed = Some(s.number(0, u64::MAX)?),
         "randrepeat" => repeat(spec, s.flag()?),
         "continue_on_error" => spec.continue_on_error = s.parse(continue_on_error, CONTINUE)?,
+        "ignore_error" => spec.ignore_error = s.parse(crate::errno::parse_ignore_error, IGNORE)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -204,6 +205,8 @@ const SIZE: &str = "a size such as 4k or 1m";
 const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
+const IGNORE: &str =
+    "READ:WRITE:VERIFY lists of error names or numbers separated by commas, such as EIO,ENOSPC:122";
 
 /// One entry being applied, with the helpers that parse its value or name what was expected.
 struct Setting<'a> {
