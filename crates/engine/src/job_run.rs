@@ -253,7 +253,14 @@ pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunErro
 
     let descriptions: Vec<JobDescription> = processes
         .iter()
-        .map(|plan| describe(&job_file.jobs[plan.spec_index], plan))
+        .map(|plan| {
+            JobDescription::of(
+                &job_file.jobs[plan.spec_index],
+                plan.groupid,
+                plan.pid,
+                plan.priority,
+            )
+        })
         .collect();
     let spec_of: Vec<usize> = processes.iter().map(|plan| plan.spec_index).collect();
 
@@ -541,40 +548,7 @@ fn cgroup_settings(
         queue_depth: target.map_or(32, |t| t.queue_depth() as usize),
     };
     let policy = build_scheduler(spec, &context)?;
-    Ok(groups
-        .iter()
-        .filter(|(id, _)| *id != GroupId::ROOT)
-        .map(|(id, group)| CgroupSettings {
-            path: group.path.clone(),
-            weight: policy.group_weight(id),
-            weight_set: group.weight_set,
-            limits: group.limits,
-        })
-        .collect())
-}
-
-fn describe(spec: &JobSpec, plan: &ProcessPlan) -> JobDescription {
-    let bs = |i: usize| {
-        format!(
-            "{}B-{}B",
-            spec.block_size[i].min(),
-            spec.block_size[i].max()
-        )
-    };
-    JobDescription {
-        name: spec.name.clone(),
-        groupid: plan.groupid,
-        jobs: 1,
-        pid: plan.pid,
-        rw: spec.pattern.fio_name().to_string(),
-        bs_line: format!("(R) {}, (W) {}, (T) {}", bs(0), bs(1), bs(2)),
-        ioengine: spec.ioengine.fio_name().to_string(),
-        iodepth: spec.iodepth,
-        options: spec.options.clone(),
-        priority: plan.priority.to_string(),
-        cgroup: spec.cgroup.clone().unwrap_or_default(),
-        group_reporting: spec.group_reporting,
-    }
+    Ok(CgroupSettings::of_run(groups, policy.as_ref()))
 }
 
 /// Wakes a parked job thread when one of its requests completes.

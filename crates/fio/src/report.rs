@@ -2,6 +2,7 @@
 
 use ioslice_core::limit::Limits;
 use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
+use ioslice_core::{GroupId, GroupTree, IoPriority, Scheduler};
 
 use crate::stats::JobStats;
 
@@ -32,6 +33,34 @@ pub struct JobDescription {
     pub cgroup: String,
     /// Whether `group_reporting` applies to this entry.
     pub group_reporting: bool,
+}
+
+impl JobDescription {
+    /// How the report names and describes one process of `spec`: its reporting group, its
+    /// pid-like number and its I/O priority.
+    pub fn of(spec: &crate::JobSpec, groupid: u32, pid: u32, priority: IoPriority) -> Self {
+        let bs = |i: usize| {
+            format!(
+                "{}B-{}B",
+                spec.block_size[i].min(),
+                spec.block_size[i].max()
+            )
+        };
+        Self {
+            name: spec.name.clone(),
+            groupid,
+            jobs: 1,
+            pid,
+            rw: spec.pattern.fio_name().to_string(),
+            bs_line: format!("(R) {}, (W) {}, (T) {}", bs(0), bs(1), bs(2)),
+            ioengine: spec.ioengine.fio_name().to_string(),
+            iodepth: spec.iodepth,
+            options: spec.options.clone(),
+            priority: priority.to_string(),
+            cgroup: spec.cgroup.clone().unwrap_or_default(),
+            group_reporting: spec.group_reporting,
+        }
+    }
 }
 
 /// One entry of the report: a job, or a reporting group folded together.
@@ -96,6 +125,24 @@ pub struct CgroupSettings {
     pub weight_set: bool,
     /// Its bandwidth and IOPS limits (`io.max`); unlimited by default.
     pub limits: Limits,
+}
+
+impl CgroupSettings {
+    /// Every group but the root, parents first, as a run uses it: the weight `scheduler`
+    /// gives it (its own default and range, or none for a policy without groups) and its
+    /// limits.
+    pub fn of_run(groups: &GroupTree, scheduler: &dyn Scheduler) -> Vec<Self> {
+        groups
+            .iter()
+            .filter(|(id, _)| *id != GroupId::ROOT)
+            .map(|(id, group)| Self {
+                path: group.path.clone(),
+                weight: scheduler.group_weight(id),
+                weight_set: group.weight_set,
+                limits: group.limits,
+            })
+            .collect()
+    }
 }
 
 impl CgroupSettings {

@@ -18,7 +18,7 @@ use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{
-    CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
+    CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -291,7 +291,7 @@ impl<'a> Simulation<'a> {
             queue_depth: info.queue_depth,
         };
         let scheduler = build_scheduler(&config.scheduler, &context)?;
-        let cgroups = cgroup_settings(&groups, scheduler.as_ref());
+        let cgroups = CgroupSettings::of_run(&groups, scheduler.as_ref());
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
         if config.direct_writes == DirectWrites::Async {
@@ -793,7 +793,12 @@ impl<'a> Simulation<'a> {
                 .map_or(process.end, JobClock::ramp_end);
             process.stats.runtime = process.end.saturating_sub(ramp_end);
             jobs.push(JobReport {
-                description: describe(spec, process),
+                description: JobDescription::of(
+                    spec,
+                    process.groupid,
+                    process.pid.0,
+                    process.priority,
+                ),
                 stats: std::mem::take(&mut process.stats),
             });
         }
@@ -919,43 +924,4 @@ fn build_groups(job_file: &JobFile, config: &SimConfig) -> Result<GroupTree, Sim
         groups.set_limits(id, *limits);
     }
     Ok(groups)
-}
-
-/// Every group but the root, parents first, as the run uses it: the weight the policy
-/// gives it (its own default and range, or none for a policy without groups) and its limits.
-fn cgroup_settings(groups: &GroupTree, scheduler: &dyn Scheduler) -> Vec<CgroupSettings> {
-    groups
-        .iter()
-        .filter(|(id, _)| *id != GroupId::ROOT)
-        .map(|(id, group)| CgroupSettings {
-            path: group.path.clone(),
-            weight: scheduler.group_weight(id),
-            weight_set: group.weight_set,
-            limits: group.limits,
-        })
-        .collect()
-}
-
-fn describe(spec: &JobSpec, process: &Process) -> JobDescription {
-    let bs = |i: usize| {
-        format!(
-            "{}B-{}B",
-            spec.block_size[i].min(),
-            spec.block_size[i].max()
-        )
-    };
-    JobDescription {
-        name: spec.name.clone(),
-        groupid: process.groupid,
-        jobs: 1,
-        pid: process.pid.0,
-        rw: spec.pattern.fio_name().to_string(),
-        bs_line: format!("(R) {}, (W) {}, (T) {}", bs(0), bs(1), bs(2)),
-        ioengine: spec.ioengine.fio_name().to_string(),
-        iodepth: spec.iodepth,
-        options: spec.options.clone(),
-        priority: process.priority.to_string(),
-        cgroup: spec.cgroup.clone().unwrap_or_default(),
-        group_reporting: spec.group_reporting,
-    }
 }
