@@ -112,6 +112,7 @@ pub struct EngineBuilder {
     backend: Box<dyn Backend>,
     target: Geometry,
     scheduler: String,
+    base_groups: GroupTree,
     groups: Vec<GroupSetting>,
     submission_queue: usize,
 }
@@ -147,6 +148,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Start from a whole group tree (weights and limits set), as a job file declares it;
+    /// [`Self::group`] and [`Self::group_limits`] add to it.
+    pub fn groups(mut self, tree: GroupTree) -> Self {
+        self.base_groups = tree;
+        self
+    }
+
     /// Declare the group at `path` with bandwidth and IOPS limits (on its whole subtree).
     pub fn group_limits(mut self, path: &str, limits: Limits) -> Self {
         self.groups
@@ -179,7 +187,7 @@ impl EngineBuilder {
                 "submission queue capacity must be at least 1".into(),
             ));
         }
-        let mut groups = GroupTree::default();
+        let mut groups = self.base_groups.clone();
         for setting in &self.groups {
             match setting {
                 GroupSetting::Weight(path, weight) => {
@@ -261,6 +269,7 @@ impl Engine {
             backend,
             target,
             scheduler: EngineBuilder::DEFAULT_SCHEDULER.to_string(),
+            base_groups: GroupTree::default(),
             groups: Vec::new(),
             submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
         }

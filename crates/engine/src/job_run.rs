@@ -189,7 +189,9 @@ pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunErro
         })
         .collect();
 
-    let groups = build_groups(job_file, config)?;
+    let groups = job_file
+        .group_tree(&config.group_weights, &config.group_limits)
+        .map_err(job_error)?;
     let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
 
     // Open every target, refusing dangerous writes, and start an engine on each.
@@ -237,16 +239,9 @@ pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunErro
         if let Some(note) = note {
             notes.push(format!("{}: {note}", target.path().display()));
         }
-        let mut builder =
-            Engine::builder(backend, geometry).scheduler(&config.scheduler.to_string());
-        for (path, setting) in group_settings(job_file, config) {
-            builder = match setting {
-                GroupSetting::Weight(Some(weight)) => builder.group(&path, weight),
-                // Declared without a weight: the policy's default.
-                GroupSetting::Weight(None) => builder.group_limits(&path, Limits::default()),
-                GroupSetting::Limits(limits) => builder.group_limits(&path, limits),
-            };
-        }
+        let builder = Engine::builder(backend, geometry)
+            .scheduler(&config.scheduler.to_string())
+            .groups(groups.clone());
         engines.push(builder.start()?);
     }
     let cgroups = cgroup_settings(&groups, &config.scheduler, opened.first())?;
@@ -494,45 +489,6 @@ fn plan(
         }
     }
     Ok((processes, targets, phase + 1))
-}
-
-/// How a group is declared on each engine.
-enum GroupSetting {
-    Weight(Option<u32>),
-    Limits(Limits),
-}
-
-/// The groups of the job file and the command line, in the order the simulator applies them.
-fn group_settings(job_file: &JobFile, config: &RunConfig) -> Vec<(String, GroupSetting)> {
-    let from_jobs = job_file.jobs.iter().filter_map(|spec| {
-        let path = spec.cgroup.clone()?;
-        Some((path, GroupSetting::Weight(spec.cgroup_weight)))
-    });
-    let weights = config
-        .group_weights
-        .iter()
-        .map(|(path, weight)| (path.clone(), GroupSetting::Weight(Some(*weight))));
-    let limits = config
-        .group_limits
-        .iter()
-        .map(|(path, limits)| (path.clone(), GroupSetting::Limits(*limits)));
-    from_jobs.chain(weights).chain(limits).collect()
-}
-
-/// The same groups as a tree, to find each job's group and report each group's weight.
-fn build_groups(job_file: &JobFile, config: &RunConfig) -> Result<GroupTree, RunError> {
-    let mut groups = GroupTree::default();
-    for (path, setting) in group_settings(job_file, config) {
-        let id = groups.ensure(&path).map_err(job_error)?;
-        match setting {
-            GroupSetting::Weight(Some(weight)) => {
-                groups.set_weight(id, weight).map_err(job_error)?
-            }
-            GroupSetting::Weight(None) => {}
-            GroupSetting::Limits(limits) => groups.set_limits(id, limits),
-        }
-    }
-    Ok(groups)
 }
 
 /// Every group but the root with the weight the policy gives it (asked of a policy built

@@ -1,7 +1,9 @@
 //! A job as the runner needs it: every option resolved to a typed value.
 //! The parser ([`crate::jobfile`]) produces these; the workload ([`crate::workload`]) runs them.
 
-use ioslice_core::{IoPriority, Nanos};
+use ioslice_core::group::GroupError;
+use ioslice_core::limit::Limits;
+use ioslice_core::{GroupTree, IoPriority, Nanos};
 
 /// The access pattern (`rw=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -411,4 +413,34 @@ pub struct JobFile {
     pub jobs: Vec<JobSpec>,
     /// Options parsed but not acted on.
     pub warnings: Vec<Warning>,
+}
+
+impl JobFile {
+    /// The cgroup tree a run uses: every job's `cgroup=` with its `cgroup_weight=`, then the
+    /// command line's weights, then its limits; a later setting for a group wins.
+    pub fn group_tree(
+        &self,
+        weights: &[(String, u32)],
+        limits: &[(String, Limits)],
+    ) -> Result<GroupTree, GroupError> {
+        let mut groups = GroupTree::default();
+        let from_jobs = self.jobs.iter().filter_map(|spec| {
+            let path = spec.cgroup.as_deref()?;
+            Some((path, spec.cgroup_weight))
+        });
+        let from_command_line = weights
+            .iter()
+            .map(|(path, weight)| (path.as_str(), Some(*weight)));
+        for (path, weight) in from_jobs.chain(from_command_line) {
+            let id = groups.ensure(path)?;
+            if let Some(weight) = weight {
+                groups.set_weight(id, weight)?;
+            }
+        }
+        for (path, limits) in limits {
+            let id = groups.ensure(path)?;
+            groups.set_limits(id, *limits);
+        }
+        Ok(groups)
+    }
 }

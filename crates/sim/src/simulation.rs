@@ -284,7 +284,9 @@ impl<'a> Simulation<'a> {
         check_supported(job_file).map_err(job_error)?;
         let device = build_device(&config.device)?;
         let info = device.info();
-        let groups = build_groups(job_file, config)?;
+        let groups = job_file
+            .group_tree(&config.group_weights, &config.group_limits)
+            .map_err(job_error)?;
         let context = SchedulerContext {
             groups: groups.clone(),
             rotational: info.rotational,
@@ -901,27 +903,4 @@ fn build_processes(
 
 fn job_error(error: impl std::fmt::Display) -> SimError {
     SimError::Job(error.to_string())
-}
-
-fn build_groups(job_file: &JobFile, config: &SimConfig) -> Result<GroupTree, SimError> {
-    let mut groups = GroupTree::default();
-    let from_jobs = job_file.jobs.iter().filter_map(|spec| {
-        let path = spec.cgroup.clone()?;
-        Some((path, spec.cgroup_weight))
-    });
-    let from_command_line = config
-        .group_weights
-        .iter()
-        .map(|(path, weight)| (path.clone(), Some(*weight)));
-    for (path, weight) in from_jobs.chain(from_command_line) {
-        let id = groups.ensure(&path).map_err(job_error)?;
-        if let Some(weight) = weight {
-            groups.set_weight(id, weight).map_err(job_error)?;
-        }
-    }
-    for (path, limits) in &config.group_limits {
-        let id = groups.ensure(path).map_err(job_error)?;
-        groups.set_limits(id, *limits);
-    }
-    Ok(groups)
 }
