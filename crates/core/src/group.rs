@@ -160,6 +160,13 @@ impl GroupTree {
             .map(|i| GroupId(i as u32))
     }
 
+    /// The group a job with `cgroup=path` runs in: that group if the tree has it, else (or
+    /// without a path) the root.
+    pub fn of_job(&self, path: Option<&str>) -> GroupId {
+        path.and_then(|path| self.find(path))
+            .unwrap_or(GroupId::ROOT)
+    }
+
     /// The group with this id. Panics on an id from another tree (a programming error).
     pub fn get(&self, id: GroupId) -> &Group {
         &self.groups[id.index()]

@@ -277,8 +277,21 @@ impl Target {
 
 /// Refuse a kind that is neither a regular file nor a block device.
 fn check_kind(path: &Path, file_type: &fs::FileType) -> Result<(), DeviceError> {
-    let what = if file_type.is_file() || file_type.is_block_device() {
+    if file_type.is_file() || file_type.is_block_device() {
         return Ok(());
+    }
+    Err(DeviceError::NotFileOrBlockDevice {
+        path: path.to_path_buf(),
+        what: kind_name(file_type),
+    })
+}
+
+/// What a file type is called in error messages (`directory`, `character device`, …).
+pub fn kind_name(file_type: &fs::FileType) -> &'static str {
+    if file_type.is_file() {
+        "regular file"
+    } else if file_type.is_block_device() {
+        "block device"
     } else if file_type.is_dir() {
         "directory"
     } else if file_type.is_char_device() {
@@ -289,11 +302,7 @@ fn check_kind(path: &Path, file_type: &fs::FileType) -> Result<(), DeviceError> 
         "socket"
     } else {
         "special file"
-    };
-    Err(DeviceError::NotFileOrBlockDevice {
-        path: path.to_path_buf(),
-        what,
-    })
+    }
 }
 
 /// Create or extend a regular file to `len` bytes of written zeros, then `fsync` it.

@@ -38,7 +38,7 @@ use std::thread::Thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupId, GroupTree, IoPriority, Nanos, SchedSpec};
+use ioslice_core::{build_scheduler, GroupTree, IoPriority, Nanos, SchedSpec};
 use ioslice_core::{SchedulerContext, TunableError};
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
@@ -361,15 +361,7 @@ fn place_of(path: &Path) -> Result<Place, RunError> {
             if file_type.is_file() || file_type.is_block_device() {
                 Ok(Place::Single(path.to_path_buf()))
             } else {
-                let what = if file_type.is_char_device() {
-                    "character device"
-                } else if file_type.is_fifo() {
-                    "FIFO"
-                } else if file_type.is_socket() {
-                    "socket"
-                } else {
-                    "special file"
-                };
+                let what = crate::device::kind_name(&file_type);
                 Err(RunError::Job(format!(
                     "{}: is a {what}; expected a regular file, a directory or a block device",
                     path.display()
@@ -419,19 +411,9 @@ fn plan(
     let mut targets: Vec<TargetPlan> = Vec::new();
     let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
     let mut processes = Vec::new();
-    let mut phase = 0;
-    let mut groupid = 0;
-    for (spec_index, spec) in specs.iter().enumerate() {
-        if spec_index > 0 && spec.stonewall {
-            phase += 1;
-        }
-        if spec_index > 0 && (spec.stonewall || spec.new_group) {
-            groupid += 1;
-        }
-        let group = match &spec.cgroup {
-            Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
-            None => GroupId::ROOT,
-        };
+    let slots = ioslice_fio::job::phases_and_groups(specs);
+    for (spec_index, (spec, &(phase, groupid))) in specs.iter().zip(&slots).enumerate() {
+        let group = groups.of_job(spec.cgroup.as_deref());
         let group_path = groups.get(group).path.clone();
         for clone in 0..spec.numjobs.max(1) {
             let index = processes.len() as u32;
@@ -488,7 +470,8 @@ fn plan(
             });
         }
     }
-    Ok((processes, targets, phase + 1))
+    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
+    Ok((processes, targets, phases))
 }
 
 /// Every group but the root with the weight the policy gives it (asked of a policy built

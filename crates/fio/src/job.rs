@@ -402,6 +402,24 @@ pub struct Warning {
     pub message: String,
 }
 
+/// For each job, in order, its stonewall phase and its reporting group id, as fio numbers
+/// them: `stonewall` starts a new phase and a new group, `new_group` a new group.
+pub fn phases_and_groups(jobs: &[JobSpec]) -> Vec<(usize, u32)> {
+    let (mut phase, mut groupid) = (0, 0);
+    jobs.iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            if index > 0 && spec.stonewall {
+                phase += 1;
+            }
+            if index > 0 && (spec.stonewall || spec.new_group) {
+                groupid += 1;
+            }
+            (phase, groupid)
+        })
+        .collect()
+}
+
 /// A whole parsed job file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobFile {

@@ -853,19 +853,9 @@ fn build_processes(
 ) -> Result<(Vec<Process>, usize), SimError> {
     let mut layout = Layout::new(capacity);
     let mut processes = Vec::new();
-    let mut phase = 0;
-    let mut groupid = 0;
-    for (spec_index, spec) in job_file.jobs.iter().enumerate() {
-        if spec_index > 0 && spec.stonewall {
-            phase += 1;
-        }
-        if spec_index > 0 && (spec.stonewall || spec.new_group) {
-            groupid += 1;
-        }
-        let group = match &spec.cgroup {
-            Some(path) => groups.find(path).unwrap_or(GroupId::ROOT),
-            None => GroupId::ROOT,
-        };
+    let slots = ioslice_fio::job::phases_and_groups(&job_file.jobs);
+    for (spec_index, (spec, &(phase, groupid))) in job_file.jobs.iter().zip(&slots).enumerate() {
+        let group = groups.of_job(spec.cgroup.as_deref());
         for clone in 0..spec.numjobs.max(1) {
             let index = processes.len() as u32;
             let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
@@ -898,7 +888,8 @@ fn build_processes(
             });
         }
     }
-    Ok((processes, phase + 1))
+    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
+    Ok((processes, phases))
 }
 
 fn job_error(error: impl std::fmt::Display) -> SimError {
