@@ -1,27 +1,9 @@
 //! The `ioslice` binary as a user meets it: output, determinism, and one-line errors with exit 2.
 
+mod common;
+
+use common::{assert_user_error, ioslice, stderr, stdout};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn ioslice(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ioslice"))
-        .args(args)
-        .current_dir(repo_root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// A job file written to a temporary directory.
 fn job_file(name: &str, text: &str) -> PathBuf {
@@ -33,17 +15,6 @@ fn job_file(name: &str, text: &str) -> PathBuf {
 }
 
 const SHORT_READERS: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=64m\nruntime=1\n[reader]\nnumjobs=4\n";
-
-/// A user error: exit status 2, one line on stderr that says `what`, and no panic.
-fn assert_user_error(output: &Output, what: &[&str]) {
-    let err = stderr(output);
-    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for needle in what {
-        assert!(err.contains(needle), "'{needle}' missing from: {err}");
-    }
-}
 
 #[test]
 fn four_sequential_readers_print_bandwidth_and_latency_per_job() {

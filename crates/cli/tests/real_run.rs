@@ -2,25 +2,13 @@
 //! regular files and directories (under Cargo's target directory, a disk filesystem where
 //! O_DIRECT works). Tests that need root or a loop device skip with a printed reason.
 
+mod common;
+
+use common::{assert_user_error, ioslice, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn ioslice(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ioslice"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// A temporary directory on the target directory's filesystem.
 fn temp_dir() -> tempfile::TempDir {
@@ -271,17 +259,6 @@ fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_that_error_is_igno
 
 fn libc_einval() -> i64 {
     i64::from(libc::EINVAL)
-}
-
-/// A user error: exit status 2 and one line on stderr that says `what`.
-fn assert_user_error(output: &Output, what: &[&str]) {
-    let err = stderr(output);
-    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for needle in what {
-        assert!(err.contains(needle), "'{needle}' missing from: {err}");
-    }
 }
 
 #[test]

@@ -1,0 +1,34 @@
+//! What the CLI tests share: running the binary and reading what it said.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Run `ioslice` with `args` from the repository root (so `scenarios/…` paths work).
+pub fn ioslice(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ioslice"))
+        .args(args)
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .expect("the binary runs")
+}
+
+/// Standard output as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A user error: exit status 2, one line on stderr that says `what`, and no panic.
+pub fn assert_user_error(output: &Output, what: &[&str]) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for needle in what {
+        assert!(err.contains(needle), "'{needle}' missing from: {err}");
+    }
+}
