@@ -1,5 +1,7 @@
 //! What several simulator tests share: running a scenario from `scenarios/` under a scheduler
-//! on `sim:sata-7200`, checking that every request completed exactly once.
+//! on a simulated device (`sim:sata-7200` unless told), checking that every request completed
+//! exactly once. Each test file is its own crate and uses only part of this module.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 
@@ -8,6 +10,11 @@ use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
 
 /// Run `scenarios/<scenario>` with seed 1 under `sched` on `sim:sata-7200`.
 pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
+    run_scenario_on(scenario, sched, "sim:sata-7200")
+}
+
+/// Run `scenarios/<scenario>` with seed 1 under `sched` on `device`.
+pub fn run_scenario_on(scenario: &str, sched: &str, device: &str) -> SimOutcome {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
         .join(scenario);
@@ -15,7 +22,7 @@ pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
     let config = SimConfig::new(
         1,
         sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
+        device.parse().expect("device"),
     );
     let outcome = run(&job_file, &config).expect("scenario runs");
     assert_eq!(

@@ -216,7 +216,13 @@ impl Bfq {
                 .is_none_or(|t| now >= t.saturating_add(MIN_IDLE_TIME));
         let in_burst = queue.in_large_burst;
         self.raise_on_busy(id, idle_long, in_burst, now);
-        let (budget, back_shift) = self.activation_budget(id, in_time);
+        let (budget, back_shift) = if self.parallel {
+            // One request per turn; a lingering queue keeps its timestamps (`wf2q.rs`).
+            self.forget_lingering(id);
+            (self.next_cost(id), None)
+        } else {
+            self.activation_budget(id, in_time)
+        };
         let wants_to_preempt = back_shift.is_some();
         let queue = self.queue(id);
         let (entity, weight) = (queue.entity, queue.weight());
@@ -370,6 +376,7 @@ impl Bfq {
             || queue.dispatched > 0
             || queue.busy
             || self.in_service == Some(id)
+            || self.lingering.contains_key(&id)
         {
             return;
         }

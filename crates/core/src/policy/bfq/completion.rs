@@ -35,6 +35,11 @@ impl Bfq {
         self.last_completed_queue = Some(id);
         self.update_inject_limit(id, request.id, now);
         self.soft_rt_after_last_completion(id, now);
+        if self.parallel {
+            self.service_time
+                .add(now.saturating_sub(completion.dispatch_time));
+            self.lingering_completed(id, now);
+        }
         if self.in_service == Some(id) {
             self.in_service_completed(id, now);
         }

@@ -169,6 +169,7 @@ impl Bfq {
     /// for it, and free it once nothing refers to it.
     pub(super) fn no_process_left(&mut self, id: QueueId, now: Nanos) {
         self.queue_mut(id).process_gone = true;
+        self.stop_lingering(id);
         if self.in_service == Some(id) && self.idle_until.is_some() && self.queue(id).is_empty() {
             self.idle_until = None;
             self.expire(id, Expiration::NoMoreRequests, now);

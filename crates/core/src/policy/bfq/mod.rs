@@ -39,6 +39,7 @@ mod completion;
 mod cooperation;
 mod idling;
 mod injection;
+mod parallel;
 mod peak_rate;
 mod queue;
 mod service;
@@ -84,6 +85,8 @@ struct Config {
     seek: SeekCost,
     low_latency: bool,
     strict_guarantees: bool,
+    /// Parallel service asked for (it applies on non-rotational devices only).
+    parallel: bool,
 }
 
 impl Config {
@@ -107,6 +110,7 @@ impl Config {
             },
             low_latency: tunables.get_bool("low_latency"),
             strict_guarantees,
+            parallel: tunables.get_bool("parallel"),
         })
     }
 }
@@ -189,6 +193,14 @@ pub struct Bfq {
     last_completed_queue: Option<QueueId>,
     /// Most requests seen at the device at once (the injection limit's ceiling).
     max_in_flight_seen: usize,
+    /// Parallel service is on (`parallel.rs`): a non-rotational device, `parallel=1`, and not
+    /// `strict_guarantees`.
+    parallel: bool,
+    /// Parallel service: the queues expected back, with when BFQ stops waiting for each
+    /// (`None` while it has requests at the device).
+    lingering: BTreeMap<QueueId, Option<Nanos>>,
+    /// The device's mean service time (parallel service: whom to linger for).
+    service_time: parallel::ServiceTime,
 }
 
 impl Bfq {
@@ -274,12 +286,22 @@ impl Bfq {
             unit: "bool",
             help: "always idle, one request at a time at the device",
         },
+        TunableDef {
+            name: "parallel",
+            default: 1,
+            min: 0,
+            max: 1,
+            unit: "bool",
+            help: "non-rotational devices: serve several queues at once in virtual-time order \
+                   instead of idling (ioslice's; 0 = the kernel's one queue in service)",
+        },
     ];
 
     /// BFQ for a device and group hierarchy. Fails on conflicting tunables or on a group
     /// weight outside 1–1000.
     pub fn new(tunables: &Tunables, context: &SchedulerContext) -> Result<Self, TunableError> {
         let config = Config::new(tunables)?;
+        let parallel = config.parallel && !context.rotational && !config.strict_guarantees;
         let max_budget = config.max_budget.unwrap_or(budget::DEFAULT_MAX_BUDGET);
         let mut engine = Wf2q::default();
         let group_entities = build_groups(&mut engine, &context.groups)?;
@@ -316,6 +338,9 @@ impl Bfq {
             last_completion: 0,
             last_completed_queue: None,
             max_in_flight_seen: 0,
+            parallel,
+            lingering: BTreeMap::new(),
+            service_time: parallel::ServiceTime::default(),
         })
     }
 

@@ -28,6 +28,9 @@ impl Bfq {
         if self.config.strict_guarantees && !self.in_flight.is_empty() {
             return Dispatch::Empty;
         }
+        if self.parallel {
+            return self.dispatch_parallel(now);
+        }
         loop {
             let id = match self.in_service {
                 Some(id) => id,
@@ -118,7 +121,7 @@ impl Bfq {
     }
 
     /// The queue's next request; once per turn an expired FIFO head takes its place.
-    fn pick_request(&mut self, id: QueueId, now: Nanos) -> Option<SlotKey> {
+    pub(super) fn pick_request(&mut self, id: QueueId, now: Nanos) -> Option<SlotKey> {
         let queue = self.queue(id);
         let next = queue.next_request?;
         if queue.fifo_checked {
@@ -192,6 +195,7 @@ impl Bfq {
             self.leave_engine(id);
         }
         if self.in_service == Some(id)
+            && !self.parallel
             && self.queue(id).class_index() == CLASSES - 1
             && self.busy_queues() > 1
         {
@@ -237,7 +241,7 @@ impl Bfq {
         }
         let weight = self.queue(id).weight();
         self.engine.get_mut(entity_id).new_weight = weight;
-        self.engine.expire(entity_id, has_work, next_budget);
+        self.engine.expire(entity_id, has_work, next_budget, false);
         if !has_work {
             self.mark_busy(id, false);
         }
@@ -310,7 +314,7 @@ impl Bfq {
 
     /// The queue ran out of requests: remember the budget left for hole recovery, and when
     /// its next request may count as soft real-time.
-    fn ran_dry(&mut self, id: QueueId, reason: Expiration, left: u64, now: Nanos) {
+    pub(super) fn ran_dry(&mut self, id: QueueId, reason: Expiration, left: u64, now: Nanos) {
         let slice_idle = self.config.slice_idle;
         let low_latency = self.config.low_latency;
         let queue = self.queue_mut(id);
@@ -322,7 +326,7 @@ impl Bfq {
     }
 
     /// Weight raising may end at a dispatch; a changed weight applies at the next activation.
-    fn update_raising(&mut self, id: QueueId, now: Nanos) {
+    pub(super) fn update_raising(&mut self, id: QueueId, now: Nanos) {
         let queue = self.queue(id);
         let (old_weight, was_raised, in_burst) = (
             queue.weight(),

@@ -58,6 +58,32 @@ pub(super) enum Place {
     Idle,
     /// Being served (out of the sets, still counted in `wsum`).
     InService,
+    /// No work, but expected back soon (parallel service, `parallel.rs`): on its tree's
+    /// lingering set, still counted in `wsum`, so that V does not run ahead while it is away
+    /// and the entities behind it in virtual time wait for it.
+    Lingering,
+}
+
+/// What [`Wf2q::select_parallel`] chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Selection {
+    /// Serve this queue (its owner index); its entities are in service.
+    Queue(usize),
+    /// Entities wait, but lingering ones come first in virtual time: wait for them.
+    Hold,
+    /// No entity has work.
+    Empty,
+}
+
+/// What one level of the search for a queue found.
+#[derive(Debug, Clone, Copy)]
+enum Found {
+    /// This queue entity.
+    Queue(EntityId),
+    /// This group holds: its candidates wait for lingering entities.
+    Held(EntityId),
+    /// Nothing with work.
+    Empty,
 }
 
 /// What an entity stands for.
@@ -116,9 +142,11 @@ pub(super) struct ServiceTree {
     waiting: BTreeSet<(u64, EntityId)>,
     /// Idle entities by finish time.
     idle: BTreeSet<(u64, EntityId)>,
+    /// Lingering entities by finish time.
+    lingering: BTreeSet<(u64, EntityId)>,
     /// Virtual time.
     pub(super) vtime: u64,
-    /// Sum of the weights of its active, in-service and idle entities.
+    /// Sum of the weights of its active, in-service, idle and lingering entities.
     pub(super) wsum: u64,
 }
 
@@ -161,6 +189,22 @@ impl ServiceTree {
             self.promote(finish_of);
         }
         self.eligible.first().map(|&(_, id)| id)
+    }
+
+    /// V advances by `by`, but not past the finish of the first lingering entity: an entity
+    /// expected back keeps the service it is owed, and the others wait for it in virtual time
+    /// rather than running ahead (`parallel.rs`). V never goes back.
+    fn advance(&mut self, by: u64) {
+        let advanced = self.vtime + by;
+        self.vtime = match self.lingering.first() {
+            Some(&(finish, _)) => advanced.min(finish.max(self.vtime)),
+            None => advanced,
+        };
+    }
+
+    /// Whether an entity lingers here.
+    fn has_lingering(&self) -> bool {
+        !self.lingering.is_empty()
     }
 
     /// The entity that would be served next, without moving V.
@@ -215,6 +259,9 @@ impl Wf2q {
 
     /// Forget an entity that is off every tree; its id may be reused.
     pub(super) fn remove(&mut self, id: EntityId) {
+        if self.entities[id].place == Place::Lingering {
+            self.stop_lingering(id);
+        }
         if self.entities[id].place == Place::Idle {
             self.forget_idle(id);
         }
@@ -294,9 +341,15 @@ impl Wf2q {
         let place = self.entities[id].place;
         let vtime = self.vtime_of(id);
         let old_finish = self.entities[id].finish;
+        let kept_finish = matches!(place, Place::Idle | Place::Lingering);
         if place == Place::Idle {
             self.forget_idle(id);
             self.count_weight(id, true);
+        } else if place == Place::Lingering {
+            // Still counted in wsum: only its set changes.
+            if let Some(tree) = self.tree(id) {
+                tree.lingering.remove(&(old_finish, id));
+            }
         } else if !requeue {
             self.count_weight(id, true);
         }
@@ -305,7 +358,7 @@ impl Wf2q {
                 Some(divisor) if old_finish < vtime => {
                     old_finish + (vtime - old_finish) / divisor.max(1)
                 }
-                _ => vtime.max(if place == Place::Idle { old_finish } else { 0 }),
+                _ => vtime.max(if kept_finish { old_finish } else { 0 }),
             };
         }
         self.apply_new_weight(id);
@@ -392,6 +445,111 @@ impl Wf2q {
         }
     }
 
+    /// Parallel service (`parallel.rs`): choose the queue to serve as [`Wf2q::select`] does,
+    /// except that a tree whose first lingering entity finishes before every waiting entity
+    /// starts does not jump V to serve them: it *holds*, and so does a group whose every
+    /// candidate holds, so that the next best group is tried instead. The chosen entities go
+    /// in service.
+    pub(super) fn select_parallel(&mut self, root: EntityId, now: Nanos) -> Selection {
+        let mut held: Vec<EntityId> = Vec::new();
+        loop {
+            match self.find_unheld(root, now, &held) {
+                Found::Queue(leaf) => {
+                    self.take_into_service(leaf, now);
+                    return match self.entities[leaf].owner {
+                        Owner::Queue(queue) => Selection::Queue(queue),
+                        Owner::Group(_) => Selection::Empty,
+                    };
+                }
+                Found::Held(group) if group == root => return Selection::Hold,
+                Found::Held(group) => held.push(group),
+                Found::Empty => {
+                    return if held.is_empty() {
+                        Selection::Empty
+                    } else {
+                        Selection::Hold
+                    }
+                }
+            }
+        }
+    }
+
+    /// The queue entity to serve under `group`, skipping the `held` groups; or the group that
+    /// holds, if one does.
+    fn find_unheld(&mut self, group: EntityId, now: Nanos, held: &[EntityId]) -> Found {
+        let Some(class) = self.class_to_serve(group, now) else {
+            return Found::Empty;
+        };
+        loop {
+            let tree = &self.sched(group).trees[class];
+            let candidate = tree
+                .eligible
+                .iter()
+                .map(|&(_, id)| id)
+                .find(|id| !held.contains(id));
+            if let Some(child) = candidate {
+                return match self.entities[child].owner {
+                    Owner::Queue(_) => Found::Queue(child),
+                    Owner::Group(_) => match self.find_unheld(child, now, held) {
+                        Found::Empty => Found::Held(child),
+                        found => found,
+                    },
+                };
+            }
+            let first_waiting = tree
+                .waiting
+                .iter()
+                .find(|(_, id)| !held.contains(id))
+                .map(|&(start, _)| start);
+            let first_lingering = tree.lingering.first().map(|&(finish, _)| finish);
+            let Some(start) = first_waiting else {
+                let any_held = tree.eligible.iter().any(|(_, id)| held.contains(id))
+                    || tree.waiting.iter().any(|(_, id)| held.contains(id));
+                return if any_held {
+                    Found::Held(group)
+                } else {
+                    Found::Empty
+                };
+            };
+            if first_lingering.is_some_and(|finish| finish < start) {
+                return Found::Held(group);
+            }
+            let mut taken = self.entities[group]
+                .sched
+                .take()
+                .expect("only groups are parents");
+            let tree = &mut taken.trees[class];
+            tree.vtime = tree.vtime.max(start);
+            let entities = &self.entities;
+            tree.promote(|id| entities[id].finish);
+            self.entities[group].sched = Some(taken);
+        }
+    }
+
+    /// Put a queue entity and its ancestors in service, as [`Wf2q::select`] does on its way
+    /// down.
+    fn take_into_service(&mut self, leaf: EntityId, now: Nanos) {
+        let mut current = leaf;
+        while let Some(parent) = self.entities[current].parent {
+            let (start, finish, class) = {
+                let entity = &self.entities[current];
+                (entity.start, entity.finish, entity.class)
+            };
+            if let Some(tree) = self.tree(current) {
+                tree.remove_active(current, start, finish);
+            }
+            let sched = self.sched_mut(parent);
+            sched.in_service = Some(current);
+            if class == CLASSES - 1 {
+                sched.idle_class_served = now;
+            }
+            let entity = &mut self.entities[current];
+            entity.place = Place::InService;
+            entity.service = 0;
+            current = parent;
+        }
+    }
+
     fn class_to_serve(&self, group: EntityId, now: Nanos) -> Option<usize> {
         let sched = self.sched(group);
         let idle = CLASSES - 1;
@@ -419,7 +577,7 @@ impl Wf2q {
                 .take()
                 .expect("only groups are parents");
             let tree = &mut sched.trees[class];
-            tree.vtime += delta(sectors, tree.wsum);
+            tree.advance(delta(sectors, tree.wsum));
             let entities = &self.entities;
             tree.promote(|id| entities[id].finish);
             while let Some(&(finish, gone)) = tree.idle.first() {
@@ -440,11 +598,14 @@ impl Wf2q {
 
     /// The queue in service ends its turn. Each entity from it up to the root moves its start
     /// past the service it received; one with work left goes back on its tree with its next
-    /// budget (`budget` for the queue, the next child's for a group), one without goes idle.
-    pub(super) fn expire(&mut self, id: EntityId, has_work: bool, budget: u64) {
+    /// budget (`budget` for the queue, the next child's for a group), one without goes idle —
+    /// or lingers: the queue if `linger` says it is expected back, a group while a child of it
+    /// lingers.
+    pub(super) fn expire(&mut self, id: EntityId, has_work: bool, budget: u64, linger: bool) {
         self.entities[id].budget = budget;
         let mut current = id;
         let mut work = has_work;
+        let mut lingers = linger;
         loop {
             let Some(parent) = self.entities[current].parent else {
                 return;
@@ -459,14 +620,61 @@ impl Wf2q {
                 self.enqueue(current, true, None);
             } else {
                 self.entities[current].finish = self.entities[current].start;
-                self.go_idle(current);
+                if lingers {
+                    self.linger(current);
+                } else {
+                    self.go_idle(current);
+                }
             }
             if self.entities[parent].parent.is_none() {
                 return;
             }
             work = self.sched(parent).trees.iter().any(ServiceTree::has_active);
+            lingers = self
+                .sched(parent)
+                .trees
+                .iter()
+                .any(ServiceTree::has_lingering);
             if work {
                 self.entities[parent].budget = self.next_budget(parent);
+            }
+            current = parent;
+        }
+    }
+
+    /// An entity without work that is expected back goes on its tree's lingering set; it
+    /// keeps its weight in the tree's `wsum`.
+    fn linger(&mut self, id: EntityId) {
+        let finish = self.entities[id].finish;
+        self.entities[id].place = Place::Lingering;
+        if let Some(tree) = self.tree(id) {
+            tree.lingering.insert((finish, id));
+        }
+    }
+
+    /// A lingering entity is no longer expected back: it goes idle (or off, if V has passed
+    /// its finish), and so does each ancestor left with neither work nor a lingering child.
+    pub(super) fn stop_lingering(&mut self, id: EntityId) {
+        let mut current = id;
+        while self.entities[current].place == Place::Lingering {
+            let finish = self.entities[current].finish;
+            if let Some(tree) = self.tree(current) {
+                tree.lingering.remove(&(finish, current));
+            }
+            // `go_idle` keeps the weight counted (idle) or removes it (off), as for an entity
+            // leaving service.
+            self.go_idle(current);
+            let Some(parent) = self.entities[current].parent else {
+                return;
+            };
+            let sched = self.sched(parent);
+            let still_needed = sched.in_service.is_some()
+                || sched
+                    .trees
+                    .iter()
+                    .any(|tree| tree.has_active() || tree.has_lingering());
+            if still_needed {
+                return;
             }
             current = parent;
         }
@@ -544,7 +752,7 @@ mod tests {
             let budget = engine.get(queues[queue]).budget;
             engine.charge(queues[queue], budget);
             served[queue] += budget;
-            engine.expire(queues[queue], true, budget);
+            engine.expire(queues[queue], true, budget, false);
         }
         served
     }
@@ -578,10 +786,10 @@ mod tests {
             "equal finish: the lower id first"
         );
         engine.charge(queues[0], 1000);
-        engine.expire(queues[0], true, 1000);
+        engine.expire(queues[0], true, 1000, false);
         assert_eq!(engine.select(root, 0), Some(1));
         engine.charge(queues[1], 1000);
-        engine.expire(queues[1], false, 1000);
+        engine.expire(queues[1], false, 1000, false);
         // V = 2000/30 per unit weight; queue 1 finished at 1000/10: ahead of V, so idle.
         assert_eq!(engine.vtime_of(queues[1]), delta(2000, 30));
         assert_eq!(engine.get(queues[1]).place, Place::Idle);
@@ -602,7 +810,7 @@ mod tests {
         engine.activate(queues[1], 1000, None);
         assert_eq!(engine.select(root, 0), Some(0));
         engine.charge(queues[0], 100);
-        engine.expire(queues[0], false, 1000);
+        engine.expire(queues[0], false, 1000, false);
         assert_eq!(engine.get(queues[0]).place, Place::Idle);
         assert_eq!(engine.select(root, 0), Some(1));
         engine.charge(queues[1], 1000);
@@ -630,9 +838,9 @@ mod tests {
         engine.activate(best_effort, 100, None);
         engine.activate(idle, 100, None);
         assert_eq!(engine.select(root, ms(300)), Some(1), "idle waited 300 ms");
-        engine.expire(idle, true, 100);
+        engine.expire(idle, true, 100, false);
         assert_eq!(engine.select(root, ms(310)), Some(0));
-        engine.expire(best_effort, true, 100);
+        engine.expire(best_effort, true, 100, false);
         assert_eq!(
             engine.select(root, ms(320)),
             Some(0),
@@ -658,5 +866,34 @@ mod tests {
         let light_total: u64 = served[..4].iter().sum();
         assert_eq!(served[4], 3 * light_total);
         assert!(served[..4].iter().all(|&s| s == served[0]), "{served:?}");
+    }
+
+    #[test]
+    fn a_lingering_entity_holds_later_ones_back_and_v_waits_for_it() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
+        engine.activate(queues[0], 100, None);
+        engine.activate(queues[1], 100, None);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        engine.charge(queues[1], 100);
+        engine.expire(queues[1], false, 0, true);
+        assert_eq!(engine.get(queues[1]).place, Place::Lingering);
+        assert_eq!(engine.vtime_of(queues[0]), delta(100, 50));
+        // The light queue is eligible (S = 0) and served; V stops at the heavy one's finish.
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        engine.charge(queues[0], 100);
+        assert_eq!(engine.vtime_of(queues[0]), delta(100, 40));
+        engine.expire(queues[0], true, 100, false);
+        // Its next start is ahead of V and behind the lingering finish: it is held.
+        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
+        // The heavy queue comes back: it keeps its place in virtual time and goes first.
+        engine.activate(queues[1], 100, None);
+        assert_eq!(engine.get(queues[1]).start, delta(100, 40));
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        engine.charge(queues[1], 100);
+        engine.expire(queues[1], false, 0, true);
+        // It is no longer expected: V is free to jump to the light queue.
+        engine.stop_lingering(queues[1]);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        assert_eq!(engine.vtime_of(queues[0]), delta(100, 10));
     }
 }

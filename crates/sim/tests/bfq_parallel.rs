@@ -1,0 +1,69 @@
+//! BFQ's parallel service on a simulated NVMe drive (`policy/bfq/parallel.rs`): eight groups
+//! weighted 100…800 get their weight shares, where the kernel's one-queue-at-a-time BFQ
+//! (`parallel=0`) loses both the shares and most of the throughput.
+//!
+//! With one request in flight per reader, a reader cannot go faster than its round trip, and
+//! the drive is far from busy: the shares can only be kept by holding the lighter readers back,
+//! and the total is then the heaviest reader's rate times 3600/800 (4.5 readers' worth of
+//! noop's 8). At depth 8 the drive is the bottleneck and BFQ keeps noop's throughput.
+
+mod common;
+
+/// Each group's bytes per second, g1 to g8.
+fn group_rates(scenario: &str, sched: &str) -> Vec<f64> {
+    let outcome = common::run_scenario_on(scenario, sched, "sim:nvme");
+    outcome
+        .report
+        .jobs
+        .iter()
+        .map(|job| {
+            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
+            bytes as f64 / (job.stats.runtime as f64 / 1e9)
+        })
+        .collect()
+}
+
+/// The largest deviation of a group's share from its weight share, relative to it.
+fn worst_share_error(rates: &[f64]) -> f64 {
+    let total: f64 = rates.iter().sum();
+    rates
+        .iter()
+        .enumerate()
+        .map(|(i, rate)| {
+            let expected = (i + 1) as f64 / 36.0;
+            (rate / total - expected).abs() / expected
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn one_request_readers_keep_their_weights_at_the_heaviest_readers_pace() {
+    let scenario = "bfq/fast-device-psync-8groups.fio";
+    let noop = group_rates(scenario, "noop");
+    let bfq = group_rates(scenario, "bfq");
+    let error = worst_share_error(&bfq);
+    assert!(error < 0.02, "shares {:.1}% off: {bfq:?}", error * 100.0);
+    // The heaviest reader goes as fast as a reader under noop.
+    assert!(bfq[7] >= 0.98 * noop[7], "{bfq:?} against noop {noop:?}");
+    let (total, noop_total): (f64, f64) = (bfq.iter().sum(), noop.iter().sum());
+    assert!(
+        total >= 0.98 * noop_total * 4.5 / 8.0,
+        "{total} against noop's {noop_total}"
+    );
+    // The kernel's way idles for each reader in turn: one request at the drive.
+    let kernel = group_rates(scenario, "bfq:parallel=0");
+    assert!(kernel.iter().sum::<f64>() < 0.3 * noop_total, "{kernel:?}");
+}
+
+#[test]
+fn deep_readers_keep_their_weights_and_noops_throughput() {
+    let scenario = "bfq/fast-device-qd8-8groups.fio";
+    let noop: f64 = group_rates(scenario, "noop").iter().sum();
+    let bfq = group_rates(scenario, "bfq");
+    let error = worst_share_error(&bfq);
+    assert!(error < 0.02, "shares {:.1}% off: {bfq:?}", error * 100.0);
+    assert!(
+        bfq.iter().sum::<f64>() >= 0.99 * noop,
+        "{bfq:?} against {noop}"
+    );
+}
