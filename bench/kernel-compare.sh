@@ -4,7 +4,8 @@
 # Makes a loop device over a file on tmpfs and runs the job files in bench/kernel-compare/ on it:
 #   - with the kernel's schedulers through fio: none, mq-deadline, bfq and bfq with slice_idle=0,
 #     the weighted groups in real cgroups (v1 blkio.bfq.weight, or v2 io.bfq.weight / io.weight);
-#   - with ioslice's policies (noop, bfq, bfq:slice_idle=0) on top of the kernel's `none`, through
+#   - with ioslice's policies (noop, bfq, bfq:parallel=0 — the kernel's one queue in service —
+#     and bfq:slice_idle=0) on top of the kernel's `none`, through
 #     `ioslice run JOB --device /dev/loopN --sched ...`, when that command is available.
 # Then prints one table: workload x scheduler -> IOPS, MB/s, ratios to kernel `none` and to ioslice
 # noop, completion latency percentiles and, for the weighted workloads, each group's share of the
@@ -36,7 +37,7 @@ dev_mib=2048                # the loop device: 8 groups x 256 MiB regions (see t
 tmpfs_mib=$((dev_mib + 64)) # the tmpfs holding its backing file
 workloads=(randread-qd32 seqread-psync-8groups randread-qd8-8groups)
 kernel_scheds=(none mq-deadline bfq bfq:slice_idle=0)
-ioslice_scheds=(noop bfq bfq:slice_idle=0)
+ioslice_scheds=(noop bfq bfq:parallel=0 bfq:slice_idle=0)
 
 say() { printf 'kernel-compare: %s\n' "$*" >&2; }
 

@@ -63,7 +63,10 @@ const CASES: &[(&str, bool)] = &[
     ("anticipatory", true),
     ("cfq", true),
     ("bfq", true),
-    // Variants that locate BFQ's cost: without idling, and without groups.
+    // Variants that locate BFQ's cost: the kernel's one queue in service instead of parallel
+    // service (the default on this non-rotational device), without idling or lingering, and
+    // without groups.
+    ("bfq:parallel=0", true),
     ("bfq:slice_idle=0", true),
     ("bfq", false),
 ];

@@ -20,6 +20,12 @@
 //! in interleaved chunks have their queues merged early, so the disk sees one sequential stream
 //! (`cooperation.rs`).
 //!
+//! On non-rotational devices ioslice departs from the kernel by default (`parallel=1`,
+//! `parallel.rs`): every dispatch is a one-request turn of B-WF2Q+, so several queues are at the
+//! device at once in virtual-time order, and weights are kept by letting a queue that ran dry
+//! *linger* — stay in the sum of weights, with virtual time waiting at its finish — for a window
+//! scaled to its think time, instead of idling the device for it.
+//!
 //! Source: our reference notes `reference/kernel-schedulers.md` §2.5 (the kernel's
 //! `block/bfq-iosched.c`, `bfq-wf2q.c`, `bfq-cgroup.c` and `Documentation/block/bfq-iosched.rst`),
 //! §1.3 and §4; Paolo Valente and Fabio Checconi, "High Throughput Disk Scheduling with Fair

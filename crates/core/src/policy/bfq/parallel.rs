@@ -173,6 +173,9 @@ impl Bfq {
 
     /// Stop waiting for the queues whose windows have ended.
     fn end_lingering_windows(&mut self, now: Nanos) {
+        if self.first_linger_deadline().is_none_or(|at| at > now) {
+            return;
+        }
         let ended: Vec<QueueId> = self
             .lingering
             .iter()
