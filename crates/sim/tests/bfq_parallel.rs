@@ -11,16 +11,7 @@ mod common;
 
 /// Each group's bytes per second, g1 to g8.
 fn group_rates(scenario: &str, sched: &str) -> Vec<f64> {
-    let outcome = common::run_scenario_on(scenario, sched, "sim:nvme");
-    outcome
-        .report
-        .jobs
-        .iter()
-        .map(|job| {
-            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
-            bytes as f64 / (job.stats.runtime as f64 / 1e9)
-        })
-        .collect()
+    common::job_bytes_per_second(&common::run_scenario_on(scenario, sched, "sim:nvme"))
 }
 
 /// The largest deviation of a group's share from its weight share, relative to it.

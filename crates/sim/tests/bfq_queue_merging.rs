@@ -11,15 +11,7 @@ mod common;
 /// the least-served reader.
 fn interleaved(sched: &str) -> (f64, f64) {
     let outcome = common::run_scenario("bfq/interleaved-readers.fio", sched);
-    let rates: Vec<f64> = outcome
-        .report
-        .jobs
-        .iter()
-        .map(|job| {
-            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
-            bytes as f64 / (job.stats.runtime as f64 / 1e9)
-        })
-        .collect();
+    let rates = common::job_bytes_per_second(&outcome);
     let total: f64 = rates.iter().sum();
     let least = rates.iter().copied().fold(f64::INFINITY, f64::min);
     (total, least / total)

@@ -4,6 +4,8 @@
 //! limit, whichever policy runs below it, anticipatory included (it does not wait for a
 //! reader the layer says is outranked). Also: nothing is lost with limits, under every policy.
 
+mod common;
+
 use ioslice_core::limit::Limits;
 use ioslice_core::time::ms;
 use ioslice_core::SCHEDULERS;
@@ -54,15 +56,9 @@ fn read_bps(rate: u64) -> Limits {
 
 /// Each job's bandwidth in MiB/s over its run time, in job order.
 fn bandwidths(outcome: &SimOutcome) -> Vec<f64> {
-    outcome
-        .report
-        .jobs
-        .iter()
-        .map(|job| {
-            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
-            let seconds = job.stats.runtime as f64 / 1e9;
-            bytes as f64 / f64::from(1 << 20) / seconds.max(1e-9)
-        })
+    common::job_bytes_per_second(outcome)
+        .into_iter()
+        .map(|rate| rate / f64::from(1 << 20))
         .collect()
 }
 

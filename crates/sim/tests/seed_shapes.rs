@@ -3,6 +3,8 @@
 //! asserted with stated tolerances. (The figures beside the originals are in
 //! `docs/experiments.md`.)
 
+mod common;
+
 use std::path::PathBuf;
 
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
@@ -48,15 +50,9 @@ fn simulate_on_host(
 
 /// Each job's bandwidth in KB/s (1000 bytes), reads and writes together, in job order.
 fn bandwidths(outcome: &SimOutcome) -> Vec<f64> {
-    outcome
-        .report
-        .jobs
-        .iter()
-        .map(|job| {
-            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
-            let seconds = job.stats.runtime as f64 / 1e9;
-            bytes as f64 / 1000.0 / seconds.max(1e-9)
-        })
+    common::job_bytes_per_second(outcome)
+        .into_iter()
+        .map(|rate| rate / 1000.0)
         .collect()
 }
 

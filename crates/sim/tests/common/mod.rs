@@ -32,3 +32,17 @@ pub fn run_scenario_on(scenario: &str, sched: &str, device: &str) -> SimOutcome 
     assert_eq!(outcome.duplicate_completions, 0, "{sched}");
     outcome
 }
+
+/// Each job's bytes per second over its run time, reads and writes together, in job order.
+pub fn job_bytes_per_second(outcome: &SimOutcome) -> Vec<f64> {
+    outcome
+        .report
+        .jobs
+        .iter()
+        .map(|job| {
+            let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
+            let seconds = job.stats.runtime as f64 / 1e9;
+            bytes as f64 / seconds.max(1e-9)
+        })
+        .collect()
+}
