@@ -42,7 +42,9 @@
 //!   the role. A single client with many requests in flight thus submits, polls and
 //!   completes its own requests without any other thread, as fio does.
 //! - **The dispatcher thread** sleeps on a condition variable until it is wanted, then polls
-//!   as long as somebody needs it. When a submitter's request makes the policy's timer earlier
+//!   as long as somebody needs it, and until the operations it dispatched itself (a policy
+//!   timer's requests, say) are reaped. Operations a client dispatched and nobody waits for
+//!   are reaped by whoever polls next (any waiting client, push-back, shutdown). When a submitter's request makes the policy's timer earlier
 //!   than the deadline the blocked poller is waiting for, the submitter wakes the poller with
 //!   the backend's [`Notifier`] so the timer is honoured.
 //!
@@ -102,6 +104,9 @@ struct Part {
 struct Op {
     request_key: u64,
     parts: Vec<Part>,
+    /// Issued in a turn of the dispatcher thread, which then reaps it before giving up the
+    /// poller role (nobody else may be waiting for it).
+    by_dispatcher: bool,
 }
 
 /// One policy request at the device, until all its operations are back.
@@ -201,6 +206,8 @@ impl Shared {
             timer: None,
             room_waiters: 0,
             dispatcher_wanted: false,
+            turn_role: None,
+            dispatcher_ops: 0,
             dispatcher_asleep: false,
             stopping: false,
             exits_told: false,
@@ -356,7 +363,9 @@ impl Shared {
     ) -> MutexGuard<'a, Core> {
         core.poller = Some(role);
         loop {
+            core.turn_role = Some(role);
             core.turn(true);
+            core.turn_role = None;
             if core.room_waiters > 0 && core.pending.len() < self.max_queued {
                 self.room.notify_all();
             }
@@ -407,7 +416,9 @@ impl Shared {
                     core.policy.process_exited(process, now);
                 }
                 let polling = core.poller.is_some();
+                core.turn_role = Some(Role::Dispatcher);
                 core.turn(!polling);
+                core.turn_role = None;
                 self.unlock_and_deliver(core);
                 core = self.lock();
                 continue;
@@ -422,10 +433,12 @@ impl Shared {
             if core.closed {
                 break;
             }
-            if core.poller.is_none() && (core.dispatcher_wanted || self.needs_dispatcher(&core)) {
+            let needed = self.needs_dispatcher(&core) || core.dispatcher_ops > 0;
+            if core.poller.is_none() && (core.dispatcher_wanted || needed) {
                 core.dispatcher_wanted = false;
                 core = self.poll(core, Role::Dispatcher, None, &|core: &Core| {
-                    !self.needs_dispatcher(core) || (core.stopping && core.drained())
+                    let needed = self.needs_dispatcher(core) || core.dispatcher_ops > 0;
+                    !needed || (core.stopping && core.drained())
                 });
                 continue;
             }
@@ -496,6 +509,10 @@ pub(crate) struct Core {
     room_waiters: usize,
     /// The dispatcher thread was asked to take the poller role.
     dispatcher_wanted: bool,
+    /// Whose turn it is (the dispatcher marks the operations it issues).
+    turn_role: Option<Role>,
+    /// Operations the dispatcher thread issued that are still at the device.
+    dispatcher_ops: usize,
     /// The dispatcher thread sleeps on `idle` and nobody has woken it since.
     dispatcher_asleep: bool,
     stopping: bool,
@@ -670,11 +687,14 @@ impl Core {
                 .map(|part| std::mem::replace(&mut part.submission.buffer, empty_buffer()))
                 .collect();
             self.parts_in_flight += run.len();
+            let by_dispatcher = self.turn_role == Some(Role::Dispatcher);
+            self.dispatcher_ops += usize::from(by_dispatcher);
             self.ops.insert(
                 token,
                 Op {
                     request_key: key,
                     parts: run,
+                    by_dispatcher,
                 },
             );
             self.backend.push(IoOp {
@@ -708,6 +728,7 @@ impl Core {
             self.double_completions += 1;
             return;
         };
+        self.dispatcher_ops -= usize::from(op.by_dispatcher);
         let (transferred, errno) = match &io_done.result {
             Ok(bytes) => (*bytes, None),
             Err(error) => (0, Some(error.raw_os_error().unwrap_or(libc::EIO))),
@@ -784,11 +805,13 @@ impl Core {
             self.next_token += 1;
             let offset = part.submission.offset;
             let direction = part.submission.direction;
+            self.dispatcher_ops += usize::from(op.by_dispatcher);
             self.ops.insert(
                 token,
                 Op {
                     request_key: op.request_key,
                     parts: vec![part],
+                    by_dispatcher: op.by_dispatcher,
                 },
             );
             self.backend.push(IoOp {
@@ -844,6 +867,7 @@ impl Core {
         }
         self.dispatched.clear();
         self.parts_in_flight = 0;
+        self.dispatcher_ops = 0;
     }
 }
 
