@@ -207,6 +207,8 @@ impl Shared {
             room_waiters: 0,
             dispatcher_wanted: false,
             turn_role: None,
+            defer_submit: false,
+            deferred: false,
             dispatcher_ops: 0,
             dispatcher_asleep: false,
             stopping: false,
@@ -284,6 +286,14 @@ impl Shared {
     /// while the policy holds `max_queued` requests (push-back). A request the engine can no
     /// longer take (it has shut down) is failed with a shutdown error.
     pub(crate) fn submit(&self, message: Message) {
+        self.submit_as(message, true);
+    }
+
+    /// [`Shared::submit`]; with `flush` false, what the turn dispatches is queued at the
+    /// backend but not handed to the device yet (no system call): the next turn or
+    /// [`Shared::flush`] does it, batching several submissions into one. The caller must
+    /// flush before it waits or stops submitting.
+    pub(crate) fn submit_as(&self, message: Message, flush: bool) {
         let mut core = self.lock();
         if matches!(message, Message::Submit(_)) {
             let has_room = |core: &Core| core.closed || core.pending.len() < self.max_queued;
@@ -311,7 +321,9 @@ impl Shared {
             }
         }
         let polling = core.poller.is_some();
+        core.defer_submit = !flush;
         core.turn(!polling);
+        core.defer_submit = false;
         let mut wake_poller = false;
         if let Some(timer) = core.timer.filter(|_| !core.pending.is_empty()) {
             if !polling {
@@ -325,6 +337,17 @@ impl Shared {
         self.unlock_and_deliver(core);
         if wake_poller {
             self.notifier.notify();
+        }
+    }
+
+    /// Hand the device what deferred submissions left queued.
+    pub(crate) fn flush(&self) {
+        let mut core = self.lock();
+        if core.deferred {
+            core.deferred = false;
+            if let Err(error) = core.backend.submit() {
+                core.fail_everything(error);
+            }
         }
     }
 
@@ -509,6 +532,10 @@ pub(crate) struct Core {
     room_waiters: usize,
     /// The dispatcher thread was asked to take the poller role.
     dispatcher_wanted: bool,
+    /// This turn leaves what it dispatches queued at the backend (see [`Shared::submit_as`]).
+    defer_submit: bool,
+    /// A turn left operations queued at the backend.
+    deferred: bool,
     /// Whose turn it is (the dispatcher marks the operations it issues).
     turn_role: Option<Role>,
     /// Operations the dispatcher thread issued that are still at the device.
@@ -605,9 +632,14 @@ impl Core {
             }
         }
         self.pump();
-        if let Err(error) = self.backend.submit() {
-            self.fail_everything(error);
-            return;
+        if self.defer_submit {
+            self.deferred = true;
+        } else {
+            self.deferred = false;
+            if let Err(error) = self.backend.submit() {
+                self.fail_everything(error);
+                return;
+            }
         }
         self.publish();
     }

@@ -217,12 +217,19 @@ impl Client {
             return IoFuture::ready(Err(error), direction, offset, len);
         }
         let (future, completer) = IoFuture::pair(&self.shared, direction, offset, len);
-        self.send(direction, offset, buffer, completer);
+        self.send(direction, offset, buffer, completer, true);
         future
     }
 
-    fn send(&self, direction: Direction, offset: u64, buffer: AlignedBuffer, completer: Completer) {
-        self.shared.submit(Message::Submit(Submission {
+    fn send(
+        &self,
+        direction: Direction,
+        offset: u64,
+        buffer: AlignedBuffer,
+        completer: Completer,
+        flush: bool,
+    ) {
+        let message = Message::Submit(Submission {
             process: self.process,
             group: self.group,
             group_path: Arc::clone(&self.group_path),
@@ -232,24 +239,18 @@ impl Client {
             buffer,
             submitted: Instant::now(),
             completer,
-        }));
+        });
+        self.shared.submit_as(message, flush);
     }
 
-    /// Read into a fresh buffer; the outcome goes to `queue` under `tag` (the job runner's
-    /// path: one queue for all of a job's requests, no future per request).
-    pub(crate) fn read_to(&self, offset: u64, len: usize, queue: &Arc<CompletionQueue>, tag: u64) {
-        if let Err(kind) = self.check(offset, len) {
-            let error = refusal(Direction::Read, offset, len, kind);
-            return queue.push_ready(tag, Err(error));
-        }
-        let alignment = usize::try_from(self.shared.logical_block_size).unwrap_or(512);
-        let buffer = AlignedBuffer::new(len, alignment);
-        self.submit_to(Direction::Read, offset, buffer, queue, tag);
-    }
-
-    /// Write `buffer`; the outcome goes to `queue` under `tag` (see [`Client::read_to`]).
-    pub(crate) fn write_to(
+    /// Read into, or write from, `buffer` (its length is the request's); the outcome, with
+    /// the buffer, goes to `queue` under `tag`. This is the job runner's path: one queue for
+    /// all of a job's requests, no future per request, buffers reused. The request may stay
+    /// queued at the backend until [`Client::flush`], so that several go to the device with
+    /// one system call: flush before waiting or stopping.
+    pub(crate) fn transfer_to(
         &self,
+        direction: Direction,
         offset: u64,
         buffer: AlignedBuffer,
         queue: &Arc<CompletionQueue>,
@@ -268,10 +269,10 @@ impl Client {
             }
         });
         if let Err(kind) = checked {
-            let error = refusal(Direction::Write, offset, len, kind);
+            let error = refusal(direction, offset, len, kind);
             return queue.push_ready(tag, Err(error));
         }
-        self.submit_to(Direction::Write, offset, buffer, queue, tag);
+        self.submit_to(direction, offset, buffer, queue, tag);
     }
 
     fn submit_to(
@@ -288,7 +289,7 @@ impl Client {
             return queue.push_ready(tag, outcome);
         }
         let completer = Completer::to_queue(&self.shared, queue, tag, direction, offset, len);
-        self.send(direction, offset, buffer, completer);
+        self.send(direction, offset, buffer, completer, false);
     }
 
     /// Block until `queue` holds an outcome or `deadline` passes, polling the engine's
@@ -296,6 +297,11 @@ impl Client {
     /// go to this client's engine.
     pub(crate) fn wait_queue(&self, queue: &CompletionQueue, deadline: Option<Instant>) {
         self.shared.block_on(queue, deadline);
+    }
+
+    /// Hand the device the requests [`Client::transfer_to`] left queued.
+    pub(crate) fn flush(&self) {
+        self.shared.flush();
     }
 
     /// The engine's counters (for a [`CompletionQueue`] on several engines).

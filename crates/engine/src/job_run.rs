@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, IoPriority, Nanos, SchedSpec};
+use ioslice_core::{build_scheduler, Direction, GroupTree, IoPriority, Nanos, SchedSpec};
 use ioslice_core::{SchedulerContext, TunableError};
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
@@ -540,6 +540,7 @@ impl Worker {
             free: Vec::new(),
             in_flight: 0,
             arrived: Vec::new(),
+            spare: Vec::new(),
         };
         let end = loop {
             self.reap(&mut state, &mut clock);
@@ -551,6 +552,9 @@ impl Worker {
                 Step::Done => break self.now(),
             }
         };
+        for client in &self.clients {
+            client.flush();
+        }
         for client in self.clients {
             client.exit();
         }
@@ -595,19 +599,28 @@ impl Worker {
         };
         state.in_flight += 1;
         let before = Instant::now();
-        match unit.direction {
+        let alignment = self.files[unit.file].1.max(1);
+        // A buffer back from an earlier request, else a fresh one (zeroing 4 KiB for every
+        // read cost more than the rest of the submission).
+        let reused = state.spare.iter().rposition(|buffer| {
+            buffer.len() == length
+                && (buffer.as_slice().as_ptr() as usize).is_multiple_of(alignment)
+        });
+        let mut buffer = match reused {
+            Some(index) => state.spare.swap_remove(index),
+            None => AlignedBuffer::new(length, alignment),
+        };
+        let direction = match unit.direction {
             DataDirection::Write => {
-                let mut buffer = AlignedBuffer::new(length, self.files[unit.file].1);
                 for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
                     chunk.copy_from_slice(&fill[..chunk.len()]);
                 }
-                client.write_to(unit.offset, buffer, &self.queue, tag as u64);
+                Direction::Write
             }
             // Trim jobs are refused by `check_supported` before the run.
-            DataDirection::Read | DataDirection::Trim => {
-                client.read_to(unit.offset, length, &self.queue, tag as u64)
-            }
-        }
+            DataDirection::Read | DataDirection::Trim => Direction::Read,
+        };
+        client.transfer_to(direction, unit.offset, buffer, &self.queue, tag as u64);
         // The request may already be complete (and reaped at the next turn); its slot is
         // only freed by `reap`, so it is still there.
         if let Some(Some(pending)) = state.pending.get_mut(tag) {
@@ -635,8 +648,12 @@ impl Worker {
         any
     }
 
-    /// Wait for a completion, or until `deadline` (job time) if there is one.
+    /// Wait for a completion, or until `deadline` (job time) if there is one. First hands
+    /// the device what was submitted since the last wait, in one system call per engine.
     fn wait(&self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
+        for client in &self.clients {
+            client.flush();
+        }
         loop {
             if self.reap(state, clock) {
                 return;
@@ -681,6 +698,9 @@ impl Worker {
         let d = direction_index(pending.direction);
         match outcome {
             Ok(result) => {
+                if state.spare.len() < MAX_SPARE_BUFFERS {
+                    state.spare.push(result.buffer);
+                }
                 if now >= clock.ramp_end() {
                     state.stats.directions[d].record(
                         pending.length,
@@ -733,7 +753,12 @@ struct State {
     in_flight: usize,
     /// Outcomes taken from the queue (kept to reuse its allocation).
     arrived: Vec<(u64, IoOutcome)>,
+    /// Buffers of completed requests, for the next ones.
+    spare: Vec<AlignedBuffer>,
 }
+
+/// Most buffers a job keeps for reuse.
+const MAX_SPARE_BUFFERS: usize = 256;
 
 /// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
 /// `Disk stats` block: the device itself, or the one holding a regular file's filesystem.
