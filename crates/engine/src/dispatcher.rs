@@ -127,6 +127,10 @@ enum Role {
 
 type Outcomes = Vec<(Completer, IoOutcome)>;
 
+/// Most operations a deferred submission leaves queued: the next one hands them all to the
+/// device, so that a job refilling its queue depth does not starve the device meanwhile.
+const DEFER_AT_MOST: usize = 4;
+
 thread_local! {
     /// An emptied outcome list kept per thread, swapped with the core's so that neither
     /// allocates in the steady state.
@@ -209,6 +213,7 @@ impl Shared {
             turn_role: None,
             defer_submit: false,
             deferred: false,
+            unsubmitted: 0,
             dispatcher_ops: 0,
             dispatcher_asleep: false,
             stopping: false,
@@ -345,6 +350,7 @@ impl Shared {
         let mut core = self.lock();
         if core.deferred {
             core.deferred = false;
+            core.unsubmitted = 0;
             if let Err(error) = core.backend.submit() {
                 core.fail_everything(error);
             }
@@ -536,6 +542,8 @@ pub(crate) struct Core {
     defer_submit: bool,
     /// A turn left operations queued at the backend.
     deferred: bool,
+    /// Operations pushed to the backend since it last submitted.
+    unsubmitted: usize,
     /// Whose turn it is (the dispatcher marks the operations it issues).
     turn_role: Option<Role>,
     /// Operations the dispatcher thread issued that are still at the device.
@@ -632,10 +640,11 @@ impl Core {
             }
         }
         self.pump();
-        if self.defer_submit {
+        if self.defer_submit && self.unsubmitted < DEFER_AT_MOST {
             self.deferred = true;
         } else {
             self.deferred = false;
+            self.unsubmitted = 0;
             if let Err(error) = self.backend.submit() {
                 self.fail_everything(error);
                 return;
@@ -729,6 +738,7 @@ impl Core {
                     by_dispatcher,
                 },
             );
+            self.unsubmitted += 1;
             self.backend.push(IoOp {
                 token,
                 direction,
