@@ -75,6 +75,7 @@
 
 use std::cell::Cell as StdCell;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -126,6 +127,31 @@ enum Role {
 }
 
 type Outcomes = Vec<(Completer, IoOutcome)>;
+
+/// A map keyed by the engine's own sequential ids: they need no protection against
+/// adversarial keys, so a multiplicative hash replaces SipHash (three inserts and removals
+/// per request).
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// Fibonacci hashing of a `u64` id (other input is folded in byte by byte).
+#[derive(Debug, Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = (self.0 ^ id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// Most operations a deferred submission leaves queued: the next one hands them all to the
 /// device, so that a job refilling its queue depth does not starve the device meanwhile.
@@ -193,9 +219,9 @@ impl Shared {
             depth: parts.depth,
             next_id: 0,
             next_token: 0,
-            pending: HashMap::new(),
-            ops: HashMap::new(),
-            dispatched: HashMap::new(),
+            pending: IdMap::default(),
+            ops: IdMap::default(),
+            dispatched: IdMap::default(),
             parts_in_flight: 0,
             processes: BTreeSet::new(),
             submitted: 0,
@@ -295,9 +321,10 @@ impl Shared {
     }
 
     /// [`Shared::submit`]; with `flush` false, what the turn dispatches is queued at the
-    /// backend but not handed to the device yet (no system call): the next turn or
-    /// [`Shared::flush`] does it, batching several submissions into one. The caller must
-    /// flush before it waits or stops submitting.
+    /// backend but not handed to the device yet (no system call), unless
+    /// [`DEFER_AT_MOST`] operations are already queued: a later turn or [`Shared::flush`]
+    /// hands them over, batching several submissions into one. The caller must flush before
+    /// it waits or stops submitting.
     pub(crate) fn submit_as(&self, message: Message, flush: bool) {
         let mut core = self.lock();
         if matches!(message, Message::Submit(_)) {
@@ -516,9 +543,9 @@ pub(crate) struct Core {
     depth: usize,
     next_id: u64,
     next_token: u64,
-    pending: HashMap<RequestId, Submission>,
-    ops: HashMap<u64, Op>,
-    dispatched: HashMap<u64, Dispatched>,
+    pending: IdMap<RequestId, Submission>,
+    ops: IdMap<u64, Op>,
+    dispatched: IdMap<u64, Dispatched>,
     parts_in_flight: usize,
     processes: BTreeSet<ProcessId>,
     submitted: u64,
@@ -573,19 +600,21 @@ impl Core {
 
     /// Put a submission into the policy under a fresh id.
     fn insert(&mut self, submission: Submission) {
-        let now = self.now();
-        self.submitted += 1;
-        self.processes.insert(submission.process);
-        let id = RequestId(self.next_id);
-        self.next_id += 1;
-        let submit_time = u64::try_from(
+        // The client read the clock an instant ago: no need to read it again.
+        let submitted = u64::try_from(
             submission
                 .submitted
                 .saturating_duration_since(self.started)
                 .as_nanos(),
         )
-        .unwrap_or(u64::MAX)
-        .min(now);
+        .unwrap_or(u64::MAX);
+        self.last_now = self.last_now.max(submitted);
+        let now = self.last_now;
+        self.submitted += 1;
+        self.processes.insert(submission.process);
+        let id = RequestId(self.next_id);
+        self.next_id += 1;
+        let submit_time = submitted.min(now);
         let request = Request {
             id,
             process: submission.process,
@@ -825,7 +854,12 @@ impl Core {
             self.outcomes.push((submission.completer, outcome));
         }
         let key = op.request_key;
-        let now = self.now();
+        // The batch's completion time, not another clock read per operation.
+        let finished_at =
+            u64::try_from(finished.saturating_duration_since(self.started).as_nanos())
+                .unwrap_or(u64::MAX);
+        self.last_now = self.last_now.max(finished_at);
+        let now = self.last_now;
         if let Some(dispatched) = self.dispatched.get_mut(&key) {
             dispatched.ops_left = dispatched.ops_left.saturating_sub(1);
             dispatched.error = dispatched.error.or(op_error);
