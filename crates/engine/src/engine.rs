@@ -238,7 +238,8 @@ impl EngineBuilder {
     }
 }
 
-/// A running engine: a dispatcher thread between clients and a backend. See the
+/// A running engine: a policy and a backend that client threads drive themselves, with a
+/// dispatcher thread as the poller of last resort. See the
 /// [crate documentation](crate) for an example.
 #[derive(Debug)]
 pub struct Engine {

@@ -229,8 +229,9 @@ impl UringBackend {
         let poll = opcode::PollAdd::new(types::Fd(self.eventfd.as_raw_fd()), libc::POLLIN as u32)
             .build()
             .user_data(WAKE);
-        // SAFETY: a poll references no user memory; the eventfd it polls is owned by `self`
-        // and outlives the ring's use of it (the ring is dropped first, see `Drop`).
+        // SAFETY: a poll references no user memory, and the kernel holds its own reference to
+        // the polled eventfd for as long as the poll is armed (even if a `UringWaiter` keeps
+        // the ring alive after this backend and the eventfd are gone).
         if unsafe { sq(&self.ring).push(&poll) }.is_ok() {
             self.wake_armed = true;
             self.unsubmitted += 1;
@@ -322,7 +323,7 @@ impl UringBackend {
             self.submitted += 1;
             // SAFETY: every address in `entry` (the buffer, or the iovec array and the buffers
             // it names) points into heap memory owned by `self.slots[index]`, which is neither
-            // dropped nor modified until this entry's CQE is reaped (`reap`), or until `Drop`
+            // dropped nor modified until this entry's CQE is reaped (`reap_cq`), or until `Drop`
             // has waited for it. The file descriptor is kept open by `self.file`.
             let pushed = unsafe { sq(&self.ring).push(&entry) };
             if pushed.is_ok() {
