@@ -1,26 +1,28 @@
 //! How a request's outcome gets back to its client: a one-shot cell shared between the
-//! dispatcher (which fills it through a `Completer`) and the client (which holds the
-//! [`IoFuture`]).
+//! engine (which fills it through a `Completer`) and the client (which holds the
+//! [`IoFuture`]); or, for the job runner, a queue many requests complete into.
 //!
-//! The cell is a `Mutex` + `Condvar` + stored [`Waker`], so the same future can be awaited on
-//! any async runtime (nothing here depends on one) or waited for with a blocking call
-//! ([`IoFuture::wait`]). A `Completer` is consumed when it fulfils the cell, so a request
-//! cannot be completed twice; one dropped unfulfilled (the engine shut down before the
-//! request reached it) completes the cell with [`IoErrorKind::ShutDown`], so no future is
-//! left hanging.
+//! The cell is a `Mutex` + stored [`Waker`], so the same future can be awaited on any async
+//! runtime (nothing here depends on one) or waited for with a blocking call
+//! ([`IoFuture::wait`]), which registers a waker that unparks its thread. A waker is only
+//! registered by someone actually waiting, so completing a request nobody waits on yet
+//! wakes nobody. A `Completer` is consumed when it fulfils the cell, so a request cannot be
+//! completed twice; one dropped unfulfilled (the engine shut down before the request reached
+//! it) completes the cell with [`IoErrorKind::ShutDown`], so no future is left hanging.
 
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ioslice_core::Direction;
 
 use crate::buffer::AlignedBuffer;
+use crate::dispatcher::Shared;
 
 /// A request that completed successfully.
 #[derive(Debug)]
@@ -171,6 +173,49 @@ impl std::error::Error for IoError {}
 /// The output of an [`IoFuture`].
 pub type IoOutcome = Result<IoResult, IoError>;
 
+/// Engine-wide counters that futures and completers touch.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    /// Completers dropped unfulfilled.
+    pub cancelled: AtomicU64,
+    /// Wakers registered (a parked thread's or an async task's) and not yet woken: somebody
+    /// waits for the engine to reap, so some thread must be polling the backend.
+    pub waiting: AtomicUsize,
+}
+
+/// Somewhere outcomes land that a thread can wait on: a future's cell, or a job's queue.
+pub(crate) trait Slot {
+    /// Whether an outcome is there.
+    fn is_ready(&self) -> bool;
+    /// Register `waker` to be woken by the next outcome, unless one is already there (then
+    /// returns `false` and registers nothing). A newly registered waker is counted in
+    /// [`Counters::waiting`] until it is woken or unregistered.
+    fn register(&self, waker: &Waker, counters: &Counters) -> bool;
+    /// Take back a registered waker (a timed wait ran out).
+    fn unregister(&self, counters: &Counters);
+}
+
+/// Put `waker` in `slot` (counted if there was none).
+fn install(slot: &mut Option<Waker>, waker: &Waker, counters: &Counters) {
+    match slot {
+        Some(old) if old.will_wake(waker) => {}
+        Some(old) => old.clone_from(waker),
+        None => {
+            counters.waiting.fetch_add(1, Ordering::SeqCst);
+            *slot = Some(waker.clone());
+        }
+    }
+}
+
+/// Take the waker out of `slot` (uncounting it), to wake it.
+fn take(slot: &mut Option<Waker>, counters: &Counters) -> Option<Waker> {
+    let waker = slot.take();
+    if waker.is_some() {
+        counters.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+    waker
+}
+
 #[derive(Debug, Default)]
 struct State {
     outcome: Option<IoOutcome>,
@@ -179,9 +224,8 @@ struct State {
 }
 
 #[derive(Debug, Default)]
-struct Cell {
+pub(crate) struct Cell {
     state: Mutex<State>,
-    ready: Condvar,
 }
 
 impl Cell {
@@ -190,14 +234,173 @@ impl Cell {
     }
 }
 
-/// A request's eventual outcome: `.await` it on any runtime, or block on [`IoFuture::wait`].
+impl Slot for Cell {
+    fn is_ready(&self) -> bool {
+        let state = self.lock();
+        state.outcome.is_some() || state.taken
+    }
+
+    fn register(&self, waker: &Waker, counters: &Counters) -> bool {
+        let mut state = self.lock();
+        if state.outcome.is_some() || state.taken {
+            return false;
+        }
+        install(&mut state.waker, waker, counters);
+        true
+    }
+
+    fn unregister(&self, counters: &Counters) {
+        let _ = take(&mut self.lock().waker, counters);
+    }
+}
+
+/// Outcomes of many requests, each with its caller's tag, in completion order: what a job
+/// thread with many requests in flight waits on, instead of one cell per request. Its
+/// requests may go to several engines; a waker registered on it is counted in every one of
+/// them, so each keeps polling while the job waits.
 #[derive(Debug)]
+pub(crate) struct CompletionQueue {
+    state: Mutex<QueueState>,
+    counters: Vec<Arc<Counters>>,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    done: Vec<(u64, IoOutcome)>,
+    waker: Option<Waker>,
+}
+
+impl CompletionQueue {
+    /// A queue for requests to the engines with these counters.
+    pub(crate) fn new(counters: Vec<Arc<Counters>>) -> Self {
+        Self {
+            state: Mutex::new(QueueState::default()),
+            counters,
+        }
+    }
+
+    /// Install `waker` (counted in every engine, if there was none).
+    fn install(&self, state: &mut QueueState, waker: &Waker) {
+        if state.waker.is_none() {
+            for counters in &self.counters {
+                counters.waiting.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        match &mut state.waker {
+            Some(old) if old.will_wake(waker) => {}
+            slot => *slot = Some(waker.clone()),
+        }
+    }
+
+    /// Take the waker out (uncounted in every engine).
+    fn take(&self, state: &mut QueueState) -> Option<Waker> {
+        let waker = state.waker.take();
+        if waker.is_some() {
+            for counters in &self.counters {
+                counters.waiting.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        waker
+    }
+
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Move every outcome there into `into`, in completion order.
+    pub(crate) fn take_all(&self, into: &mut Vec<(u64, IoOutcome)>) {
+        into.append(&mut self.lock().done);
+    }
+
+    /// An outcome known without the engine (a request refused at submission).
+    pub(crate) fn push_ready(&self, tag: u64, outcome: IoOutcome) {
+        self.lock().done.push((tag, outcome));
+    }
+}
+
+impl Slot for CompletionQueue {
+    fn is_ready(&self) -> bool {
+        !self.lock().done.is_empty()
+    }
+
+    fn register(&self, waker: &Waker, _: &Counters) -> bool {
+        let mut state = self.lock();
+        if !state.done.is_empty() {
+            return false;
+        }
+        self.install(&mut state, waker);
+        true
+    }
+
+    fn unregister(&self, _: &Counters) {
+        let mut state = self.lock();
+        let _ = self.take(&mut state);
+    }
+}
+
+/// Wakes a thread parked in [`park_until`].
+struct Unpark(std::thread::Thread);
+
+impl std::task::Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+thread_local! {
+    static PARK_WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+}
+
+/// A waker that unparks the calling thread.
+pub(crate) fn park_waker() -> Waker {
+    PARK_WAKER.with(Waker::clone)
+}
+
+/// Park the calling thread, whose waker is registered in `slot`, until the slot is ready or
+/// `deadline` passes (then the waker is taken back). Returns whether the slot is ready.
+pub(crate) fn park_until(slot: &dyn Slot, deadline: Option<Instant>, counters: &Counters) -> bool {
+    loop {
+        if slot.is_ready() {
+            return true;
+        }
+        match deadline {
+            None => std::thread::park(),
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    slot.unregister(counters);
+                    return slot.is_ready();
+                }
+                std::thread::park_timeout(deadline - now);
+            }
+        }
+    }
+}
+
+/// A request's eventual outcome: `.await` it on any runtime, or block on [`IoFuture::wait`].
 #[must_use = "a request's outcome is only known through its future"]
 pub struct IoFuture {
     cell: Arc<Cell>,
+    /// The engine that serves it (`None`: refused at submission, already complete).
+    engine: Option<Arc<Shared>>,
     direction: Direction,
     offset: u64,
     len: u64,
+}
+
+impl fmt::Debug for IoFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IoFuture")
+            .field("direction", &self.direction)
+            .field("offset", &self.offset)
+            .field("len", &self.len)
+            .field("ready", &self.cell.is_ready())
+            .finish()
+    }
 }
 
 impl IoFuture {
@@ -207,31 +410,32 @@ impl IoFuture {
         cell.lock().outcome = Some(outcome);
         Self {
             cell,
+            engine: None,
             direction,
             offset,
             len,
         }
     }
 
-    /// An empty future and the completer that fills it. `cancelled` counts completers
-    /// dropped unfulfilled.
+    /// An empty future served by `engine`, and the completer that fills it.
     pub(crate) fn pair(
+        engine: &Arc<Shared>,
         direction: Direction,
         offset: u64,
         len: u64,
-        cancelled: Arc<AtomicU64>,
     ) -> (Self, Completer) {
         let cell = Arc::new(Cell::default());
         let completer = Completer {
-            cell: Some(Arc::clone(&cell)),
+            target: Some(Target::Cell(Arc::clone(&cell))),
             direction,
             offset,
             len,
-            cancelled,
+            counters: Arc::clone(&engine.counters),
         };
         (
             Self {
                 cell,
+                engine: Some(Arc::clone(engine)),
                 direction,
                 offset,
                 len,
@@ -240,22 +444,30 @@ impl IoFuture {
         )
     }
 
-    /// Block the calling thread until the request completes.
+    /// Block the calling thread until the request completes. If no other thread is polling
+    /// the engine's backend, this one does (submitting, reaping and completing other
+    /// requests too) until its request is done.
     pub fn wait(self) -> IoOutcome {
-        let mut state = self.cell.lock();
+        if let Some(engine) = &self.engine {
+            engine.block_on(&*self.cell, None);
+        }
         loop {
-            if let Some(outcome) = state.outcome.take() {
-                state.taken = true;
-                return outcome;
+            {
+                let mut state = self.cell.lock();
+                if let Some(outcome) = state.outcome.take() {
+                    state.taken = true;
+                    return outcome;
+                }
+                if state.taken {
+                    return Err(self.error(IoErrorKind::AlreadyTaken));
+                }
             }
-            if state.taken {
-                return Err(self.error(IoErrorKind::AlreadyTaken));
+            // Only reached for a future whose engine is gone: its completer fulfils the cell
+            // (with a shutdown error if dropped), so parking on it ends.
+            let counters = Counters::default();
+            if self.cell.register(&park_waker(), &counters) {
+                park_until(&*self.cell, None, &counters);
             }
-            state = self
-                .cell
-                .ready
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 
@@ -278,38 +490,76 @@ impl Future for IoFuture {
     type Output = IoOutcome;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<IoOutcome> {
-        let mut state = self.cell.lock();
-        if let Some(outcome) = state.outcome.take() {
-            state.taken = true;
-            return Poll::Ready(outcome);
-        }
-        if state.taken {
-            drop(state);
-            return Poll::Ready(Err(self.error(IoErrorKind::AlreadyTaken)));
-        }
-        match &state.waker {
-            Some(waker) if waker.will_wake(context.waker()) => {}
-            _ => state.waker = Some(context.waker().clone()),
+        let newly_registered = {
+            let mut state = self.cell.lock();
+            if let Some(outcome) = state.outcome.take() {
+                state.taken = true;
+                return Poll::Ready(outcome);
+            }
+            if state.taken {
+                drop(state);
+                return Poll::Ready(Err(self.error(IoErrorKind::AlreadyTaken)));
+            }
+            let Some(engine) = &self.engine else {
+                // Unreachable: a future without an engine is created complete.
+                return Poll::Pending;
+            };
+            let first = state.waker.is_none();
+            install(&mut state.waker, context.waker(), &engine.counters);
+            first
+        };
+        if newly_registered {
+            if let Some(engine) = &self.engine {
+                // Nobody may be polling the backend: make sure somebody will.
+                engine.ensure_poller();
+            }
         }
         Poll::Pending
     }
 }
 
-/// The dispatcher's end of a request's cell: fulfils it exactly once.
+/// Where a completer puts its outcome.
+#[derive(Debug)]
+pub(crate) enum Target {
+    /// A future's cell.
+    Cell(Arc<Cell>),
+    /// A job's queue, with the job's tag for the request.
+    Queue(Arc<CompletionQueue>, u64),
+}
+
+/// The engine's end of a request's outcome: fulfils it exactly once.
 #[derive(Debug)]
 pub(crate) struct Completer {
-    cell: Option<Arc<Cell>>,
+    target: Option<Target>,
     direction: Direction,
     offset: u64,
     len: u64,
-    cancelled: Arc<AtomicU64>,
+    counters: Arc<Counters>,
 }
 
 impl Completer {
-    /// Complete the request; wakes a blocked `wait` and a stored waker.
+    /// A completer that puts the outcome in `queue` under `tag`.
+    pub(crate) fn to_queue(
+        engine: &Shared,
+        queue: &Arc<CompletionQueue>,
+        tag: u64,
+        direction: Direction,
+        offset: u64,
+        len: u64,
+    ) -> Self {
+        Self {
+            target: Some(Target::Queue(Arc::clone(queue), tag)),
+            direction,
+            offset,
+            len,
+            counters: Arc::clone(&engine.counters),
+        }
+    }
+
+    /// Complete the request; wakes whoever registered a waker (a parked thread, a task).
     pub(crate) fn complete(mut self, outcome: IoOutcome) {
-        if let Some(cell) = self.cell.take() {
-            fulfil(&cell, outcome);
+        if let Some(target) = self.target.take() {
+            fulfil(target, outcome, &self.counters);
         }
     }
 
@@ -325,13 +575,21 @@ impl Completer {
     }
 }
 
-fn fulfil(cell: &Cell, outcome: IoOutcome) {
-    let waker = {
-        let mut state = cell.lock();
-        state.outcome = Some(outcome);
-        state.waker.take()
+/// Store the outcome, then wake the registered waker, if any, outside the lock. Nobody is
+/// woken (no system call) when the owner is not waiting.
+fn fulfil(target: Target, outcome: IoOutcome, counters: &Counters) {
+    let waker = match &target {
+        Target::Cell(cell) => {
+            let mut state = cell.lock();
+            state.outcome = Some(outcome);
+            take(&mut state.waker, counters)
+        }
+        Target::Queue(queue, tag) => {
+            let mut state = queue.lock();
+            state.done.push((*tag, outcome));
+            queue.take(&mut state)
+        }
     };
-    cell.ready.notify_all();
     if let Some(waker) = waker {
         waker.wake();
     }
@@ -339,17 +597,15 @@ fn fulfil(cell: &Cell, outcome: IoOutcome) {
 
 impl Drop for Completer {
     fn drop(&mut self) {
-        if let Some(cell) = self.cell.take() {
-            self.cancelled.fetch_add(1, Ordering::Relaxed);
-            fulfil(
-                &cell,
-                Err(IoError {
-                    direction: self.direction,
-                    offset: self.offset,
-                    len: self.len,
-                    kind: IoErrorKind::ShutDown,
-                }),
-            );
+        if let Some(target) = self.target.take() {
+            self.counters.cancelled.fetch_add(1, Ordering::Relaxed);
+            let error = IoError {
+                direction: self.direction,
+                offset: self.offset,
+                len: self.len,
+                kind: IoErrorKind::ShutDown,
+            };
+            fulfil(target, Err(error), &self.counters);
         }
     }
 }
@@ -411,11 +667,26 @@ mod tests {
 
     #[test]
     fn a_dropped_completer_fails_the_future() {
-        let cancelled = Arc::new(AtomicU64::new(0));
-        let (future, completer) = IoFuture::pair(Direction::Read, 0, 512, Arc::clone(&cancelled));
+        let counters = Arc::new(Counters::default());
+        let cell = Arc::new(Cell::default());
+        let completer = Completer {
+            target: Some(Target::Cell(Arc::clone(&cell))),
+            direction: Direction::Read,
+            offset: 0,
+            len: 512,
+            counters: Arc::clone(&counters),
+        };
+        let future = IoFuture {
+            cell,
+            engine: None,
+            direction: Direction::Read,
+            offset: 0,
+            len: 512,
+        };
         drop(completer);
         let error = future.wait().err().map(|e| e.kind);
         assert_eq!(error, Some(IoErrorKind::ShutDown));
-        assert_eq!(cancelled.load(Ordering::Relaxed), 1);
+        assert_eq!(counters.cancelled.load(Ordering::Relaxed), 1);
+        assert_eq!(counters.waiting.load(Ordering::SeqCst), 0);
     }
 }

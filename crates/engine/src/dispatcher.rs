@@ -1,23 +1,52 @@
-//! The dispatcher thread: owns the policy and the backend, and is the only code that talks
-//! to either.
+//! The engine's core and who runs it: the policy, the backend's non-blocking side and the
+//! bookkeeping of every request, behind one lock, driven by whichever thread needs it.
 //!
-//! One turn of its loop:
+//! There is no thread between a client and the device. A thread that submits a request
+//! runs the dispatcher's work itself ("caller runs", as blk-mq lets the submitter run the
+//! elevator), and a thread that waits for a request polls the backend itself when nobody
+//! else does. The dispatcher thread is only the poller of last resort.
 //!
-//! 1. **Receive.** Take submissions from the channel and insert each into the policy with a
-//!    fresh [`RequestId`], until the channel is empty or the policy holds `max_queued`
-//!    requests (then the channel fills and clients block: push-back). The dispatcher keeps
-//!    each request's buffer and completer in `pending`, by id.
+//! # One turn
+//!
+//! Under the lock ([`Core`]), never blocking:
+//!
+//! 1. **Reap** what the backend has finished (only the poller, or anyone if nobody polls),
+//!    split each result among its parts (below), tell the policy with the errno, and queue
+//!    each client's outcome. Statistics are folded in once per turn.
 //! 2. **Dispatch.** While the backend has fewer than `depth` operations in flight, ask the
 //!    policy: a [`Dispatch::Request`] becomes one vectored [`IoOp`] carrying the buffers of
 //!    the request and of every request merged into it ([`Request::ids`]), sorted by offset;
-//!    a [`Dispatch::WaitUntil`] becomes the deadline of the next backend wait;
-//!    [`Dispatch::Empty`] ends the turn. (Should a policy ever hand over parts that are
-//!    not contiguous, each contiguous run becomes its own operation and the policy still
-//!    hears of one completion, once all of them are done.)
-//! 3. **Wait** on the backend until a completion, a client's wake-up, or the deadline.
-//! 4. **Complete.** Split each operation's result among its parts (below), tell the policy
-//!    with the errno, fulfil each client's future exactly once, and fold the batch into the
-//!    statistics under one lock.
+//!    a [`Dispatch::WaitUntil`] is remembered as the policy's timer; [`Dispatch::Empty`]
+//!    ends it. (Should a policy ever hand over parts that are not contiguous, each
+//!    contiguous run becomes its own operation and the policy still hears of one
+//!    completion, once all of them are done.)
+//! 3. **Submit** everything pushed, with one system call for io_uring.
+//!
+//! Outcomes are handed to their futures after the lock is released; a future's owner is
+//! only woken (a system call) if it registered a waker, that is, if it is parked or an
+//! async task waits on it.
+//!
+//! # Who runs it
+//!
+//! - **Submitting** ([`Shared::submit`]): the client inserts its request into the policy and
+//!   runs a turn. If the policy already holds `max_queued` requests, the client blocks until
+//!   completions make room (push-back), polling the backend itself if nobody does.
+//! - **Waiting** ([`Shared::block_on`]): if nobody holds the *poller* role, the waiting thread
+//!   takes it. It blocks in the backend's [`Waiter`] outside the lock, until a completion, a
+//!   wake-up, its own deadline or the policy's timer, runs a turn, and repeats until what it
+//!   waits for is done. Only the poller reaps while it holds the role, so it cannot miss the
+//!   completion it waits for. A thread that finds another poller registers a waker and parks.
+//! - **Giving the role up**: the poller gives it up once its own wait is over. If somebody
+//!   else still needs a poller (a parked thread or an async task with a registered waker, a
+//!   policy timer with requests held, a shutdown), it wakes the dispatcher thread to take
+//!   the role. A single client with many requests in flight thus submits, polls and
+//!   completes its own requests without any other thread, as fio does.
+//! - **The dispatcher thread** sleeps on a condition variable until it is wanted, then polls
+//!   as long as somebody needs it, and until the operations it dispatched itself (a policy
+//!   timer's requests, say) are reaped. Operations a client dispatched and nobody waits for
+//!   are reaped by whoever polls next (any waiting client, push-back, shutdown). When a submitter's request makes the policy's timer earlier
+//!   than the deadline the blocked poller is waiting for, the submitter wakes the poller with
+//!   the backend's [`Notifier`] so the timer is honoured.
 //!
 //! # Splitting a result among merged parts
 //!
@@ -33,29 +62,34 @@
 //!
 //! A request id is in exactly one place: `pending` (in the policy) or an operation in
 //! `ops` (at the device). It leaves `pending` when dispatched and leaves `ops` when
-//! completed; a dispatch naming an id not pending, or a completion for a token not in
-//! flight, is counted in [`Snapshot::double_completions`](crate::Snapshot) (and asserts in
-//! debug builds) instead of being completed again.
+//! completed, both under the lock; a dispatch naming an id not pending, or a completion for
+//! a token not in flight, is counted in [`Snapshot::double_completions`](crate::Snapshot)
+//! (and asserts in debug builds) instead of being completed again. Each outcome is moved
+//! out of the core with its completer, which fulfils it once.
 //!
 //! # Shutdown
 //!
-//! Once asked to stop, the dispatcher tells the policy every process it has seen has
-//! exited (so no idling delays the drain), then keeps turning until nothing is pending or in
-//! flight, and returns. Requests that reach the channel after that are dropped with it, and
-//! their completers fail them with a shutdown error.
+//! Once asked to stop, the dispatcher thread tells the policy every process it has seen has
+//! exited (so no idling delays the drain), then polls until nothing is pending or in
+//! flight, and closes the core: requests submitted after that fail with a shutdown error.
 
+use std::cell::Cell as StdCell;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ioslice_core::request::SECTOR_SIZE;
-use ioslice_core::{Completion, Dispatch, Nanos, ProcessId, Request, RequestId, Scheduler};
+use ioslice_core::{
+    Completion, Dispatch, GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler,
+};
 
-use crate::backend::{Backend, IoDone, IoOp};
-use crate::completion::{Completer, IoError, IoErrorKind, IoOutcome, IoResult};
+use crate::backend::{Backend, IoDone, IoOp, Notifier, Waiter};
+use crate::completion::{
+    park_until, park_waker, Completer, Counters, IoError, IoErrorKind, IoOutcome, IoResult, Slot,
+};
 use crate::handle::{Message, Submission};
 use crate::stats::{Recorder, Sample};
 
@@ -71,6 +105,9 @@ struct Part {
 struct Op {
     request_key: u64,
     parts: Vec<Part>,
+    /// Issued in a turn of the dispatcher thread, which then reaps it before giving up the
+    /// poller role (nobody else may be waiting for it).
+    by_dispatcher: bool,
 }
 
 /// One policy request at the device, until all its operations are back.
@@ -82,64 +119,109 @@ struct Dispatched {
     error: Option<i32>,
 }
 
-/// What the dispatcher thread owns.
-pub(crate) struct Dispatcher {
+/// Who holds the poller role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Client,
+    Dispatcher,
+}
+
+type Outcomes = Vec<(Completer, IoOutcome)>;
+
+/// A map keyed by the engine's own sequential ids: they need no protection against
+/// adversarial keys, so a multiplicative hash replaces SipHash (three inserts and removals
+/// per request).
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// Fibonacci hashing of a `u64` id (other input is folded in byte by byte).
+#[derive(Debug, Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = (self.0 ^ id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Most operations a deferred submission leaves queued: the next one hands them all to the
+/// device, so that a job refilling its queue depth does not starve the device meanwhile.
+const DEFER_AT_MOST: usize = 4;
+
+thread_local! {
+    /// An emptied outcome list kept per thread, swapped with the core's so that neither
+    /// allocates in the steady state.
+    static SPARE_OUTCOMES: StdCell<Outcomes> = const { StdCell::new(Vec::new()) };
+}
+
+/// What every handle, client, future and the dispatcher thread of one engine share.
+pub(crate) struct Shared {
+    core: Mutex<Core>,
+    /// Submitters waiting for the policy to have room (push-back).
+    room: Condvar,
+    /// The dispatcher thread sleeps here while nobody needs it.
+    idle: Condvar,
+    /// The backend's blocking half, used without the lock.
+    waiter: Arc<dyn Waiter>,
+    pub notifier: Notifier,
+    pub counters: Arc<Counters>,
+    pub accepting: AtomicBool,
+    pub groups: GroupTree,
+    pub logical_block_size: u64,
+    pub capacity: u64,
+    pub recorder: Arc<Recorder>,
+    pub backend_name: &'static str,
+    max_queued: usize,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("backend", &self.backend_name)
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Shared::new`] needs.
+pub(crate) struct Parts {
     pub backend: Box<dyn Backend>,
     pub policy: Box<dyn Scheduler>,
-    pub receiver: Receiver<Message>,
-    /// Set while the dispatcher sleeps in the backend's wait (see `Shared::dispatcher_asleep`).
-    pub asleep: Arc<AtomicBool>,
-    /// A message taken from the channel while deciding whether to sleep.
-    stash: Option<Message>,
-    pub stopping: Arc<AtomicBool>,
+    pub groups: GroupTree,
+    pub logical_block_size: u64,
+    pub capacity: u64,
     pub recorder: Arc<Recorder>,
     pub started: Instant,
     pub depth: usize,
     pub max_queued: usize,
-    next_id: u64,
-    next_token: u64,
-    pending: HashMap<RequestId, Submission>,
-    ops: HashMap<u64, Op>,
-    dispatched: HashMap<u64, Dispatched>,
-    parts_in_flight: usize,
-    processes: BTreeSet<ProcessId>,
-    submitted: u64,
-    double_completions: u64,
-    last_now: Nanos,
-    done: Vec<IoDone>,
-    samples: Vec<Sample>,
-    outcomes: Vec<(Completer, IoOutcome)>,
 }
 
-impl Dispatcher {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        backend: Box<dyn Backend>,
-        policy: Box<dyn Scheduler>,
-        receiver: Receiver<Message>,
-        asleep: Arc<AtomicBool>,
-        stopping: Arc<AtomicBool>,
-        recorder: Arc<Recorder>,
-        started: Instant,
-        depth: usize,
-        max_queued: usize,
-    ) -> Self {
-        Self {
-            backend,
-            policy,
-            receiver,
-            asleep,
-            stash: None,
-            stopping,
-            recorder,
-            started,
-            depth,
-            max_queued,
+impl Shared {
+    pub(crate) fn new(parts: Parts) -> Self {
+        let waiter = parts.backend.waiter();
+        let notifier = parts.backend.notifier();
+        let backend_name = parts.backend.name();
+        let counters = Arc::clone(&parts.recorder.counters);
+        let core = Core {
+            backend: parts.backend,
+            policy: parts.policy,
+            recorder: Arc::clone(&parts.recorder),
+            started: parts.started,
+            depth: parts.depth,
             next_id: 0,
             next_token: 0,
-            pending: HashMap::new(),
-            ops: HashMap::new(),
-            dispatched: HashMap::new(),
+            pending: IdMap::default(),
+            ops: IdMap::default(),
+            dispatched: IdMap::default(),
             parts_in_flight: 0,
             processes: BTreeSet::new(),
             submitted: 0,
@@ -148,9 +230,362 @@ impl Dispatcher {
             done: Vec::new(),
             samples: Vec::new(),
             outcomes: Vec::new(),
+            poller: None,
+            poller_blocked: false,
+            poll_deadline: None,
+            timer: None,
+            room_waiters: 0,
+            dispatcher_wanted: false,
+            turn_role: None,
+            defer_submit: false,
+            deferred: false,
+            unsubmitted: 0,
+            dispatcher_ops: 0,
+            dispatcher_asleep: false,
+            stopping: false,
+            exits_told: false,
+            closed: false,
+            failure: None,
+        };
+        Self {
+            core: Mutex::new(core),
+            room: Condvar::new(),
+            idle: Condvar::new(),
+            waiter,
+            notifier,
+            counters,
+            accepting: AtomicBool::new(true),
+            groups: parts.groups,
+            logical_block_size: parts.logical_block_size,
+            capacity: parts.capacity,
+            recorder: parts.recorder,
+            backend_name,
+            max_queued: parts.max_queued,
         }
     }
 
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Release the lock, then fulfil the outcomes the core collected.
+    fn unlock_and_deliver(&self, mut core: MutexGuard<'_, Core>) {
+        if core.outcomes.is_empty() {
+            return;
+        }
+        let mut batch = SPARE_OUTCOMES.take();
+        std::mem::swap(&mut batch, &mut core.outcomes);
+        drop(core);
+        for (completer, outcome) in batch.drain(..) {
+            completer.complete(outcome);
+        }
+        SPARE_OUTCOMES.set(batch);
+    }
+
+    /// Whether somebody other than a client's own wait needs the backend polled.
+    fn needs_dispatcher(&self, core: &Core) -> bool {
+        if core.closed {
+            return false;
+        }
+        if core.stopping {
+            return true;
+        }
+        let outstanding = !core.pending.is_empty() || !core.ops.is_empty();
+        let timer = core.timer.is_some() && !core.pending.is_empty();
+        outstanding && (timer || self.counters.waiting.load(Ordering::SeqCst) > 0)
+    }
+
+    /// Ask the dispatcher thread to take the poller role (it takes it once it is free).
+    fn want_dispatcher(&self, core: &mut Core) {
+        core.dispatcher_wanted = true;
+        if core.dispatcher_asleep {
+            // Once per sleep: it clears the flag itself when it sleeps again.
+            core.dispatcher_asleep = false;
+            self.idle.notify_one();
+        }
+    }
+
+    /// An async task registered a waker: make sure some thread polls the backend.
+    pub(crate) fn ensure_poller(&self) {
+        let mut core = self.lock();
+        if core.poller.is_none() && !core.closed {
+            self.want_dispatcher(&mut core);
+        }
+    }
+
+    /// Insert a request (or a process's exit) and run a turn on the calling thread. Blocks
+    /// while the policy holds `max_queued` requests (push-back). A request the engine can no
+    /// longer take (it has shut down) is failed with a shutdown error.
+    pub(crate) fn submit(&self, message: Message) {
+        self.submit_as(message, true);
+    }
+
+    /// [`Shared::submit`]; with `flush` false, what the turn dispatches is queued at the
+    /// backend but not handed to the device yet (no system call), unless
+    /// [`DEFER_AT_MOST`] operations are already queued: a later turn or [`Shared::flush`]
+    /// hands them over, batching several submissions into one. The caller must flush before
+    /// it waits or stops submitting.
+    pub(crate) fn submit_as(&self, message: Message, flush: bool) {
+        let mut core = self.lock();
+        if matches!(message, Message::Submit(_)) {
+            let has_room = |core: &Core| core.closed || core.pending.len() < self.max_queued;
+            while !has_room(&core) {
+                if core.poller.is_none() {
+                    core = self.poll(core, Role::Client, None, &has_room);
+                } else {
+                    core.room_waiters += 1;
+                    core = self.room.wait(core).unwrap_or_else(PoisonError::into_inner);
+                    core.room_waiters -= 1;
+                }
+            }
+        }
+        if core.closed {
+            drop(core);
+            // Dropping the submission's completer fails it with a shutdown error.
+            drop(message);
+            return;
+        }
+        match message {
+            Message::Submit(submission) => core.insert(submission),
+            Message::Exit(process) => {
+                let now = core.now();
+                core.policy.process_exited(process, now);
+            }
+        }
+        let polling = core.poller.is_some();
+        core.defer_submit = !flush;
+        core.turn(!polling);
+        core.defer_submit = false;
+        let mut wake_poller = false;
+        if let Some(timer) = core.timer.filter(|_| !core.pending.is_empty()) {
+            if !polling {
+                // Nobody will be there at the policy's time unless somebody polls.
+                self.want_dispatcher(&mut core);
+            } else if core.poller_blocked && core.poll_deadline.is_none_or(|at| timer < at) {
+                core.poll_deadline = Some(timer);
+                wake_poller = true;
+            }
+        }
+        self.unlock_and_deliver(core);
+        if wake_poller {
+            self.notifier.notify();
+        }
+    }
+
+    /// Hand the device what deferred submissions left queued.
+    pub(crate) fn flush(&self) {
+        let mut core = self.lock();
+        if core.deferred {
+            core.deferred = false;
+            core.unsubmitted = 0;
+            if let Err(error) = core.backend.submit() {
+                core.fail_everything(error);
+            }
+        }
+    }
+
+    /// Block until `slot` is ready or `deadline` passes, polling the backend if nobody else
+    /// does, else parked until the poller completes what the slot waits for.
+    pub(crate) fn block_on(&self, slot: &dyn Slot, deadline: Option<Instant>) {
+        loop {
+            if slot.is_ready() || deadline.is_some_and(|at| Instant::now() >= at) {
+                return;
+            }
+            let mut core = self.lock();
+            if core.poller.is_none() && !core.closed {
+                core = self.poll(core, Role::Client, deadline, &|_| slot.is_ready());
+                drop(core);
+                continue;
+            }
+            // Registered under the lock, so a poller giving up its role sees the waker
+            // counted and hands the role on.
+            let registered = slot.register(&park_waker(), &self.counters);
+            drop(core);
+            if registered {
+                park_until(slot, deadline, &self.counters);
+            }
+        }
+    }
+
+    /// Hold the poller role (nobody holds it) and run turns, blocking in the backend's waiter
+    /// between them, until `done` (checked under the lock), `deadline`, or the engine closes;
+    /// then give the role up, handing it to the dispatcher thread if somebody needs a poller.
+    fn poll<'a>(
+        &'a self,
+        mut core: MutexGuard<'a, Core>,
+        role: Role,
+        deadline: Option<Instant>,
+        done: &dyn Fn(&Core) -> bool,
+    ) -> MutexGuard<'a, Core> {
+        core.poller = Some(role);
+        loop {
+            core.turn_role = Some(role);
+            core.turn(true);
+            core.turn_role = None;
+            if core.room_waiters > 0 && core.pending.len() < self.max_queued {
+                self.room.notify_all();
+            }
+            if !core.outcomes.is_empty() {
+                self.unlock_and_deliver(core);
+                core = self.lock();
+            }
+            if core.closed || done(&core) || deadline.is_some_and(|at| Instant::now() >= at) {
+                break;
+            }
+            let timer = core.timer.filter(|_| !core.pending.is_empty());
+            let until = match (deadline, timer) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            core.poller_blocked = true;
+            core.poll_deadline = until;
+            drop(core);
+            let waited = self.waiter.wait(until);
+            core = self.lock();
+            core.poller_blocked = false;
+            core.poll_deadline = None;
+            if let Err(error) = waited {
+                core.fail_everything(error);
+                break;
+            }
+        }
+        core.poller = None;
+        if role == Role::Client && self.needs_dispatcher(&core) {
+            self.want_dispatcher(&mut core);
+        }
+        if core.room_waiters > 0 {
+            self.room.notify_all();
+        }
+        core
+    }
+
+    /// The dispatcher thread: poll whenever somebody needs it, drain on shutdown. An error is
+    /// a backend failure that ended the engine; every request it held was failed with it.
+    pub(crate) fn run_dispatcher(&self) -> io::Result<()> {
+        let mut core = self.lock();
+        loop {
+            if core.stopping && !core.exits_told && !core.closed {
+                core.exits_told = true;
+                let now = core.now();
+                let processes: Vec<ProcessId> = core.processes.iter().copied().collect();
+                for process in processes {
+                    core.policy.process_exited(process, now);
+                }
+                let polling = core.poller.is_some();
+                core.turn_role = Some(Role::Dispatcher);
+                core.turn(!polling);
+                core.turn_role = None;
+                self.unlock_and_deliver(core);
+                core = self.lock();
+                continue;
+            }
+            if core.stopping && core.poller.is_none() && !core.closed && core.drained() {
+                core.closed = true;
+                core.publish();
+                if core.room_waiters > 0 {
+                    self.room.notify_all();
+                }
+            }
+            if core.closed {
+                break;
+            }
+            let needed = self.needs_dispatcher(&core) || core.dispatcher_ops > 0;
+            if core.poller.is_none() && (core.dispatcher_wanted || needed) {
+                core.dispatcher_wanted = false;
+                core = self.poll(core, Role::Dispatcher, None, &|core: &Core| {
+                    let needed = self.needs_dispatcher(core) || core.dispatcher_ops > 0;
+                    !needed || (core.stopping && core.drained())
+                });
+                continue;
+            }
+            core.dispatcher_asleep = true;
+            core = self.idle.wait(core).unwrap_or_else(PoisonError::into_inner);
+            core.dispatcher_asleep = false;
+        }
+        match core.failure.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Stop: no more requests are accepted; the dispatcher thread drains and closes.
+    pub(crate) fn begin_stop(&self) {
+        self.accepting.store(false, Ordering::Release);
+        let mut core = self.lock();
+        core.stopping = true;
+        self.want_dispatcher(&mut core);
+        let blocked = core.poller_blocked;
+        drop(core);
+        if blocked {
+            // The poller re-checks with the lock: the dispatcher may now be needed.
+            self.notifier.notify();
+        }
+    }
+
+    /// The dispatcher thread is gone without closing (it panicked): fail what is left.
+    pub(crate) fn abandon(&self) {
+        let mut core = self.lock();
+        if !core.closed {
+            core.fail_all(IoErrorKind::ShutDown);
+            core.closed = true;
+            core.publish();
+        }
+        self.room.notify_all();
+    }
+}
+
+/// The engine's state behind the lock.
+pub(crate) struct Core {
+    backend: Box<dyn Backend>,
+    policy: Box<dyn Scheduler>,
+    recorder: Arc<Recorder>,
+    started: Instant,
+    depth: usize,
+    next_id: u64,
+    next_token: u64,
+    pending: IdMap<RequestId, Submission>,
+    ops: IdMap<u64, Op>,
+    dispatched: IdMap<u64, Dispatched>,
+    parts_in_flight: usize,
+    processes: BTreeSet<ProcessId>,
+    submitted: u64,
+    double_completions: u64,
+    last_now: Nanos,
+    done: Vec<IoDone>,
+    samples: Vec<Sample>,
+    outcomes: Outcomes,
+    /// Who polls the backend, if anybody.
+    poller: Option<Role>,
+    /// The poller is blocked in the waiter (until `poll_deadline`).
+    poller_blocked: bool,
+    poll_deadline: Option<Instant>,
+    /// The policy's last "wait until", from the last dispatch.
+    timer: Option<Instant>,
+    /// Submitters blocked for room.
+    room_waiters: usize,
+    /// The dispatcher thread was asked to take the poller role.
+    dispatcher_wanted: bool,
+    /// This turn leaves what it dispatches queued at the backend (see [`Shared::submit_as`]).
+    defer_submit: bool,
+    /// A turn left operations queued at the backend.
+    deferred: bool,
+    /// Operations pushed to the backend since it last submitted.
+    unsubmitted: usize,
+    /// Whose turn it is (the dispatcher marks the operations it issues).
+    turn_role: Option<Role>,
+    /// Operations the dispatcher thread issued that are still at the device.
+    dispatcher_ops: usize,
+    /// The dispatcher thread sleeps on `idle` and nobody has woken it since.
+    dispatcher_asleep: bool,
+    stopping: bool,
+    exits_told: bool,
+    /// Drained after a shutdown, or failed: takes no more requests.
+    closed: bool,
+    /// The backend error that ended the engine.
+    failure: Option<io::Error>,
+}
+
+impl Core {
     /// Engine time: nanoseconds since start, never going backwards.
     fn now(&mut self) -> Nanos {
         let elapsed = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -158,137 +593,99 @@ impl Dispatcher {
         self.last_now
     }
 
-    /// Run until asked to stop and drained. An error is a backend failure that ended the
-    /// engine; every request still held has been failed with it.
-    pub(crate) fn run(mut self) -> io::Result<()> {
-        let mut exits_told = false;
-        loop {
-            let throttled = self.receive();
-            let stopping = self.stopping.load(Ordering::Acquire);
-            if stopping && !exits_told {
-                exits_told = true;
-                let now = self.now();
-                for &process in &self.processes {
-                    self.policy.process_exited(process, now);
-                }
-            }
-            let deadline = self.pump();
-            if stopping && self.ops.is_empty() && self.backend.in_flight() == 0 {
-                if self.pending.is_empty() {
-                    self.publish();
-                    return Ok(());
-                }
-                if self.policy.queued() == 0 {
-                    // The policy holds nothing yet requests are pending: it lost them.
-                    // Fail them rather than wait forever.
-                    for (_, submission) in self.pending.drain() {
-                        self.double_completions += 1;
-                        submission.completer.fail(IoErrorKind::ShutDown);
-                    }
-                    continue;
-                }
-            }
-            self.publish();
-            if throttled && self.pending.len() < self.max_queued {
-                // The channel may hold more than we took; take it before sleeping.
-                continue;
-            }
-            if !self.may_sleep() {
-                continue;
-            }
-            let waited = self.backend.wait(deadline, &mut self.done);
-            self.asleep.store(false, Ordering::SeqCst);
-            if let Err(error) = waited {
-                if matches!(
-                    error.kind(),
-                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                ) {
-                    continue;
-                }
-                self.fail_everything(&error);
-                return Err(error);
-            }
+    /// Nothing pending or in flight.
+    fn drained(&self) -> bool {
+        self.pending.is_empty() && self.ops.is_empty() && self.backend.in_flight() == 0
+    }
+
+    /// Put a submission into the policy under a fresh id.
+    fn insert(&mut self, submission: Submission) {
+        // The client read the clock an instant ago: no need to read it again.
+        let submitted = u64::try_from(
+            submission
+                .submitted
+                .saturating_duration_since(self.started)
+                .as_nanos(),
+        )
+        .unwrap_or(u64::MAX);
+        self.last_now = self.last_now.max(submitted);
+        let now = self.last_now;
+        self.submitted += 1;
+        self.processes.insert(submission.process);
+        let id = RequestId(self.next_id);
+        self.next_id += 1;
+        let submit_time = submitted.min(now);
+        let request = Request {
+            id,
+            process: submission.process,
+            group: submission.group,
+            priority: submission.priority,
+            direction: submission.direction,
+            // O_DIRECT: the client waits for every request, reads and writes alike.
+            sync: true,
+            sector: submission.offset / SECTOR_SIZE,
+            sectors: u32::try_from(submission.buffer.len() as u64 / SECTOR_SIZE)
+                .unwrap_or(u32::MAX),
+            submit_time,
+            merged: Vec::new(),
+        };
+        self.pending.insert(id, submission);
+        // Merged or queued, the request stays pending under its own id; the carrier's
+        // `merged` list names it when the policy dispatches it.
+        let _ = self.policy.insert(request, now);
+    }
+
+    /// One turn: reap (if `reap`), complete, dispatch while there is room, submit, publish.
+    /// A backend failure fails every request and closes the engine.
+    fn turn(&mut self, reap: bool) {
+        if self.closed {
+            return;
+        }
+        if reap {
+            let mut done = std::mem::take(&mut self.done);
+            self.backend.reap(&mut done);
+            self.done = done;
             self.complete_batch();
         }
-    }
-
-    /// Announce sleep, then look at the channel once more: a message that arrived meanwhile
-    /// was sent by a client that saw the dispatcher awake and did not wake it, so it must be
-    /// taken now. Returns whether the dispatcher may block in the backend's wait.
-    fn may_sleep(&mut self) -> bool {
-        if self.stash.is_some() {
-            // The policy is full; a completion or a deadline wakes the dispatcher.
-            return true;
-        }
-        self.asleep.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        match self.receiver.try_recv() {
-            Ok(message) => {
-                self.asleep.store(false, Ordering::SeqCst);
-                self.stash = Some(message);
-                false
-            }
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => true,
-        }
-    }
-
-    /// Move submissions from the channel into the policy. Returns whether it stopped
-    /// because the policy holds `max_queued` requests.
-    fn receive(&mut self) -> bool {
-        loop {
-            if self.pending.len() >= self.max_queued {
-                return true;
-            }
-            let next = match self.stash.take() {
-                Some(message) => Ok(message),
-                None => self.receiver.try_recv(),
-            };
-            let message = match next {
-                Ok(message) => message,
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return false,
-            };
-            let now = self.now();
-            match message {
-                Message::Exit(process) => self.policy.process_exited(process, now),
-                Message::Submit(submission) => {
-                    self.submitted += 1;
-                    self.processes.insert(submission.process);
-                    let id = RequestId(self.next_id);
-                    self.next_id += 1;
-                    let submit_time = u64::try_from(
-                        submission
-                            .submitted
-                            .saturating_duration_since(self.started)
-                            .as_nanos(),
-                    )
-                    .unwrap_or(u64::MAX)
-                    .min(now);
-                    let request = Request {
-                        id,
-                        process: submission.process,
-                        group: submission.group,
-                        priority: submission.priority,
+        if self.stopping
+            && self.ops.is_empty()
+            && self.backend.in_flight() == 0
+            && !self.pending.is_empty()
+            && self.policy.queued() == 0
+        {
+            // The policy holds nothing yet requests are pending: it lost them. Fail them
+            // rather than wait forever.
+            for (_, submission) in self.pending.drain() {
+                self.double_completions += 1;
+                self.outcomes.push((
+                    submission.completer,
+                    Err(IoError {
                         direction: submission.direction,
-                        // O_DIRECT: the client waits for every request, reads and writes alike.
-                        sync: true,
-                        sector: submission.offset / SECTOR_SIZE,
-                        sectors: u32::try_from(submission.buffer.len() as u64 / SECTOR_SIZE)
-                            .unwrap_or(u32::MAX),
-                        submit_time,
-                        merged: Vec::new(),
-                    };
-                    self.pending.insert(id, submission);
-                    // Merged or queued, the request stays pending under its own id; the
-                    // carrier's `merged` list names it when the policy dispatches it.
-                    let _ = self.policy.insert(request, now);
-                }
+                        offset: submission.offset,
+                        len: submission.buffer.len() as u64,
+                        kind: IoErrorKind::ShutDown,
+                    }),
+                ));
             }
         }
+        self.pump();
+        if self.defer_submit && self.unsubmitted < DEFER_AT_MOST {
+            self.deferred = true;
+        } else {
+            self.deferred = false;
+            self.unsubmitted = 0;
+            if let Err(error) = self.backend.submit() {
+                self.fail_everything(error);
+                return;
+            }
+        }
+        self.publish();
     }
 
-    /// Hand the backend what the policy gives while there is room. Returns the deadline
-    /// of a policy's "wait until".
-    fn pump(&mut self) -> Option<Instant> {
+    /// Hand the backend what the policy gives while there is room; remember a policy's
+    /// "wait until" as the timer.
+    fn pump(&mut self) {
+        self.timer = None;
         while self.backend.in_flight() < self.depth {
             let now = self.now();
             match self.policy.dispatch(now) {
@@ -296,12 +693,12 @@ impl Dispatcher {
                 Dispatch::WaitUntil(at) => {
                     // A time now or past is taken as the next nanosecond, as the simulator does.
                     let at = at.max(now + 1);
-                    return Some(self.started + Duration::from_nanos(at));
+                    self.timer = Some(self.started + Duration::from_nanos(at));
+                    return;
                 }
-                Dispatch::Empty => return None,
+                Dispatch::Empty => return,
             }
         }
-        None
     }
 
     fn issue(&mut self, request: Request, now: Nanos) {
@@ -360,13 +757,17 @@ impl Dispatcher {
                 .map(|part| std::mem::replace(&mut part.submission.buffer, empty_buffer()))
                 .collect();
             self.parts_in_flight += run.len();
+            let by_dispatcher = self.turn_role == Some(Role::Dispatcher);
+            self.dispatcher_ops += usize::from(by_dispatcher);
             self.ops.insert(
                 token,
                 Op {
                     request_key: key,
                     parts: run,
+                    by_dispatcher,
                 },
             );
+            self.unsubmitted += 1;
             self.backend.push(IoOp {
                 token,
                 direction,
@@ -386,11 +787,6 @@ impl Dispatcher {
             self.complete_op(io_done, finished);
         }
         self.done = done;
-        // Statistics first, so a client whose future has resolved finds its request counted.
-        self.publish();
-        for (completer, outcome) in self.outcomes.drain(..) {
-            completer.complete(outcome);
-        }
     }
 
     fn complete_op(&mut self, io_done: IoDone, finished: Instant) {
@@ -403,6 +799,7 @@ impl Dispatcher {
             self.double_completions += 1;
             return;
         };
+        self.dispatcher_ops -= usize::from(op.by_dispatcher);
         let (transferred, errno) = match &io_done.result {
             Ok(bytes) => (*bytes, None),
             Err(error) => (0, Some(error.raw_os_error().unwrap_or(libc::EIO))),
@@ -457,7 +854,12 @@ impl Dispatcher {
             self.outcomes.push((submission.completer, outcome));
         }
         let key = op.request_key;
-        let now = self.now();
+        // The batch's completion time, not another clock read per operation.
+        let finished_at =
+            u64::try_from(finished.saturating_duration_since(self.started).as_nanos())
+                .unwrap_or(u64::MAX);
+        self.last_now = self.last_now.max(finished_at);
+        let now = self.last_now;
         if let Some(dispatched) = self.dispatched.get_mut(&key) {
             dispatched.ops_left = dispatched.ops_left.saturating_sub(1);
             dispatched.error = dispatched.error.or(op_error);
@@ -479,11 +881,13 @@ impl Dispatcher {
             self.next_token += 1;
             let offset = part.submission.offset;
             let direction = part.submission.direction;
+            self.dispatcher_ops += usize::from(op.by_dispatcher);
             self.ops.insert(
                 token,
                 Op {
                     request_key: op.request_key,
                     parts: vec![part],
+                    by_dispatcher: op.by_dispatcher,
                 },
             );
             self.backend.push(IoOp {
@@ -518,19 +922,28 @@ impl Dispatcher {
         self.samples.clear();
     }
 
-    /// The backend failed for good: fail every request still held with its errno.
-    fn fail_everything(&mut self, error: &io::Error) {
+    /// The backend failed for good: fail every request still held with its errno, and close.
+    fn fail_everything(&mut self, error: io::Error) {
         let errno = error.raw_os_error().unwrap_or(libc::EIO);
+        self.fail_all(IoErrorKind::Os(errno));
+        self.closed = true;
+        self.failure = Some(error);
+        self.publish();
+    }
+
+    /// Fail every request pending or at the device with `kind`.
+    fn fail_all(&mut self, kind: IoErrorKind) {
         for (_, submission) in self.pending.drain() {
-            submission.completer.fail(IoErrorKind::Os(errno));
+            submission.completer.fail(kind.clone());
         }
         for (_, op) in self.ops.drain() {
             for part in op.parts {
-                part.submission.completer.fail(IoErrorKind::Os(errno));
+                part.submission.completer.fail(kind.clone());
             }
         }
+        self.dispatched.clear();
         self.parts_in_flight = 0;
-        self.publish();
+        self.dispatcher_ops = 0;
     }
 }
 

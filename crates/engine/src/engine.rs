@@ -4,12 +4,11 @@
 //! names the policy as a `--sched` specification, declares groups with weights and limits,
 //! and sizes the submission queue. [`EngineBuilder::start`] checks all of it, builds the
 //! policy with [`build_scheduler`] (which wraps the limit layer when a group has limits) and
-//! spawns the dispatcher thread. [`Engine::shutdown`] (or dropping the engine) stops
+//! spawns the dispatcher thread (the poller of last resort: clients run the engine's work
+//! themselves). [`Engine::shutdown`] (or dropping the engine) stops
 //! accepting requests, drains every request queued or in flight, and joins the thread.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -19,8 +18,8 @@ use ioslice_core::limit::Limits;
 use ioslice_core::{build_scheduler, GroupTree, SchedSpec, SchedulerContext, TunableError};
 
 use crate::backend::Backend;
-use crate::dispatcher::Dispatcher;
-use crate::handle::{Handle, Shared};
+use crate::dispatcher::{Parts, Shared};
+use crate::handle::Handle;
 use crate::stats::{FinalStats, Recorder};
 
 /// Why an engine could not be built, a client not made, or a shutdown not clean.
@@ -162,9 +161,9 @@ impl EngineBuilder {
         self
     }
 
-    /// How many submissions may wait for the dispatcher before clients block (at least 1;
-    /// default [`Self::DEFAULT_SUBMISSION_QUEUE`]). The policy holds at most as many again,
-    /// like the kernel's `nr_requests`, so everything outstanding stays bounded.
+    /// How many requests the policy may hold before submitting clients block (at least 1;
+    /// default [`Self::DEFAULT_SUBMISSION_QUEUE`]), like the kernel's `nr_requests`, so
+    /// everything outstanding stays bounded.
     pub fn submission_queue(mut self, capacity: usize) -> Self {
         self.submission_queue = capacity;
         self
@@ -214,50 +213,37 @@ impl EngineBuilder {
 
         let started = Instant::now();
         let recorder = Arc::new(Recorder::new(started));
-        let (sender, receiver) = sync_channel(self.submission_queue);
-        let stopping = Arc::new(AtomicBool::new(false));
-        let dispatcher_asleep = Arc::new(AtomicBool::new(false));
         let backend_name = self.backend.name();
-        let shared = Arc::new(Shared {
-            sender,
-            notifier: self.backend.notifier(),
-            accepting: AtomicBool::new(true),
+        let shared = Arc::new(Shared::new(Parts {
+            backend: self.backend,
+            policy,
             groups,
             logical_block_size: u64::from(block),
             capacity: target.capacity,
-            recorder: Arc::clone(&recorder),
-            dispatcher_asleep: Arc::clone(&dispatcher_asleep),
-        });
-        let dispatcher = Dispatcher::new(
-            self.backend,
-            policy,
-            receiver,
-            dispatcher_asleep,
-            Arc::clone(&stopping),
             recorder,
             started,
-            target.queue_depth,
-            self.submission_queue,
-        );
+            depth: target.queue_depth,
+            max_queued: self.submission_queue,
+        }));
+        let dispatcher = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("ioslice-dispatch".into())
-            .spawn(move || dispatcher.run())
+            .spawn(move || dispatcher.run_dispatcher())
             .map_err(EngineError::Spawn)?;
         Ok(Engine {
             shared,
-            stopping,
             thread: Some(thread),
             backend_name,
         })
     }
 }
 
-/// A running engine: a dispatcher thread between clients and a backend. See the
+/// A running engine: a policy and a backend that client threads drive themselves, with a
+/// dispatcher thread as the poller of last resort. See the
 /// [crate documentation](crate) for an example.
 #[derive(Debug)]
 pub struct Engine {
     shared: Arc<Shared>,
-    stopping: Arc<AtomicBool>,
     thread: Option<JoinHandle<io::Result<()>>>,
     backend_name: &'static str,
 }
@@ -298,16 +284,17 @@ impl Engine {
         let Some(thread) = self.thread.take() else {
             return Ok(());
         };
-        self.shared.accepting.store(false, Ordering::Release);
-        self.stopping.store(true, Ordering::Release);
-        self.shared.notifier.notify();
+        self.shared.begin_stop();
         match thread.join() {
             Ok(Ok(())) => Ok(()),
             Ok(Err(source)) => Err(EngineError::Backend {
                 backend: self.backend_name,
                 source,
             }),
-            Err(_) => Err(EngineError::DispatcherPanicked),
+            Err(_) => {
+                self.shared.abandon();
+                Err(EngineError::DispatcherPanicked)
+            }
         }
     }
 }

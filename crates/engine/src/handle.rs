@@ -4,26 +4,27 @@
 //! A client checks a request against the device's geometry before anything else (offset,
 //! length and buffer address aligned to 512-byte sectors and the logical block size, range
 //! inside the device), so a request the device would refuse never reaches it. An accepted
-//! request travels to the dispatcher through a bounded channel; when the channel is full the
-//! submitting thread blocks until the dispatcher takes requests out (push-back: the queue
-//! does not grow without bound). The client then wakes the dispatcher with the backend's
-//! [`Notifier`].
+//! request goes into the policy on the submitting thread, which then runs the engine's turn
+//! itself (dispatch, submit, reap what is ready; see the `dispatcher` module). When the
+//! policy already holds as many requests as the engine allows, the submitting thread blocks
+//! until completions make room (push-back: the queue does not grow without bound).
 
-use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::mpsc::SyncSender;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::{Direction, GroupId, GroupTree, IoPriority, ProcessId};
 
-use crate::backend::Notifier;
 use crate::buffer::AlignedBuffer;
-use crate::completion::{Completer, IoErrorKind, IoFuture};
+use crate::completion::{
+    Completer, CompletionQueue, Counters, IoError, IoErrorKind, IoFuture, IoOutcome,
+};
+use crate::dispatcher::Shared;
 use crate::engine::EngineError;
-use crate::stats::{Recorder, Snapshot};
+use crate::stats::Snapshot;
 
-/// A request on its way to the dispatcher.
+/// A request on its way into the policy.
 #[derive(Debug)]
 pub(crate) struct Submission {
     pub process: ProcessId,
@@ -37,45 +38,13 @@ pub(crate) struct Submission {
     pub completer: Completer,
 }
 
-/// What clients send the dispatcher.
+/// What clients hand the engine.
 #[derive(Debug)]
 pub(crate) enum Message {
     /// A read or write.
     Submit(Submission),
     /// A process will submit nothing more.
     Exit(ProcessId),
-}
-
-/// What every handle and client of one engine share.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub sender: SyncSender<Message>,
-    pub notifier: Notifier,
-    pub accepting: AtomicBool,
-    pub groups: GroupTree,
-    pub logical_block_size: u64,
-    pub capacity: u64,
-    pub recorder: Arc<Recorder>,
-    /// The dispatcher is about to block, or blocked, in the backend's wait: a submission must
-    /// wake it. While it is awake it drains the channel before it next sleeps, so clients
-    /// skip the wake-up (a system call) then.
-    pub dispatcher_asleep: Arc<AtomicBool>,
-}
-
-impl Shared {
-    /// Send a message, blocking while the submission queue is full, then wake the
-    /// dispatcher. A message the dispatcher can no longer take is dropped, which fails its
-    /// request with a shutdown error.
-    fn send(&self, message: Message) {
-        if self.sender.send(message).is_ok() {
-            // Pairs with the dispatcher's fence between announcing sleep and looking at the
-            // channel: either it sees this message, or this sees it asleep and wakes it.
-            fence(Ordering::SeqCst);
-            if self.dispatcher_asleep.swap(false, Ordering::SeqCst) {
-                self.notifier.notify();
-            }
-        }
-    }
 }
 
 /// A cheap, cloneable reference to a running [`Engine`](crate::Engine), usable from any thread.
@@ -206,7 +175,7 @@ impl Client {
     /// Requests already submitted still complete.
     pub fn exit(self) {
         if self.shared.accepting.load(Ordering::Acquire) {
-            self.shared.send(Message::Exit(self.process));
+            self.shared.submit(Message::Exit(self.process));
         }
     }
 
@@ -237,33 +206,30 @@ impl Client {
     }
 
     fn refuse(&self, direction: Direction, offset: u64, len: usize, kind: IoErrorKind) -> IoFuture {
-        let error = crate::IoError {
-            direction,
-            offset,
-            len: len as u64,
-            kind,
-        };
+        let error = refusal(direction, offset, len, kind);
         IoFuture::ready(Err(error), direction, offset, len as u64)
     }
 
     fn submit(&self, direction: Direction, offset: u64, buffer: AlignedBuffer) -> IoFuture {
         let len = buffer.len() as u64;
         if !self.shared.accepting.load(Ordering::Acquire) {
-            let error = crate::IoError {
-                direction,
-                offset,
-                len,
-                kind: IoErrorKind::ShutDown,
-            };
+            let error = shutdown_error(direction, offset, len);
             return IoFuture::ready(Err(error), direction, offset, len);
         }
-        let (future, completer) = IoFuture::pair(
-            direction,
-            offset,
-            len,
-            Arc::clone(&self.shared.recorder.cancelled),
-        );
-        self.shared.send(Message::Submit(Submission {
+        let (future, completer) = IoFuture::pair(&self.shared, direction, offset, len);
+        self.send(direction, offset, buffer, completer, true);
+        future
+    }
+
+    fn send(
+        &self,
+        direction: Direction,
+        offset: u64,
+        buffer: AlignedBuffer,
+        completer: Completer,
+        flush: bool,
+    ) {
+        let message = Message::Submit(Submission {
             process: self.process,
             group: self.group,
             group_path: Arc::clone(&self.group_path),
@@ -273,7 +239,102 @@ impl Client {
             buffer,
             submitted: Instant::now(),
             completer,
-        }));
-        future
+        });
+        self.shared.submit_as(message, flush);
+    }
+
+    /// Read into, or write from, `buffer` (its length is the request's); the outcome, with
+    /// the buffer, goes to `queue` under `tag`. This is the job runner's path: one queue for
+    /// all of a job's requests, no future per request, buffers reused. The request may stay
+    /// queued at the backend until [`Client::flush`], so that several go to the device with
+    /// one system call: flush before waiting or stopping.
+    pub(crate) fn transfer_to(
+        &self,
+        direction: Direction,
+        offset: u64,
+        buffer: AlignedBuffer,
+        queue: &Arc<CompletionQueue>,
+        tag: u64,
+    ) {
+        let len = buffer.len();
+        let address = buffer.as_slice().as_ptr() as u64;
+        let checked = self.check(offset, len).and_then(|()| {
+            if address.is_multiple_of(self.shared.logical_block_size) {
+                Ok(())
+            } else {
+                Err(IoErrorKind::Misaligned {
+                    what: "buffer address",
+                    alignment: self.shared.logical_block_size,
+                })
+            }
+        });
+        if let Err(kind) = checked {
+            let error = refusal(direction, offset, len, kind);
+            return queue.push_ready(tag, Err(error));
+        }
+        self.submit_to(direction, offset, buffer, queue, tag);
+    }
+
+    fn submit_to(
+        &self,
+        direction: Direction,
+        offset: u64,
+        buffer: AlignedBuffer,
+        queue: &Arc<CompletionQueue>,
+        tag: u64,
+    ) {
+        let len = buffer.len() as u64;
+        if !self.shared.accepting.load(Ordering::Acquire) {
+            let outcome: IoOutcome = Err(shutdown_error(direction, offset, len));
+            return queue.push_ready(tag, outcome);
+        }
+        let completer = Completer::to_queue(&self.shared, queue, tag, direction, offset, len);
+        self.send(direction, offset, buffer, completer, false);
+    }
+
+    /// Block until `queue` holds an outcome or `deadline` passes, polling the engine's
+    /// backend on this thread if no other thread does. Only for a queue whose requests all
+    /// go to this client's engine.
+    pub(crate) fn wait_queue(&self, queue: &CompletionQueue, deadline: Option<Instant>) {
+        self.shared.block_on(queue, deadline);
+    }
+
+    /// Hand the device the requests [`Client::transfer_to`] left queued.
+    pub(crate) fn flush(&self) {
+        self.shared.flush();
+    }
+
+    /// The engine's counters (for a [`CompletionQueue`] on several engines).
+    pub(crate) fn counters(&self) -> Arc<Counters> {
+        Arc::clone(&self.shared.counters)
+    }
+
+    /// Whether `other` submits to the same engine.
+    pub(crate) fn same_engine(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Make sure some thread polls this client's engine (a waker is registered on a queue
+    /// this thread parks on).
+    pub(crate) fn ensure_poller(&self) {
+        self.shared.ensure_poller();
+    }
+}
+
+fn shutdown_error(direction: Direction, offset: u64, len: u64) -> IoError {
+    IoError {
+        direction,
+        offset,
+        len,
+        kind: IoErrorKind::ShutDown,
+    }
+}
+
+fn refusal(direction: Direction, offset: u64, len: usize, kind: IoErrorKind) -> IoError {
+    IoError {
+        direction,
+        offset,
+        len: len as u64,
+        kind,
     }
 }

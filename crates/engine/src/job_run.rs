@@ -27,18 +27,14 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::future::Future;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::Thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, IoPriority, Nanos, SchedSpec};
+use ioslice_core::{build_scheduler, Direction, GroupTree, IoPriority, Nanos, SchedSpec};
 use ioslice_core::{SchedulerContext, TunableError};
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
@@ -52,7 +48,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::backend::open_backend;
 use crate::buffer::AlignedBuffer;
-use crate::completion::{IoFuture, IoOutcome};
+use crate::completion::{park_until, park_waker, CompletionQueue, Counters, IoOutcome, Slot};
 use crate::device::{dev_major_minor, write_refusal, DeviceError, OpenOptions, Target, TargetKind};
 use crate::engine::{Engine, EngineError, Geometry};
 use crate::handle::Client;
@@ -281,8 +277,10 @@ pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunErro
                     opened[target].logical_block_size() as usize,
                 ));
             }
+            let counters = clients.iter().map(Client::counters).collect();
             let worker = Worker {
                 spec,
+                queue: Arc::new(CompletionQueue::new(counters)),
                 clients,
                 files,
                 started,
@@ -490,22 +488,8 @@ fn cgroup_settings(
     Ok(CgroupSettings::of_run(groups, policy.as_ref()))
 }
 
-/// Wakes a parked job thread when one of its requests completes.
-struct ThreadWaker(Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
 /// A request in flight.
 struct Pending {
-    future: IoFuture,
     direction: DataDirection,
     file: usize,
     offset: u64,
@@ -517,6 +501,8 @@ struct Pending {
 /// A job process on its thread.
 struct Worker {
     spec: JobSpec,
+    /// Where every request of the job completes.
+    queue: Arc<CompletionQueue>,
     /// One client per file of the job.
     clients: Vec<Client>,
     /// Each file's path (for error messages) and buffer alignment.
@@ -546,26 +532,29 @@ impl Worker {
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
-        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
         let mut state = State {
             stats: JobStats::default(),
             first_error: None,
             stopped_by_error: false,
             pending: Vec::new(),
+            free: Vec::new(),
+            in_flight: 0,
+            arrived: Vec::new(),
+            spare: Vec::new(),
         };
         let end = loop {
-            self.reap(&mut state, &mut clock, &waker);
+            self.reap(&mut state, &mut clock);
             let now = self.now();
             match clock.poll(now, &mut process.rng) {
-                Step::Submit(unit) => {
-                    let pending = self.submit(&unit, &fill, &mut clock, &mut state);
-                    state.pending.push(pending);
-                }
-                Step::WaitUntil(at) => self.wait(&mut state, &mut clock, &waker, Some(at)),
-                Step::AwaitCompletion => self.wait(&mut state, &mut clock, &waker, None),
+                Step::Submit(unit) => self.submit(&unit, &fill, &mut clock, &mut state),
+                Step::WaitUntil(at) => self.wait(&mut state, &mut clock, Some(at)),
+                Step::AwaitCompletion => self.wait(&mut state, &mut clock, None),
                 Step::Done => break self.now(),
             }
         };
+        for client in &self.clients {
+            client.flush();
+        }
         for client in self.clients {
             client.exit();
         }
@@ -585,77 +574,114 @@ impl Worker {
         }
     }
 
-    fn submit(
-        &self,
-        unit: &IoUnit,
-        fill: &[u8],
-        clock: &mut JobClock,
-        state: &mut State,
-    ) -> Pending {
+    fn submit(&self, unit: &IoUnit, fill: &[u8], clock: &mut JobClock, state: &mut State) {
         let client = &self.clients[unit.file];
         let d = direction_index(unit.direction);
         state.stats.record_depth(clock.in_flight());
         state.stats.issued[d] += 1;
         let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
-        let before = Instant::now();
-        let future = match unit.direction {
-            DataDirection::Write => {
-                let mut buffer = AlignedBuffer::new(length, self.files[unit.file].1);
-                for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
-                    chunk.copy_from_slice(&fill[..chunk.len()]);
-                }
-                client.write(unit.offset, buffer)
-            }
-            // Trim jobs are refused by `check_supported` before the run.
-            DataDirection::Read | DataDirection::Trim => client.read(unit.offset, length),
-        };
-        Pending {
-            future,
+        let pending = Pending {
             direction: unit.direction,
             file: unit.file,
             offset: unit.offset,
             length: unit.length,
-            slat: nanos(before.elapsed()),
+            slat: 0,
+        };
+        let tag = match state.free.pop() {
+            Some(tag) => {
+                state.pending[tag] = Some(pending);
+                tag
+            }
+            None => {
+                state.pending.push(Some(pending));
+                state.pending.len() - 1
+            }
+        };
+        state.in_flight += 1;
+        let before = Instant::now();
+        let alignment = self.files[unit.file].1.max(1);
+        // A buffer back from an earlier request, else a fresh one (zeroing 4 KiB for every
+        // read cost more than the rest of the submission).
+        let reused = state.spare.iter().rposition(|buffer| {
+            buffer.len() == length
+                && (buffer.as_slice().as_ptr() as usize).is_multiple_of(alignment)
+        });
+        let mut buffer = match reused {
+            Some(index) => state.spare.swap_remove(index),
+            None => AlignedBuffer::new(length, alignment),
+        };
+        let direction = match unit.direction {
+            DataDirection::Write => {
+                for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
+                    chunk.copy_from_slice(&fill[..chunk.len()]);
+                }
+                Direction::Write
+            }
+            // Trim jobs are refused by `check_supported` before the run.
+            DataDirection::Read | DataDirection::Trim => Direction::Read,
+        };
+        client.transfer_to(direction, unit.offset, buffer, &self.queue, tag as u64);
+        // The request may already be complete (and reaped at the next turn); its slot is
+        // only freed by `reap`, so it is still there.
+        if let Some(Some(pending)) = state.pending.get_mut(tag) {
+            pending.slat = nanos(before.elapsed());
         }
     }
 
-    /// Take every completed request; returns whether there was any.
-    fn reap(&self, state: &mut State, clock: &mut JobClock, waker: &Waker) -> bool {
-        let mut context = Context::from_waker(waker);
-        let mut any = false;
-        let mut index = 0;
-        while index < state.pending.len() {
-            match Pin::new(&mut state.pending[index].future).poll(&mut context) {
-                Poll::Ready(outcome) => {
-                    let pending = state.pending.swap_remove(index);
-                    self.complete(state, clock, &pending, outcome);
-                    any = true;
-                }
-                Poll::Pending => index += 1,
-            }
+    /// Take every completed request; returns whether there was any. Costs one lock when
+    /// nothing completed.
+    fn reap(&self, state: &mut State, clock: &mut JobClock) -> bool {
+        let mut arrived = std::mem::take(&mut state.arrived);
+        self.queue.take_all(&mut arrived);
+        let any = !arrived.is_empty();
+        for (tag, outcome) in arrived.drain(..) {
+            let tag = usize::try_from(tag).unwrap_or(usize::MAX);
+            let Some(pending) = state.pending.get_mut(tag).and_then(Option::take) else {
+                debug_assert!(false, "completion for tag {tag}, not in flight");
+                continue;
+            };
+            state.free.push(tag);
+            state.in_flight -= 1;
+            self.complete(state, clock, &pending, outcome);
         }
+        state.arrived = arrived;
         any
     }
 
-    /// Wait for a completion, or until `deadline` (job time) if there is one.
-    fn wait(
-        &self,
-        state: &mut State,
-        clock: &mut JobClock,
-        waker: &Waker,
-        deadline: Option<Nanos>,
-    ) {
+    /// Wait for a completion, or until `deadline` (job time) if there is one. First hands
+    /// the device what was submitted since the last wait, in one system call per engine.
+    fn wait(&self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
+        for client in &self.clients {
+            client.flush();
+        }
         loop {
-            if self.reap(state, clock, waker) {
+            if self.reap(state, clock) {
                 return;
             }
             let now = self.now();
-            match deadline {
+            let until = match deadline {
                 Some(at) if at <= now => return,
-                Some(at) => std::thread::park_timeout(Duration::from_nanos(at - now)),
+                Some(at) => Some(Instant::now() + Duration::from_nanos(at - now)),
                 // Nothing in flight cannot complete: poll the clock again.
-                None if state.pending.is_empty() => return,
-                None => std::thread::park(),
+                None if state.in_flight == 0 => return,
+                None => None,
+            };
+            match self.clients.split_first() {
+                Some((first, rest)) if rest.iter().all(|c| first.same_engine(c)) => {
+                    // One engine: poll it on this thread unless another thread does.
+                    first.wait_queue(&self.queue, until);
+                }
+                Some(_) => {
+                    // Several engines: park, counted as waiting in each, so that each one's
+                    // dispatcher thread polls for this job.
+                    if self.queue.register(&park_waker(), &Counters::default()) {
+                        for client in &self.clients {
+                            client.ensure_poller();
+                        }
+                        park_until(&*self.queue, until, &Counters::default());
+                    }
+                }
+                None => return,
             }
         }
     }
@@ -672,6 +698,9 @@ impl Worker {
         let d = direction_index(pending.direction);
         match outcome {
             Ok(result) => {
+                if state.spare.len() < MAX_SPARE_BUFFERS {
+                    state.spare.push(result.buffer);
+                }
                 if now >= clock.ramp_end() {
                     state.stats.directions[d].record(
                         pending.length,
@@ -718,8 +747,18 @@ struct State {
     stats: JobStats,
     first_error: Option<String>,
     stopped_by_error: bool,
-    pending: Vec<Pending>,
+    /// Requests in flight by tag (the index); `None` is a free tag, listed in `free`.
+    pending: Vec<Option<Pending>>,
+    free: Vec<usize>,
+    in_flight: usize,
+    /// Outcomes taken from the queue (kept to reuse its allocation).
+    arrived: Vec<(u64, IoOutcome)>,
+    /// Buffers of completed requests, for the next ones.
+    spare: Vec<AlignedBuffer>,
 }
+
+/// Most buffers a job keeps for reuse.
+const MAX_SPARE_BUFFERS: usize = 256;
 
 /// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
 /// `Disk stats` block: the device itself, or the one holding a regular file's filesystem.

@@ -1,16 +1,18 @@
 //! ioslice-engine: runs ioslice's scheduling policies in front of real files and block devices.
 //!
-//! A dispatcher thread owns the policy and an I/O backend (io_uring, or a thread pool doing
-//! `pread`/`pwrite` where io_uring is unavailable). Clients on any thread submit reads and
+//! The policy and an I/O backend (io_uring, or a thread pool doing `pread`/`pwrite` where
+//! io_uring is unavailable) sit behind one lock. Clients on any thread submit reads and
 //! writes, tagged with their process, group and priority, through a cheap cloneable
-//! [`Handle`]; the dispatcher inserts them into the policy and asks it for work whenever
-//! fewer than the queue depth are in flight. A policy's "wait until t" becomes a timed wait
-//! of the backend. Each request completes through an [`IoFuture`], which is both a
+//! [`Handle`]; the submitting thread itself inserts each request into the policy, asks it for
+//! work while fewer than the queue depth are in flight, and submits. A thread waiting for a
+//! request polls the backend itself when nobody else does; a dispatcher thread polls only
+//! when no client can (async wakers, a policy's "wait until t" with nobody waiting,
+//! shutdown). Each request completes through an [`IoFuture`], which is both a
 //! runtime-agnostic `Future` and a blocking [`IoFuture::wait`].
 //!
 //! - [`engine`]: the builder, start and shutdown.
 //! - [`handle`]: handles and per-process clients; requests are checked for alignment here.
-//! - `dispatcher` (private): the loop that drives policy and backend.
+//! - `dispatcher` (private): the engine's core, who runs it, and the dispatcher thread.
 //! - [`completion`]: futures, results and errors (each error names its errno).
 //! - [`stats`]: per-group and per-process figures and latency percentiles, live.
 //! - [`backend`]: what moves the bytes; [`backend::memory`] keeps a device in memory.

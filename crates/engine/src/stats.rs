@@ -1,6 +1,6 @@
 //! Statistics the dispatcher keeps while it runs, readable at any time from any thread.
 //!
-//! The dispatcher owns the only writer. It folds each batch of completions into the shared
+//! Whichever thread is running the engine's work (under its lock) writes. It folds each batch of completions into the shared
 //! `Recorder` under one short lock (no allocation beyond a new group or process entry);
 //! [`Handle::stats`](crate::Handle::stats) takes the same lock to copy a [`Snapshot`] out.
 //! Listings are `BTreeMap`s keyed by group path and process id, so every report lists them
@@ -8,12 +8,14 @@
 //! completion, in microseconds, in one `hdrhistogram` per group, per process and overall.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use ioslice_core::Direction;
+
+use crate::completion::Counters;
 
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -152,13 +154,14 @@ struct Tables {
     double_completions: u64,
 }
 
-/// The shared statistics: written by the dispatcher, read by anyone.
+/// The shared statistics: written under the engine's lock, read by anyone.
 #[derive(Debug)]
 pub(crate) struct Recorder {
     started: Instant,
     tables: Mutex<Tables>,
-    /// Completers dropped unfulfilled; counted from client threads, so kept outside the lock.
-    pub cancelled: Arc<AtomicU64>,
+    /// Completers dropped unfulfilled (counted from any thread, so kept outside the lock),
+    /// and the engine's other lock-free counters.
+    pub counters: Arc<Counters>,
 }
 
 impl Recorder {
@@ -166,7 +169,7 @@ impl Recorder {
         Self {
             started,
             tables: Mutex::new(Tables::default()),
-            cancelled: Arc::new(AtomicU64::new(0)),
+            counters: Arc::new(Counters::default()),
         }
     }
 
@@ -209,7 +212,7 @@ impl Recorder {
     /// Copy everything out.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let elapsed = self.started.elapsed();
-        let cancelled = self.cancelled.load(Ordering::Relaxed);
+        let cancelled = self.counters.cancelled.load(Ordering::Relaxed);
         let tables = self.lock();
         Snapshot {
             elapsed,

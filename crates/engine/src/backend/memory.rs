@@ -1,5 +1,6 @@
 //! An in-memory backend: a `Vec<u8>` stands in for the device, and every pushed operation
-//! completes at the next [`Backend::wait`]. It is meant for examples and tests, so it can
+//! completes at the next [`Backend::reap`] (the engine reaps right after submitting, so it
+//! completes inline unless the device is held). It is meant for examples and tests, so it can
 //! also inject faults (an errno or a short transfer for operations covering an offset),
 //! hold completions back until released (a stalled device), and count what happened.
 //!
@@ -13,7 +14,7 @@ use std::time::Instant;
 
 use ioslice_core::Direction;
 
-use super::{Backend, IoDone, IoOp, Notifier};
+use super::{Backend, IoDone, IoOp, Notifier, Waiter};
 
 /// A fault injected for every operation whose byte range covers an offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,8 @@ struct State {
     faults: Vec<(u64, Fault)>,
     wait_calls: u64,
     log: Vec<LoggedOp>,
+    /// Pushed, not yet executed.
+    queue: VecDeque<IoOp>,
 }
 
 #[derive(Debug)]
@@ -63,7 +66,6 @@ impl Shared {
 #[derive(Debug)]
 pub struct MemoryBackend {
     shared: Arc<Shared>,
-    queue: VecDeque<IoOp>,
 }
 
 impl MemoryBackend {
@@ -78,10 +80,10 @@ impl MemoryBackend {
                     faults: Vec::new(),
                     wait_calls: 0,
                     log: Vec::new(),
+                    queue: VecDeque::new(),
                 }),
                 wake: Condvar::new(),
             }),
-            queue: VecDeque::new(),
         }
     }
 
@@ -138,7 +140,8 @@ impl MemoryProbe {
         self.shared.wake.notify_all();
     }
 
-    /// How many times the dispatcher called [`Backend::wait`].
+    /// How many times a thread went to block in the backend's [`Waiter`] (each
+    /// [`Backend::wait`] that found nothing ready counts once too).
     pub fn wait_calls(&self) -> u64 {
         self.shared.lock().wait_calls
     }
@@ -214,44 +217,30 @@ impl Backend for MemoryBackend {
     }
 
     fn push(&mut self, op: IoOp) {
-        self.queue.push_back(op);
+        self.shared.lock().queue.push_back(op);
+        // The operation can complete at once: a thread blocked in the waiter must reap it.
+        self.shared.wake.notify_all();
     }
 
-    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()> {
-        let shared = Arc::clone(&self.shared);
-        let mut state = shared.lock();
-        state.wait_calls += 1;
-        loop {
-            if !state.held && !self.queue.is_empty() {
-                for op in self.queue.drain(..) {
-                    done.push(execute(&mut state, op));
-                }
-                return Ok(());
-            }
-            if state.notified {
-                state.notified = false;
-                return Ok(());
-            }
-            match deadline {
-                None => {
-                    state = shared
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner)
-                }
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Ok(());
-                    }
-                    state = shared
-                        .wake
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
+    fn submit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
+        let mut state = self.shared.lock();
+        if !state.held {
+            while let Some(op) = state.queue.pop_front() {
+                let io_done = execute(&mut state, op);
+                done.push(io_done);
             }
         }
+        std::mem::take(&mut state.notified)
+    }
+
+    fn waiter(&self) -> Arc<dyn Waiter> {
+        Arc::new(MemoryWaiter {
+            shared: Arc::clone(&self.shared),
+        })
     }
 
     fn notifier(&self) -> Notifier {
@@ -263,7 +252,44 @@ impl Backend for MemoryBackend {
     }
 
     fn in_flight(&self) -> usize {
-        self.queue.len()
+        self.shared.lock().queue.len()
+    }
+}
+
+/// Blocks until the device has operations to execute and is not held, a notification is
+/// pending, or a deadline passes.
+#[derive(Debug)]
+struct MemoryWaiter {
+    shared: Arc<Shared>,
+}
+
+impl Waiter for MemoryWaiter {
+    fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let mut state = self.shared.lock();
+        state.wait_calls += 1;
+        loop {
+            if (!state.held && !state.queue.is_empty()) || state.notified {
+                return Ok(());
+            }
+            state = match deadline {
+                None => self
+                    .shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Ok(());
+                    }
+                    self.shared
+                        .wake
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
     }
 }
 
@@ -301,8 +327,10 @@ mod tests {
         );
         assert_eq!(probe.read(512, 512), vec![7; 512]);
         assert_eq!(backend.in_flight(), 0);
+        // The first wait found its completions ready and never blocked.
+        assert_eq!(probe.wait_calls(), 0);
         // Nothing in flight, a deadline in the past: returns at once.
         backend.wait(Some(Instant::now()), &mut done).unwrap();
-        assert_eq!(probe.wait_calls(), 2);
+        assert_eq!(probe.wait_calls(), 1);
     }
 }

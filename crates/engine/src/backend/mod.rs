@@ -1,8 +1,9 @@
-//! I/O backends: what actually moves the bytes. The dispatcher pushes operations, then waits
-//! for completions, for a wake-up from a client (new work), or for a deadline (a policy's
-//! "wait until t"), whichever comes first.
+//! I/O backends: what actually moves the bytes. Under the engine's lock, a backend is pushed
+//! operations, submits them and reaps what has completed, never blocking. Waiting goes
+//! through its shared [`Waiter`], outside the lock: until a completion is ready, a wake-up
+//! comes from another thread, or a deadline (a policy's "wait until t") passes.
 //!
-//! - [`uring`]: one io_uring owned by the dispatcher thread (the default).
+//! - [`uring`]: one io_uring shared by the threads that drive the engine (the default).
 //! - [`thread_pool`]: worker threads doing `pread`/`pwrite`, chosen automatically, with a log
 //!   line, where io_uring is unavailable or refused (old kernels, seccomp, containers).
 
@@ -48,7 +49,8 @@ pub struct IoDone {
     pub buffers: Vec<AlignedBuffer>,
 }
 
-/// Wakes a dispatcher blocked in [`Backend::wait`]; cheap to clone, callable from any thread.
+/// Wakes whoever is blocked in a [`Waiter`] (or [`Backend::wait`]); cheap to clone, callable
+/// from any thread.
 #[derive(Clone)]
 pub struct Notifier(Arc<dyn Fn() + Send + Sync>);
 
@@ -58,7 +60,7 @@ impl Notifier {
         Self(Arc::new(wake))
     }
 
-    /// Wake the dispatcher.
+    /// Wake the waiter.
     pub fn notify(&self) {
         (self.0)();
     }
@@ -70,26 +72,56 @@ impl std::fmt::Debug for Notifier {
     }
 }
 
-/// What the dispatcher needs from a backend.
+/// The blocking half of a backend, shared: the engine calls it *without* holding the lock
+/// that guards the [`Backend`], so other threads can push, submit and reap meanwhile.
+pub trait Waiter: Send + Sync {
+    /// Block until at least one completion is ready for [`Backend::reap`], a notification is
+    /// pending, or `deadline` passes (`None`: no deadline). Returns at once if one of these is
+    /// already so. Takes nothing: the next `reap` does. May return early (spuriously).
+    fn wait(&self, deadline: Option<Instant>) -> io::Result<()>;
+}
+
+/// What the engine needs from a backend. Every method but [`Backend::wait`] is non-blocking,
+/// and the engine calls them under one lock; blocking goes through the shared [`Waiter`].
 pub trait Backend: Send {
     /// Its name for logs and reports: `io_uring` or `psync`.
     fn name(&self) -> &'static str;
 
-    /// Queue an operation; it is submitted at the next [`Backend::wait`].
+    /// Queue an operation; it goes to the device at the next [`Backend::submit`].
     fn push(&mut self, op: IoOp);
+
+    /// Hand every queued operation the device has room for to it (io_uring: one system call
+    /// for all of them). Never blocks.
+    fn submit(&mut self) -> io::Result<()>;
+
+    /// Append the completions available now to `done`, and consume a pending notification.
+    /// Returns whether a notification was consumed. Never blocks.
+    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool;
+
+    /// The blocking half, shareable across threads.
+    fn waiter(&self) -> Arc<dyn Waiter>;
+
+    /// A handle that wakes the [`Waiter`] (and [`Backend::wait`]) from another thread.
+    fn notifier(&self) -> Notifier;
+
+    /// Operations pushed or submitted and not yet returned as completions.
+    fn in_flight(&self) -> usize;
 
     /// Submit what was pushed, then block until at least one operation completes, the
     /// [`Notifier`] is called, or `deadline` passes (`None`: no deadline). Completions are
     /// appended to `done`. Returns at once if completions are already available or a
     /// notification is pending. A notification that arrives while nobody waits is kept for the
-    /// next call.
-    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()>;
-
-    /// A handle that wakes [`Backend::wait`] from another thread.
-    fn notifier(&self) -> Notifier;
-
-    /// Operations pushed or submitted and not yet returned as completions.
-    fn in_flight(&self) -> usize;
+    /// next call. (For a single thread driving a backend bare; the engine uses the parts.)
+    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()> {
+        self.submit()?;
+        let before = done.len();
+        if !self.reap(done) && done.len() == before {
+            self.waiter().wait(deadline)?;
+            self.reap(done);
+        }
+        // Slots may have freed up, and a consumed wake-up may need re-arming.
+        self.submit()
+    }
 }
 
 /// Environment variable forcing a backend: `io_uring` or `psync`.

@@ -1,31 +1,46 @@
 //! The fallback backend: worker threads doing `pread`/`pwrite` (std's `FileExt::read_at` /
 //! `write_at`), for where io_uring is unavailable or refused. Safe code only.
 //!
-//! Operations go to the workers over one shared job channel; completions, and the
-//! [`Notifier`]'s wake-ups, come back over one event channel that [`Backend::wait`] blocks on
-//! with the deadline. A wake-up sent while nobody waits stays in the channel for the next wait.
-//! An operation with several buffers is done as consecutive transfers at consecutive offsets,
-//! stopping at the first short transfer or error (like `preadv`, an error after some bytes
-//! were moved reports those bytes).
+//! Operations go to the workers over one shared job channel. Workers put completions in a
+//! shared list and signal a condition variable; the [`Notifier`] sets a flag there too. The
+//! [`Waiter`] blocks on that condition variable (with the deadline) until the list is not
+//! empty or the flag is set, and [`Backend::reap`] takes the list and the flag. A wake-up sent
+//! while nobody waits stays set for the next wait. An operation with several buffers is done
+//! as consecutive transfers at consecutive offsets, stopping at the first short transfer or
+//! error (like `preadv`, an error after some bytes were moved reports those bytes).
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use ioslice_core::Direction;
 
-use super::{Backend, IoDone, IoOp, Notifier};
+use super::{Backend, IoDone, IoOp, Notifier, Waiter};
 use crate::buffer::AlignedBuffer;
 
-/// What the workers and notifiers send to the waiting dispatcher.
-enum Event {
-    Done(IoDone),
-    Wake,
+/// What the workers and notifiers leave for the engine.
+#[derive(Debug, Default)]
+struct Events {
+    done: Vec<IoDone>,
+    woken: bool,
+}
+
+#[derive(Debug, Default)]
+struct Mailbox {
+    events: Mutex<Events>,
+    ready: Condvar,
+}
+
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, Events> {
+        // A poisoned lock only means a worker panicked while holding it; the list is sound.
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// Thread-pool backend; see the module documentation.
@@ -35,40 +50,30 @@ pub struct ThreadPoolBackend {
     file: Arc<File>,
     /// `None` only while dropping (closing it stops the workers).
     jobs: Option<Sender<IoOp>>,
-    events_tx: Sender<Event>,
-    events: Receiver<Event>,
+    mailbox: Arc<Mailbox>,
     workers: Vec<JoinHandle<()>>,
     pending: VecDeque<IoOp>,
     /// Sent to the workers, completion not yet returned.
     submitted: usize,
 }
 
-impl std::fmt::Debug for Event {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Event::Done(done) => write!(f, "Done({})", done.token),
-            Event::Wake => f.write_str("Wake"),
-        }
-    }
-}
-
 impl ThreadPoolBackend {
     /// `threads` workers (at least one) doing positioned reads and writes on `file`.
     ///
     /// If the system refuses to spawn threads, the pool keeps those it got; with none at all,
-    /// [`Backend::wait`] does the transfers itself, one at a time, on the caller's thread.
+    /// [`Backend::submit`] does the transfers itself, one at a time, on the caller's thread.
     pub fn new(file: Arc<File>, threads: usize) -> Self {
         let (jobs_tx, jobs_rx) = mpsc::channel::<IoOp>();
         let jobs_rx = Arc::new(Mutex::new(jobs_rx));
-        let (events_tx, events) = mpsc::channel();
+        let mailbox = Arc::new(Mailbox::default());
         let mut workers = Vec::new();
         for index in 0..threads.max(1) {
             let jobs = Arc::clone(&jobs_rx);
-            let events = events_tx.clone();
+            let mailbox = Arc::clone(&mailbox);
             let file = Arc::clone(&file);
             match std::thread::Builder::new()
                 .name(format!("ioslice-psync-{index}"))
-                .spawn(move || work(&file, &jobs, &events))
+                .spawn(move || work(&file, &jobs, &mailbox))
             {
                 Ok(worker) => workers.push(worker),
                 Err(_) => break,
@@ -77,8 +82,7 @@ impl ThreadPoolBackend {
         Self {
             file,
             jobs: Some(jobs_tx),
-            events_tx,
-            events,
+            mailbox,
             workers,
             pending: VecDeque::new(),
             submitted: 0,
@@ -89,18 +93,10 @@ impl ThreadPoolBackend {
     pub fn threads(&self) -> usize {
         self.workers.len()
     }
-
-    /// Take one event: a completion goes to `done`, a wake-up only ends the wait.
-    fn take(&mut self, event: Event, done: &mut Vec<IoDone>) {
-        if let Event::Done(io_done) = event {
-            self.submitted -= 1;
-            done.push(io_done);
-        }
-    }
 }
 
 /// A worker: take jobs until the job channel closes.
-fn work(file: &File, jobs: &Mutex<Receiver<IoOp>>, events: &Sender<Event>) {
+fn work(file: &File, jobs: &Mutex<Receiver<IoOp>>, mailbox: &Mailbox) {
     loop {
         // A poisoned lock only means another worker panicked while holding it; the receiver
         // itself is still sound.
@@ -117,9 +113,8 @@ fn work(file: &File, jobs: &Mutex<Receiver<IoOp>>, events: &Sender<Event>) {
             result,
             buffers: op.buffers,
         };
-        if events.send(Event::Done(done)).is_err() {
-            return;
-        }
+        mailbox.lock().done.push(done);
+        mailbox.ready.notify_all();
     }
 }
 
@@ -177,16 +172,20 @@ impl Backend for ThreadPoolBackend {
         self.pending.push_back(op);
     }
 
-    fn wait(&mut self, deadline: Option<Instant>, done: &mut Vec<IoDone>) -> io::Result<()> {
-        let before = done.len();
+    fn submit(&mut self) -> io::Result<()> {
         if self.workers.is_empty() {
+            let mut finished = Vec::new();
             while let Some(mut op) = self.pending.pop_front() {
                 let result = transfer(&self.file, op.direction, op.offset, &mut op.buffers);
-                done.push(IoDone {
+                finished.push(IoDone {
                     token: op.token,
                     result,
                     buffers: op.buffers,
                 });
+            }
+            if !finished.is_empty() {
+                self.submitted += finished.len();
+                self.mailbox.lock().done.append(&mut finished);
             }
         } else if let Some(jobs) = &self.jobs {
             while let Some(op) = self.pending.pop_front() {
@@ -199,35 +198,65 @@ impl Backend for ThreadPoolBackend {
                 self.submitted += 1;
             }
         }
-        // Block for the first event (or the deadline), then take whatever else is there.
-        let first = match deadline {
-            _ if done.len() > before => None,
-            None => self.events.recv().ok(),
-            Some(deadline) => {
-                let timeout = deadline.saturating_duration_since(Instant::now());
-                // Timeout, or (impossible while `self` holds a sender) disconnected.
-                self.events.recv_timeout(timeout).ok()
-            }
-        };
-        if let Some(event) = first {
-            self.take(event, done);
-        }
-        while let Ok(event) = self.events.try_recv() {
-            self.take(event, done);
-        }
         Ok(())
     }
 
+    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
+        let mut events = self.mailbox.lock();
+        self.submitted -= events.done.len().min(self.submitted);
+        done.append(&mut events.done);
+        std::mem::take(&mut events.woken)
+    }
+
+    fn waiter(&self) -> Arc<dyn Waiter> {
+        Arc::new(PoolWaiter {
+            mailbox: Arc::clone(&self.mailbox),
+        })
+    }
+
     fn notifier(&self) -> Notifier {
-        let events = self.events_tx.clone();
+        let mailbox = Arc::clone(&self.mailbox);
         Notifier::new(move || {
-            // Fails only once the backend is gone: nobody is left to wake.
-            let _ = events.send(Event::Wake);
+            mailbox.lock().woken = true;
+            mailbox.ready.notify_all();
         })
     }
 
     fn in_flight(&self) -> usize {
         self.pending.len() + self.submitted
+    }
+}
+
+/// Blocks until the workers have left a completion, a wake-up is set, or a deadline passes.
+#[derive(Debug)]
+struct PoolWaiter {
+    mailbox: Arc<Mailbox>,
+}
+
+impl Waiter for PoolWaiter {
+    fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let mut events = self.mailbox.lock();
+        while events.done.is_empty() && !events.woken {
+            events = match deadline {
+                None => self
+                    .mailbox
+                    .ready
+                    .wait(events)
+                    .unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if deadline <= now {
+                        break;
+                    }
+                    self.mailbox
+                        .ready
+                        .wait_timeout(events, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
+        Ok(())
     }
 }
 
