@@ -26,9 +26,21 @@ pub const REGULAR_FILE_DIRECT_ALIGN: u32 = 4096;
 /// a sector-addressed request model expects).
 pub const REGULAR_FILE_BUFFERED_ALIGN: u32 = 512;
 
-/// Bytes read from the start of a block device to look for signatures: up to and including
-/// the btrfs superblock magic at 64 KiB + 64, rounded up to 4 KiB for O_DIRECT.
-const HEAD_LEN: usize = 65536 + 4096;
+/// Bytes read from the start of a block device to look for signatures: up to the end of the
+/// second ZFS label's uberblock ring (512 KiB), which also covers the btrfs superblock at
+/// 64 KiB + 64 and bcache's at 4 KiB.
+const HEAD_LEN: usize = 512 * 1024;
+
+/// Bytes read from the end of a block device: md's 0.90 superblock lies in the last 64 KiB
+/// block and its 1.0 superblock 8 KiB before the end, both within the last 128 KiB.
+const TAIL_LEN: u64 = 128 * 1024;
+
+/// md's superblock magic, 0xa92b4efc, little-endian, for every metadata version.
+const MD_MAGIC: &[u8] = b"\xfc\x4e\x2b\xa9";
+
+/// A ZFS uberblock's magic, 0x00bab10c, as a 64-bit word in either byte order.
+const ZFS_MAGIC_LE: &[u8] = b"\x0c\xb1\xba\x00\x00\x00\x00\x00";
+const ZFS_MAGIC_BE: &[u8] = b"\x00\x00\x00\x00\x00\xba\xb1\x0c";
 
 /// Where sysfs is mounted.
 const SYSFS: &str = "/sys";
@@ -442,8 +454,9 @@ fn read_u32(path: &Path) -> Option<u32> {
 
 /// Why writing to `target` would be dangerous, or `None` if it is safe: a block device that
 /// is (or has a partition) mounted, is held by device mapper or md, has partitions or a
-/// partition table, or carries a filesystem, swap, LUKS, LVM or RAID signature. Regular files
-/// are never refused. The reason is one line naming the device and `--allow-mounted-write`.
+/// partition table, or carries a filesystem, swap, LUKS, LVM, ZFS, bcache or RAID signature
+/// (md superblocks at the start, at 4 KiB, or near the end for metadata 0.90 and 1.0). Regular
+/// files are never refused. The reason is one line naming the device and `--allow-mounted-write`.
 pub fn write_refusal(target: &Target) -> Option<String> {
     let devno = match (target.kind, target.devno) {
         (TargetKind::BlockDevice, Some(devno)) => devno,
@@ -526,7 +539,63 @@ fn refusal(
             ))
         }
     };
-    signature(&head).and_then(|what| refuse(format!("it holds {what}")))
+    if let Some(what) = signature(&head) {
+        return refuse(format!("it holds {what}"));
+    }
+    match read_tail(device) {
+        Ok((tail, start, size)) => {
+            tail_signature(&tail, start, size).and_then(|what| refuse(format!("it holds {what}")))
+        }
+        Err(e) => refuse(format!(
+            "cannot read its last {} KiB to look for a RAID superblock ({e})",
+            TAIL_LEN / 1024
+        )),
+    }
+}
+
+/// The last bytes of the device (up to [`TAIL_LEN`], from a 4 KiB boundary so O_DIRECT works),
+/// with where they start and the device's size.
+fn read_tail(device: &File) -> io::Result<(Vec<u8>, u64, u64)> {
+    let size = {
+        let mut handle = device;
+        handle.seek(SeekFrom::End(0))?
+    };
+    let start = size.saturating_sub(TAIL_LEN) & !4095;
+    let len = usize::try_from(size - start).unwrap_or(0);
+    let mut buffer = AlignedBuffer::new(len.max(4096), 4096);
+    let mut filled = 0;
+    while filled < len {
+        match device.read_at(
+            &mut buffer.as_mut_slice()[filled..len],
+            start + filled as u64,
+        ) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) if filled > 0 => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((buffer.as_slice()[..filled].to_vec(), start, size))
+}
+
+/// A signature found near the end of a device of `size` bytes, from `tail`, its bytes from
+/// `start` on: md's 0.90 superblock (at the last 64 KiB boundary, less 64 KiB) and 1.0
+/// superblock (8 KiB before the end, on a 4 KiB boundary).
+fn tail_signature(tail: &[u8], start: u64, size: u64) -> Option<&'static str> {
+    let at = |offset: u64| {
+        offset
+            .checked_sub(start)
+            .and_then(|within| usize::try_from(within).ok())
+            .is_some_and(|within| has(tail, within, MD_MAGIC))
+    };
+    let v090 = (size & !65535).checked_sub(65536);
+    let v10 = size.checked_sub(8192).map(|offset| offset & !4095);
+    [v090, v10]
+        .into_iter()
+        .flatten()
+        .any(at)
+        .then_some("a Linux RAID (md) superblock")
 }
 
 /// The mount point of the device `devno` ("MAJ:MIN") or kernel name `name`, if mounted.
@@ -607,8 +676,13 @@ fn signature(head: &[u8]) -> Option<&'static str> {
         (512, b"LABELONE", "an LVM physical volume label"),
         (1024, b"LABELONE", "an LVM physical volume label"),
         (1536, b"LABELONE", "an LVM physical volume label"),
-        (0, b"\xfc\x4e\x2b\xa9", "a Linux RAID (md) superblock"),
-        (4096, b"\xfc\x4e\x2b\xa9", "a Linux RAID (md) superblock"),
+        (0, MD_MAGIC, "a Linux RAID (md) superblock"),
+        (4096, MD_MAGIC, "a Linux RAID (md) superblock"),
+        (
+            4096 + 24,
+            b"\xc6\x85\x73\xf6\x4e\x1a\x45\xca\x82\x65\xf5\x7f\x48\xba\x6d\x81",
+            "a bcache superblock",
+        ),
         (1024 + 56, b"\x53\xef", "an ext2/3/4 filesystem"),
         (1024, b"\x10\x20\xf5\xf2", "an F2FS filesystem"),
         (65536 + 64, b"_BHRfS_M", "a btrfs filesystem"),
@@ -632,6 +706,20 @@ fn signature(head: &[u8]) -> Option<&'static str> {
         .iter()
         .find(|(offset, magic, _)| has(head, *offset, magic))
         .map(|&(_, _, what)| what)
+        .or_else(|| zfs_label(head).then_some("a ZFS pool member (vdev label)"))
+}
+
+/// Whether one of the first two ZFS labels (256 KiB each, from the start of the device) has an
+/// uberblock: its ring fills the label's second 128 KiB in slots of at least 1 KiB, each
+/// starting with the magic.
+fn zfs_label(head: &[u8]) -> bool {
+    (0..2).any(|label| {
+        let ring = label * 256 * 1024 + 128 * 1024;
+        (0..128).any(|slot| {
+            let offset = ring + slot * 1024;
+            has(head, offset, ZFS_MAGIC_LE) || has(head, offset, ZFS_MAGIC_BE)
+        })
+    })
 }
 
 #[cfg(test)]
@@ -761,6 +849,41 @@ mod tests {
         let gpt = image(1 << 20, &[(510, b"\x55\xaa"), (512, b"EFI PART")]);
         let why = check((7, 0), None, &gpt).expect("GPT");
         assert!(why.contains("GPT partition table"), "{why}");
+    }
+
+    #[test]
+    fn raid_superblocks_at_the_end_zfs_labels_and_bcache_are_recognised() {
+        // A device of 1 MiB + 12 KiB: md 0.90 sits at the last 64 KiB boundary less 64 KiB,
+        // md 1.0 8 KiB before the end rounded down to 4 KiB.
+        let size = (1 << 20) + 12 * 1024;
+        let v090 = (size & !65535) - 65536;
+        let v10 = (size - 8192) & !4095;
+        for offset in [v090, v10] {
+            let crafted = image(size, &[(offset, MD_MAGIC)]);
+            let why = check((7, 0), None, &crafted)
+                .unwrap_or_else(|| panic!("md superblock at {offset} not recognised"));
+            assert!(why.contains("Linux RAID (md) superblock"), "{why}");
+        }
+        let bcache: &[u8] = b"\xc6\x85\x73\xf6\x4e\x1a\x45\xca\x82\x65\xf5\x7f\x48\xba\x6d\x81";
+        let why = check((7, 0), None, &image(size, &[(4096 + 24, bcache)])).expect("bcache");
+        assert!(why.contains("bcache"), "{why}");
+        // ZFS: an uberblock in label 0's ring, or (little-endian pool) in label 1's.
+        for (offset, magic) in [
+            (128 * 1024 + 5 * 1024, ZFS_MAGIC_BE),
+            (384 * 1024, ZFS_MAGIC_LE),
+        ] {
+            let why = check((7, 0), None, &image(size, &[(offset, magic)])).expect("ZFS");
+            assert!(why.contains("ZFS pool member"), "{why}");
+        }
+        // The magic elsewhere in a ring slot's middle is not a label.
+        assert_eq!(
+            check(
+                (7, 0),
+                None,
+                &image(size, &[(128 * 1024 + 8, ZFS_MAGIC_LE)])
+            ),
+            None
+        );
     }
 
     #[test]
