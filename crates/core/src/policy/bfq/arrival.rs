@@ -28,7 +28,8 @@ const SMALL_REQUEST: u32 = 32;
 impl Bfq {
     pub(super) fn arrive(&mut self, request: Request, now: Nanos) -> Inserted {
         let mut id = self.queue_for(&request, now);
-        if request.sync {
+        // Parallel service has no queue in service to merge into: no early queue merging.
+        if request.sync && !self.parallel {
             id = self.cooperate(id, &request, now);
         }
         let request = match self

@@ -66,13 +66,23 @@ impl Bfq {
     /// window ends.
     pub(super) fn dispatch_parallel(&mut self, now: Nanos) -> Dispatch {
         self.end_lingering_windows(now);
+        let mut released = false;
         loop {
             let id = match self.engine.select_parallel(self.root, now) {
                 Selection::Queue(id) => id,
                 Selection::Hold => {
-                    return self
-                        .first_linger_deadline()
-                        .map_or(Dispatch::Empty, Dispatch::WaitUntil)
+                    if let Some(at) = self.first_linger_deadline() {
+                        return Dispatch::WaitUntil(at);
+                    }
+                    if !self.in_flight.is_empty() || released {
+                        // A completion starts a window or brings a queue back.
+                        return Dispatch::Empty;
+                    }
+                    // Nothing at the device and no window running: nobody is on the way, so
+                    // nobody is waited for. Never hold requests with an idle device and no timer.
+                    self.stop_all_lingering();
+                    released = true;
+                    continue;
                 }
                 Selection::Empty => return Dispatch::Empty,
             };
@@ -169,6 +179,16 @@ impl Bfq {
             self.engine.stop_lingering(entity);
             self.release_if_unused(id);
         }
+    }
+
+    /// Stop waiting for every lingering queue, and release any entity the engine still keeps
+    /// lingering.
+    fn stop_all_lingering(&mut self) {
+        let queues: Vec<QueueId> = self.lingering.keys().copied().collect();
+        for id in queues {
+            self.stop_lingering(id);
+        }
+        self.engine.stop_all_lingering();
     }
 
     /// Stop waiting for the queues whose windows have ended.

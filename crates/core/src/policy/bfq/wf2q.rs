@@ -652,6 +652,15 @@ impl Wf2q {
         }
     }
 
+    /// Stop every lingering entity (see [`Wf2q::stop_lingering`]).
+    pub(super) fn stop_all_lingering(&mut self) {
+        for id in 0..self.entities.len() {
+            if self.entities[id].place == Place::Lingering {
+                self.stop_lingering(id);
+            }
+        }
+    }
+
     /// A lingering entity is no longer expected back: it goes idle (or off, if V has passed
     /// its finish), and so does each ancestor left with neither work nor a lingering child.
     pub(super) fn stop_lingering(&mut self, id: EntityId) {
