@@ -2,6 +2,10 @@
 //! merged requests, injected errors, push-back, shutdown draining, priorities and weights,
 //! and policy waits honoured without busy-looping.
 
+mod common;
+
+use common::{be, engine_on, filled, wait_until, MIB};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -10,30 +14,10 @@ use std::time::{Duration, Instant};
 use ioslice_core::limit::Limits;
 use ioslice_core::{Direction, IoPriority, PriorityClass};
 use ioslice_engine::backend::memory::{Fault, MemoryBackend};
-use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry, IoErrorKind, IoFuture};
-
-const MIB: u64 = 1 << 20;
-
-fn be() -> IoPriority {
-    IoPriority::default()
-}
+use ioslice_engine::{Engine, Geometry, IoErrorKind, IoFuture};
 
 fn rt() -> IoPriority {
     IoPriority::new(PriorityClass::RealTime, 0).expect("level 0 exists")
-}
-
-fn engine_on(backend: MemoryBackend, capacity: u64, depth: usize) -> EngineBuilder {
-    let target = Geometry {
-        queue_depth: depth,
-        ..Geometry::new(capacity)
-    };
-    Engine::builder(Box::new(backend), target)
-}
-
-fn filled(len: usize, byte: u8) -> AlignedBuffer {
-    let mut buffer = AlignedBuffer::new(len, 512);
-    buffer.as_mut_slice().fill(byte);
-    buffer
 }
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
@@ -193,17 +177,6 @@ fn merged_requests_carry_each_clients_bytes() {
     let stats = engine.shutdown().expect("clean shutdown");
     assert_eq!(stats.totals.requests, 18);
     assert_eq!(stats.totals.bytes_written, 9 * 512);
-}
-
-fn wait_until(condition: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "condition not met in 10 s"
-        );
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// An injected EIO fails that request alone, named in the error; the rest succeed, even

@@ -3,6 +3,10 @@
 //! can (async wakers, policy timers, parked threads, shutdown). Every request completes
 //! exactly once, with its bytes.
 
+mod common;
+
+use common::{be, engine_on, filled, join_within, wait_until, MIB};
+
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -13,49 +17,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ioslice_core::limit::Limits;
-use ioslice_core::IoPriority;
 use ioslice_engine::backend::memory::MemoryBackend;
 use ioslice_engine::backend::{Backend, ThreadPoolBackend, UringBackend};
 use ioslice_engine::device::{OpenOptions, Target};
-use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry, IoFuture};
-
-const MIB: u64 = 1 << 20;
-
-fn be() -> IoPriority {
-    IoPriority::default()
-}
-
-fn engine_on(backend: MemoryBackend, capacity: u64, depth: usize) -> EngineBuilder {
-    let target = Geometry {
-        queue_depth: depth,
-        ..Geometry::new(capacity)
-    };
-    Engine::builder(Box::new(backend), target)
-}
-
-fn filled(len: usize, byte: u8) -> AlignedBuffer {
-    let mut buffer = AlignedBuffer::new(len, 4096);
-    buffer.as_mut_slice().fill(byte);
-    buffer
-}
-
-/// Wait (at most 10 s, then fail) until `condition` holds.
-fn wait_until(condition: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "condition not met in 10 s"
-        );
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Join `thread`, failing (instead of hanging) if it has not finished within 10 s.
-fn join_within<T>(thread: thread::JoinHandle<T>) -> T {
-    wait_until(|| thread.is_finished());
-    thread.join().expect("thread")
-}
+use ioslice_engine::{Engine, Geometry, IoFuture};
 
 /// Counts its wake-ups; never parks anybody.
 struct CountingWaker(AtomicUsize);

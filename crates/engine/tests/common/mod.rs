@@ -1,0 +1,52 @@
+//! What the engine's test files share: an engine over the in-memory backend, filled buffers,
+//! and bounded waits that fail instead of hanging. Each test file is its own crate and uses
+//! only part of this module.
+#![allow(dead_code)]
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ioslice_core::IoPriority;
+use ioslice_engine::backend::memory::MemoryBackend;
+use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry};
+
+pub const MIB: u64 = 1 << 20;
+
+/// Best effort at the default level.
+pub fn be() -> IoPriority {
+    IoPriority::default()
+}
+
+/// An engine builder over `backend`, a device of `capacity` bytes taking `depth` commands.
+pub fn engine_on(backend: MemoryBackend, capacity: u64, depth: usize) -> EngineBuilder {
+    let target = Geometry {
+        queue_depth: depth,
+        ..Geometry::new(capacity)
+    };
+    Engine::builder(Box::new(backend), target)
+}
+
+/// `len` bytes of `byte`, aligned to 4 KiB (so to any logical block size).
+pub fn filled(len: usize, byte: u8) -> AlignedBuffer {
+    let mut buffer = AlignedBuffer::new(len, 4096);
+    buffer.as_mut_slice().fill(byte);
+    buffer
+}
+
+/// Wait (at most 10 s, then fail) until `condition` holds.
+pub fn wait_until(condition: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "condition not met in 10 s"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Join `thread`, failing (instead of hanging) if it has not finished within 10 s.
+pub fn join_within<T>(thread: thread::JoinHandle<T>) -> T {
+    wait_until(|| thread.is_finished());
+    thread.join().expect("thread")
+}
