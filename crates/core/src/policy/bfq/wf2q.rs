@@ -185,10 +185,16 @@ impl ServiceTree {
     fn first_eligible(&mut self, finish_of: impl Fn(EntityId) -> u64 + Copy) -> Option<EntityId> {
         if self.eligible.is_empty() {
             let &(start, _) = self.waiting.first()?;
-            self.vtime = self.vtime.max(start);
-            self.promote(finish_of);
+            self.jump_to(start, finish_of);
         }
         self.eligible.first().map(|&(_, id)| id)
+    }
+
+    /// Nothing is eligible: V jumps to `start` (never back), and whoever it reaches becomes
+    /// eligible.
+    fn jump_to(&mut self, start: u64, finish_of: impl Fn(EntityId) -> u64) {
+        self.vtime = self.vtime.max(start);
+        self.promote(finish_of);
     }
 
     /// V advances by `by`, but not past the finish of the first lingering entity: an entity
@@ -422,24 +428,15 @@ impl Wf2q {
                 .sched
                 .take()
                 .expect("only groups are parents");
-            let tree = &mut taken.trees[class];
             let entities = &self.entities;
-            let chosen = tree.first_eligible(|id| entities[id].finish);
-            if let Some(chosen) = chosen {
-                tree.remove_active(chosen, entities[chosen].start, entities[chosen].finish);
-            }
+            let chosen = taken.trees[class].first_eligible(|id| entities[id].finish);
             self.entities[group].sched = Some(taken);
-            let sched = self.sched_mut(group);
             let chosen = chosen?;
-            sched.in_service = Some(chosen);
-            if class == CLASSES - 1 {
-                sched.idle_class_served = now;
-            }
-            let entity = &mut self.entities[chosen];
-            entity.place = Place::InService;
-            entity.service = 0;
-            match entity.owner {
-                Owner::Queue(queue) => return Some(queue),
+            match self.entities[chosen].owner {
+                Owner::Queue(queue) => {
+                    self.take_into_service(chosen, now);
+                    return Some(queue);
+                }
                 Owner::Group(_) => group = chosen,
             }
         }
@@ -518,16 +515,14 @@ impl Wf2q {
                 .sched
                 .take()
                 .expect("only groups are parents");
-            let tree = &mut taken.trees[class];
-            tree.vtime = tree.vtime.max(start);
             let entities = &self.entities;
-            tree.promote(|id| entities[id].finish);
+            taken.trees[class].jump_to(start, |id| entities[id].finish);
             self.entities[group].sched = Some(taken);
         }
     }
 
-    /// Put a queue entity and its ancestors in service, as [`Wf2q::select`] does on its way
-    /// down.
+    /// Put a queue entity and its ancestors in service: each leaves its tree's active sets and
+    /// becomes its parent's child in service.
     fn take_into_service(&mut self, leaf: EntityId, now: Nanos) {
         let mut current = leaf;
         while let Some(parent) = self.entities[current].parent {
