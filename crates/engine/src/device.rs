@@ -562,21 +562,7 @@ fn read_tail(device: &File) -> io::Result<(Vec<u8>, u64, u64)> {
     };
     let start = size.saturating_sub(TAIL_LEN) & !4095;
     let len = usize::try_from(size - start).unwrap_or(0);
-    let mut buffer = AlignedBuffer::new(len.max(4096), 4096);
-    let mut filled = 0;
-    while filled < len {
-        match device.read_at(
-            &mut buffer.as_mut_slice()[filled..len],
-            start + filled as u64,
-        ) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) if filled > 0 => break,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((buffer.as_slice()[..filled].to_vec(), start, size))
+    Ok((read_up_to(device, start, len)?, start, size))
 }
 
 /// A signature found near the end of a device of `size` bytes, from `tail`, its bytes from
@@ -647,10 +633,16 @@ fn unescape_mount_field(field: &str) -> String {
 /// The first [`HEAD_LEN`] bytes (fewer on a smaller device), read into an aligned buffer so
 /// it works under O_DIRECT too.
 fn read_head(device: &File) -> io::Result<Vec<u8>> {
-    let mut buffer = AlignedBuffer::new(HEAD_LEN, 4096);
+    read_up_to(device, 0, HEAD_LEN)
+}
+
+/// Up to `len` bytes from `offset` (a multiple of 4 KiB), fewer at the end of the device. The
+/// buffer and each read are 4 KiB-aligned, so this works under O_DIRECT too.
+fn read_up_to(device: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buffer = AlignedBuffer::new(len.div_ceil(4096).max(1) * 4096, 4096);
     let mut filled = 0;
-    while filled < HEAD_LEN {
-        match device.read_at(&mut buffer.as_mut_slice()[filled..], filled as u64) {
+    while filled < len {
+        match device.read_at(&mut buffer.as_mut_slice()[filled..], offset + filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -659,7 +651,7 @@ fn read_head(device: &File) -> io::Result<Vec<u8>> {
             Err(e) => return Err(e),
         }
     }
-    Ok(buffer.as_slice()[..filled].to_vec())
+    Ok(buffer.as_slice()[..filled.min(len)].to_vec())
 }
 
 /// Whether `head` holds `magic` at `offset`.
