@@ -188,6 +188,33 @@ fn two_weighted_cgroups_under_bfq_both_complete() {
     assert_eq!(cgroups[1]["weight"], 300);
 }
 
+/// Four psync jobs (each on a lane of its own: one request in flight) under every policy,
+/// including those that hold one job's request while another's is at the device and release
+/// it from another thread's turn or at a timer: every request completes exactly once.
+#[test]
+fn psync_jobs_complete_every_request_under_every_policy() {
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    std::fs::write(&data, b"").expect("create");
+    let job = job_file(
+        dir.path(),
+        "[global]\nioengine=psync\nrw=randread\nbs=4k\nsize=256k\n\
+         [a]\ncgroup=a\ncgroup_weight=100\n[b]\ncgroup=b\ncgroup_weight=200\n\
+         [c]\ncgroup=c\ncgroup_weight=300\n[d]\ncgroup=d\ncgroup_weight=400\n",
+    );
+    for sched in ["noop", "deadline", "as", "cfq", "bfq", "bfq:parallel=0"] {
+        let output = run(&job, &data, &["--sched", sched, "--output-format", "json"]);
+        assert!(output.status.success(), "{sched}: {}", stderr(&output));
+        let report = json(&output);
+        for index in 0..4 {
+            let read = &report["jobs"][index]["read"];
+            assert_eq!(read["total_ios"], 64, "{sched}, job {index}");
+            assert_eq!(read["io_bytes"], 256 * 1024, "{sched}, job {index}");
+            assert_eq!(report["jobs"][index]["error"], 0, "{sched}, job {index}");
+        }
+    }
+}
+
 const MISALIGNED: &str = "\
 [bad]
 ioengine=io_uring

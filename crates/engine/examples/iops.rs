@@ -100,6 +100,7 @@ fn bare(target: &Target, options: &Options) -> Result<f64, String> {
             direction: ioslice_core::Direction::Read,
             offset: next_offset(state, blocks),
             buffers: vec![buffer],
+            lane: 0,
         });
     };
     for _ in 0..options.depth {

@@ -79,6 +79,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::{Wake, Waker};
 use std::time::{Duration, Instant};
 
 use ioslice_core::request::SECTOR_SIZE;
@@ -86,7 +87,7 @@ use ioslice_core::{
     Completion, Dispatch, GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler,
 };
 
-use crate::backend::{Backend, IoDone, IoOp, Notifier, Waiter};
+use crate::backend::{Backend, Doorbell, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
 use crate::completion::{
     park_until, park_waker, Completer, Counters, IoError, IoErrorKind, IoOutcome, IoResult, Slot,
 };
@@ -105,6 +106,8 @@ struct Part {
 struct Op {
     request_key: u64,
     parts: Vec<Part>,
+    /// The backend lane it completes on.
+    lane: usize,
     /// Issued in a turn of the dispatcher thread, which then reaps it before giving up the
     /// poller role (nobody else may be waiting for it).
     by_dispatcher: bool,
@@ -117,6 +120,54 @@ struct Dispatched {
     dispatch_time: Nanos,
     ops_left: usize,
     error: Option<i32>,
+}
+
+/// A backend lane's state in the core (index = lane; the shared lane is 0).
+#[derive(Debug, Default, Clone)]
+struct LaneState {
+    /// Opened by a thread and not closed since.
+    open: bool,
+    /// Its thread is blocked in the lane's waiter: only that thread reaps the lane.
+    waiting: bool,
+    /// Operations on the lane not yet reaped.
+    ops: usize,
+}
+
+/// A lane of the backend opened for one thread, which waits on it for its own requests
+/// ([`Shared::block_on_lane`]): whoever dispatches such a request pushes it on this lane, and
+/// the backend wakes this thread alone when it completes.
+pub(crate) struct Lane {
+    id: usize,
+    waiter: Arc<dyn Waiter>,
+    /// Wakes the lane's waiter: registered on what the thread waits for, in case another
+    /// thread completes it (an error, a shutdown, a request merged into another lane's).
+    waker: Waker,
+}
+
+impl std::fmt::Debug for Lane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lane").field("id", &self.id).finish()
+    }
+}
+
+impl Lane {
+    /// The backend lane to tag submissions with.
+    pub(crate) fn id(&self) -> usize {
+        self.id
+    }
+}
+
+/// A waker that calls a backend [`Notifier`].
+struct NotifyWaker(Notifier);
+
+impl Wake for NotifyWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.notify();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.notify();
+    }
 }
 
 /// Who holds the poller role.
@@ -153,6 +204,9 @@ impl Hasher for IdHasher {
     }
 }
 
+/// How often a poller looks at lanes it cannot wait on.
+const LANE_RECHECK: Duration = Duration::from_millis(1);
+
 /// Most operations a deferred submission leaves queued: the next one hands them all to the
 /// device, so that a job refilling its queue depth does not starve the device meanwhile.
 const DEFER_AT_MOST: usize = 4;
@@ -161,6 +215,9 @@ thread_local! {
     /// An emptied outcome list kept per thread, swapped with the core's so that neither
     /// allocates in the steady state.
     static SPARE_OUTCOMES: StdCell<Outcomes> = const { StdCell::new(Vec::new()) };
+    /// The same for the doorbells and lane wake-ups left for after the lock.
+    static SPARE_AFTER: StdCell<(Vec<Doorbell>, Vec<Notifier>)> =
+        const { StdCell::new((Vec::new(), Vec::new())) };
 }
 
 /// What every handle, client, future and the dispatcher thread of one engine share.
@@ -175,6 +232,9 @@ pub(crate) struct Shared {
     pub notifier: Notifier,
     pub counters: Arc<Counters>,
     pub accepting: AtomicBool,
+    /// Set, under the lock, whenever a turn leaves operations queued at the backend; lets
+    /// [`Shared::flush`] skip the lock when nothing is (a stale `true` only costs the lock).
+    deferred: AtomicBool,
     pub groups: GroupTree,
     pub logical_block_size: u64,
     pub capacity: u64,
@@ -223,6 +283,11 @@ impl Shared {
             ops: IdMap::default(),
             dispatched: IdMap::default(),
             parts_in_flight: 0,
+            lanes: vec![LaneState::default()],
+            lane_ops: 0,
+            defer_syscalls: false,
+            doorbells: Vec::new(),
+            wakes: Vec::new(),
             processes: BTreeSet::new(),
             submitted: 0,
             double_completions: 0,
@@ -255,6 +320,7 @@ impl Shared {
             notifier,
             counters,
             accepting: AtomicBool::new(true),
+            deferred: AtomicBool::new(false),
             groups: parts.groups,
             logical_block_size: parts.logical_block_size,
             capacity: parts.capacity,
@@ -268,18 +334,43 @@ impl Shared {
         self.core.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Release the lock, then fulfil the outcomes the core collected.
+    /// Release the lock, then make the system calls the turns left for after it (ring the
+    /// backend's doorbells, wake a blocked poller) and fulfil the outcomes collected.
     fn unlock_and_deliver(&self, mut core: MutexGuard<'_, Core>) {
-        if core.outcomes.is_empty() {
+        if !core.has_after_unlock() {
             return;
         }
         let mut batch = SPARE_OUTCOMES.take();
         std::mem::swap(&mut batch, &mut core.outcomes);
+        let mut after = SPARE_AFTER.take();
+        std::mem::swap(&mut after.0, &mut core.doorbells);
+        std::mem::swap(&mut after.1, &mut core.wakes);
         drop(core);
+        let mut failed = None;
+        for doorbell in after.0.drain(..) {
+            if let Err(error) = doorbell.ring() {
+                failed = Some(error);
+            }
+        }
+        for notifier in after.1.drain(..) {
+            notifier.notify();
+        }
+        SPARE_AFTER.set(after);
         for (completer, outcome) in batch.drain(..) {
             completer.complete(outcome);
         }
         SPARE_OUTCOMES.set(batch);
+        if let Some(error) = failed {
+            self.lock().fail_everything(error);
+        }
+    }
+
+    /// [`Core::turn`] whose system calls wait for [`Shared::unlock_and_deliver`]: the caller
+    /// must release the lock through it.
+    fn turn_unlocked_syscalls(core: &mut Core, reap: bool) {
+        core.defer_syscalls = true;
+        core.turn(reap);
+        core.defer_syscalls = false;
     }
 
     /// Whether somebody other than a client's own wait needs the backend polled.
@@ -354,27 +445,38 @@ impl Shared {
         }
         let polling = core.poller.is_some();
         core.defer_submit = !flush;
-        core.turn(!polling);
+        Self::turn_unlocked_syscalls(&mut core, !polling);
         core.defer_submit = false;
-        let mut wake_poller = false;
-        if let Some(timer) = core.timer.filter(|_| !core.pending.is_empty()) {
-            if !polling {
-                // Nobody will be there at the policy's time unless somebody polls.
-                self.want_dispatcher(&mut core);
-            } else if core.poller_blocked && core.poll_deadline.is_none_or(|at| timer < at) {
-                core.poll_deadline = Some(timer);
-                wake_poller = true;
-            }
+        if core.deferred {
+            self.deferred.store(true, Ordering::Release);
         }
+        self.keep_timer(&mut core);
         self.unlock_and_deliver(core);
-        if wake_poller {
-            self.notifier.notify();
+    }
+
+    /// After a turn by a thread that is not the poller: make sure somebody polls at the
+    /// policy's timer, if requests wait for it. With no poller, the dispatcher thread is
+    /// asked to take the role; a poller blocked until later is woken (after the lock) to
+    /// wait for the earlier time.
+    fn keep_timer(&self, core: &mut Core) {
+        let Some(timer) = core.timer.filter(|_| !core.pending.is_empty()) else {
+            return;
+        };
+        if core.poller.is_none() {
+            self.want_dispatcher(core);
+        } else if core.poller_blocked && core.poll_deadline.is_none_or(|at| timer < at) {
+            core.poll_deadline = Some(timer);
+            core.wakes.push(self.notifier.clone());
         }
     }
 
     /// Hand the device what deferred submissions left queued.
     pub(crate) fn flush(&self) {
+        if !self.deferred.load(Ordering::Acquire) {
+            return;
+        }
         let mut core = self.lock();
+        self.deferred.store(false, Ordering::Release);
         if core.deferred {
             core.deferred = false;
             core.unsubmitted = 0;
@@ -407,6 +509,96 @@ impl Shared {
         }
     }
 
+    /// Open a lane of the backend for the calling thread, which will wait on it for its own
+    /// requests ([`Shared::block_on_lane`]); `None` if the backend has no lanes or no more.
+    pub(crate) fn open_lane(&self) -> Option<Lane> {
+        let mut core = self.lock();
+        if core.closed {
+            return None;
+        }
+        let id = core.backend.open_lane().ok().flatten()?;
+        let (Some(waiter), Some(notifier)) =
+            (core.backend.lane_waiter(id), core.backend.lane_notifier(id))
+        else {
+            core.backend.close_lane(id);
+            return None;
+        };
+        if core.lanes.len() <= id {
+            core.lanes.resize(id + 1, LaneState::default());
+        }
+        core.lanes[id].open = true;
+        core.lanes[id].waiting = false;
+        Some(Lane {
+            id,
+            waiter,
+            waker: Waker::from(Arc::new(NotifyWaker(notifier))),
+        })
+    }
+
+    /// Close a lane: requests still tagged with it go to the shared lane from now on, and
+    /// whoever turns next reaps what is left on it.
+    pub(crate) fn close_lane(&self, lane: Lane) {
+        let mut core = self.lock();
+        if let Some(state) = core.lanes.get_mut(lane.id) {
+            state.open = false;
+            state.waiting = false;
+        }
+        core.backend.close_lane(lane.id);
+    }
+
+    /// Block until `slot` is ready or `deadline` passes, where every request `slot` waits for
+    /// was submitted on `lane` by this thread: run a turn, then block on the lane alone. The
+    /// backend wakes this thread when one of its operations completes, and only this thread
+    /// reaps the lane meanwhile, so it cannot miss its completion; another thread that
+    /// completes what the slot waits for wakes the lane through the registered waker.
+    pub(crate) fn block_on_lane(&self, slot: &dyn Slot, deadline: Option<Instant>, lane: &Lane) {
+        // Lane waits are not counted as waiters: they need no poller.
+        let uncounted = Counters::default();
+        let passed = || deadline.is_some_and(|at| Instant::now() >= at);
+        if slot.is_ready() || passed() {
+            return;
+        }
+        let mut core = self.lock();
+        loop {
+            let open = core.lanes.get(lane.id).is_some_and(|state| state.open);
+            if core.closed || !open {
+                drop(core);
+                return self.block_on(slot, deadline);
+            }
+            let polling = core.poller.is_some();
+            Self::turn_unlocked_syscalls(&mut core, !polling);
+            self.keep_timer(&mut core);
+            if !core.outcomes.is_empty() {
+                self.unlock_and_deliver(core);
+                if slot.is_ready() || passed() {
+                    return;
+                }
+                core = self.lock();
+                continue;
+            }
+            if !slot.register(&lane.waker, &uncounted) {
+                return self.unlock_and_deliver(core); // ready
+            }
+            core.set_waiting(lane.id, true);
+            self.unlock_and_deliver(core);
+            let waited = lane.waiter.wait(deadline);
+            core = self.lock();
+            core.set_waiting(lane.id, false);
+            slot.unregister(&uncounted);
+            if let Err(error) = waited {
+                core.fail_everything(error);
+            }
+            if slot.is_ready() || passed() {
+                // What woke us may be this lane's completions: reap them for the next wait.
+                let polling = core.poller.is_some();
+                Self::turn_unlocked_syscalls(&mut core, !polling);
+                self.keep_timer(&mut core);
+                self.unlock_and_deliver(core);
+                return;
+            }
+        }
+    }
+
     /// Hold the poller role (nobody holds it) and run turns, blocking in the backend's waiter
     /// between them, until `done` (checked under the lock), `deadline`, or the engine closes;
     /// then give the role up, handing it to the dispatcher thread if somebody needs a poller.
@@ -420,12 +612,12 @@ impl Shared {
         core.poller = Some(role);
         loop {
             core.turn_role = Some(role);
-            core.turn(true);
+            Self::turn_unlocked_syscalls(&mut core, true);
             core.turn_role = None;
             if core.room_waiters > 0 && core.pending.len() < self.max_queued {
                 self.room.notify_all();
             }
-            if !core.outcomes.is_empty() {
+            if core.has_after_unlock() {
                 self.unlock_and_deliver(core);
                 core = self.lock();
             }
@@ -433,13 +625,20 @@ impl Shared {
                 break;
             }
             let timer = core.timer.filter(|_| !core.pending.is_empty());
-            let until = match (deadline, timer) {
+            let mut until = match (deadline, timer) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
+            if core.lane_ops > 0 {
+                // Operations on lanes complete on their own rings, which this wait does not
+                // see: look again soon (they matter here only when their thread has stopped
+                // waiting, at the end of a job or in a shutdown).
+                let soon = Instant::now() + LANE_RECHECK;
+                until = Some(until.map_or(soon, |at| at.min(soon)));
+            }
             core.poller_blocked = true;
             core.poll_deadline = until;
-            drop(core);
+            self.unlock_and_deliver(core);
             let waited = self.waiter.wait(until);
             core = self.lock();
             core.poller_blocked = false;
@@ -547,6 +746,16 @@ pub(crate) struct Core {
     ops: IdMap<u64, Op>,
     dispatched: IdMap<u64, Dispatched>,
     parts_in_flight: usize,
+    /// Every backend lane by id (0: the shared lane).
+    lanes: Vec<LaneState>,
+    /// Operations on lanes other than the shared one.
+    lane_ops: usize,
+    /// The current turn leaves its system calls for after the lock.
+    defer_syscalls: bool,
+    /// Doorbells to ring once the lock is released.
+    doorbells: Vec<Doorbell>,
+    /// Waiters to wake once the lock is released.
+    wakes: Vec<Notifier>,
     processes: BTreeSet<ProcessId>,
     submitted: u64,
     double_completions: u64,
@@ -591,6 +800,11 @@ impl Core {
         let elapsed = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.last_now = self.last_now.max(elapsed);
         self.last_now
+    }
+
+    /// A turn left system calls or outcomes for after the lock.
+    fn has_after_unlock(&self) -> bool {
+        !self.outcomes.is_empty() || !self.doorbells.is_empty() || !self.wakes.is_empty()
     }
 
     /// Nothing pending or in flight.
@@ -641,12 +855,20 @@ impl Core {
         if self.closed {
             return;
         }
+        let mut done = std::mem::take(&mut self.done);
         if reap {
-            let mut done = std::mem::take(&mut self.done);
             self.backend.reap(&mut done);
-            self.done = done;
-            self.complete_batch();
         }
+        if self.lane_ops > 0 {
+            // A thread's lane is reaped by anyone while the thread is not blocked on it.
+            for (lane, state) in self.lanes.iter().enumerate().skip(1) {
+                if state.ops > 0 && !state.waiting {
+                    self.backend.reap_lane(lane, &mut done);
+                }
+            }
+        }
+        self.done = done;
+        self.complete_batch();
         if self.stopping
             && self.ops.is_empty()
             && self.backend.in_flight() == 0
@@ -674,7 +896,12 @@ impl Core {
         } else {
             self.deferred = false;
             self.unsubmitted = 0;
-            if let Err(error) = self.backend.submit() {
+            let submitted = if self.defer_syscalls {
+                self.backend.submit_later(&mut self.doorbells)
+            } else {
+                self.backend.submit()
+            };
+            if let Err(error) = submitted {
                 self.fail_everything(error);
                 return;
             }
@@ -752,18 +979,23 @@ impl Core {
             self.next_token += 1;
             let offset = run[0].submission.offset;
             let direction = run[0].submission.direction;
+            let lane = self.lane_for(run[0].submission.lane);
             let buffers = run
                 .iter_mut()
                 .map(|part| std::mem::replace(&mut part.submission.buffer, empty_buffer()))
                 .collect();
             self.parts_in_flight += run.len();
-            let by_dispatcher = self.turn_role == Some(Role::Dispatcher);
+            // The dispatcher thread waits for its own operations on the shared lane only; a
+            // lane's operations are reaped by the thread waiting on it.
+            let by_dispatcher = self.turn_role == Some(Role::Dispatcher) && lane == SHARED_LANE;
             self.dispatcher_ops += usize::from(by_dispatcher);
+            self.count_lane_op(lane);
             self.ops.insert(
                 token,
                 Op {
                     request_key: key,
                     parts: run,
+                    lane,
                     by_dispatcher,
                 },
             );
@@ -773,6 +1005,7 @@ impl Core {
                 direction,
                 offset,
                 buffers,
+                lane,
             });
         }
     }
@@ -800,6 +1033,7 @@ impl Core {
             return;
         };
         self.dispatcher_ops -= usize::from(op.by_dispatcher);
+        self.uncount_lane_op(op.lane);
         let (transferred, errno) = match &io_done.result {
             Ok(bytes) => (*bytes, None),
             Err(error) => (0, Some(error.raw_os_error().unwrap_or(libc::EIO))),
@@ -882,11 +1116,13 @@ impl Core {
             let offset = part.submission.offset;
             let direction = part.submission.direction;
             self.dispatcher_ops += usize::from(op.by_dispatcher);
+            self.count_lane_op(op.lane);
             self.ops.insert(
                 token,
                 Op {
                     request_key: op.request_key,
                     parts: vec![part],
+                    lane: op.lane,
                     by_dispatcher: op.by_dispatcher,
                 },
             );
@@ -895,6 +1131,7 @@ impl Core {
                 direction,
                 offset,
                 buffers: vec![buffer],
+                lane: op.lane,
             });
         }
     }
@@ -944,6 +1181,44 @@ impl Core {
         self.dispatched.clear();
         self.parts_in_flight = 0;
         self.dispatcher_ops = 0;
+        self.lane_ops = 0;
+        for lane in &mut self.lanes {
+            lane.ops = 0;
+        }
+    }
+
+    /// The lane a submission tagged `lane` goes to: its own while it is open, else the
+    /// shared lane (its thread closed it, or never had one).
+    fn lane_for(&self, lane: usize) -> usize {
+        match self.lanes.get(lane) {
+            Some(state) if state.open => lane,
+            _ => SHARED_LANE,
+        }
+    }
+
+    /// Mark a lane's thread as blocked on it (only it reaps the lane then) or not.
+    fn set_waiting(&mut self, lane: usize, waiting: bool) {
+        if let Some(state) = self.lanes.get_mut(lane) {
+            state.waiting = waiting;
+        }
+    }
+
+    fn count_lane_op(&mut self, lane: usize) {
+        if lane != SHARED_LANE {
+            self.lane_ops += 1;
+            if let Some(state) = self.lanes.get_mut(lane) {
+                state.ops += 1;
+            }
+        }
+    }
+
+    fn uncount_lane_op(&mut self, lane: usize) {
+        if lane != SHARED_LANE {
+            self.lane_ops = self.lane_ops.saturating_sub(1);
+            if let Some(state) = self.lanes.get_mut(lane) {
+                state.ops = state.ops.saturating_sub(1);
+            }
+        }
     }
 }
 

@@ -16,11 +16,12 @@ use std::time::Instant;
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::{Direction, GroupId, GroupTree, IoPriority, ProcessId};
 
+use crate::backend::SHARED_LANE;
 use crate::buffer::AlignedBuffer;
 use crate::completion::{
     Completer, CompletionQueue, Counters, IoError, IoErrorKind, IoFuture, IoOutcome,
 };
-use crate::dispatcher::Shared;
+use crate::dispatcher::{Lane, Shared};
 use crate::engine::EngineError;
 use crate::stats::Snapshot;
 
@@ -36,6 +37,8 @@ pub(crate) struct Submission {
     pub buffer: AlignedBuffer,
     pub submitted: Instant,
     pub completer: Completer,
+    /// The backend lane it completes on (see [`Client::open_lane`]).
+    pub lane: usize,
 }
 
 /// What clients hand the engine.
@@ -217,7 +220,7 @@ impl Client {
             return IoFuture::ready(Err(error), direction, offset, len);
         }
         let (future, completer) = IoFuture::pair(&self.shared, direction, offset, len);
-        self.send(direction, offset, buffer, completer, true);
+        self.send(direction, offset, buffer, completer, true, SHARED_LANE);
         future
     }
 
@@ -228,6 +231,7 @@ impl Client {
         buffer: AlignedBuffer,
         completer: Completer,
         flush: bool,
+        lane: usize,
     ) {
         let message = Message::Submit(Submission {
             process: self.process,
@@ -239,6 +243,7 @@ impl Client {
             buffer,
             submitted: Instant::now(),
             completer,
+            lane,
         });
         self.shared.submit_as(message, flush);
     }
@@ -247,7 +252,8 @@ impl Client {
     /// the buffer, goes to `queue` under `tag`. This is the job runner's path: one queue for
     /// all of a job's requests, no future per request, buffers reused. The request may stay
     /// queued at the backend until [`Client::flush`], so that several go to the device with
-    /// one system call: flush before waiting or stopping.
+    /// one system call: flush before waiting or stopping. `lane` is this thread's lane of
+    /// this client's engine, if it opened one ([`Client::open_lane`]).
     pub(crate) fn transfer_to(
         &self,
         direction: Direction,
@@ -255,6 +261,7 @@ impl Client {
         buffer: AlignedBuffer,
         queue: &Arc<CompletionQueue>,
         tag: u64,
+        lane: Option<&Lane>,
     ) {
         let len = buffer.len();
         let address = buffer.as_slice().as_ptr() as u64;
@@ -272,7 +279,8 @@ impl Client {
             let error = refusal(direction, offset, len, kind);
             return queue.push_ready(tag, Err(error));
         }
-        self.submit_to(direction, offset, buffer, queue, tag);
+        let lane = lane.map_or(SHARED_LANE, Lane::id);
+        self.submit_to(direction, offset, buffer, queue, tag, lane);
     }
 
     fn submit_to(
@@ -282,6 +290,7 @@ impl Client {
         buffer: AlignedBuffer,
         queue: &Arc<CompletionQueue>,
         tag: u64,
+        lane: usize,
     ) {
         let len = buffer.len() as u64;
         if !self.shared.accepting.load(Ordering::Acquire) {
@@ -289,14 +298,36 @@ impl Client {
             return queue.push_ready(tag, outcome);
         }
         let completer = Completer::to_queue(&self.shared, queue, tag, direction, offset, len);
-        self.send(direction, offset, buffer, completer, false);
+        self.send(direction, offset, buffer, completer, false, lane);
     }
 
     /// Block until `queue` holds an outcome or `deadline` passes, polling the engine's
     /// backend on this thread if no other thread does. Only for a queue whose requests all
     /// go to this client's engine.
-    pub(crate) fn wait_queue(&self, queue: &CompletionQueue, deadline: Option<Instant>) {
-        self.shared.block_on(queue, deadline);
+    /// With `lane`, every request the queue waits for was submitted on that lane (this
+    /// thread's, of this engine), and the thread blocks on the lane alone.
+    pub(crate) fn wait_queue(
+        &self,
+        queue: &CompletionQueue,
+        deadline: Option<Instant>,
+        lane: Option<&Lane>,
+    ) {
+        match lane {
+            Some(lane) => self.shared.block_on_lane(queue, deadline, lane),
+            None => self.shared.block_on(queue, deadline),
+        }
+    }
+
+    /// A lane of this client's engine for the calling thread: requests submitted with it
+    /// complete on a completion channel that this thread alone waits on, so the kernel wakes
+    /// it directly (io_uring: a ring of its own). `None` where the backend has no lanes.
+    pub(crate) fn open_lane(&self) -> Option<Lane> {
+        self.shared.open_lane()
+    }
+
+    /// Give a lane back (requests still in flight on it are reaped by the engine).
+    pub(crate) fn close_lane(&self, lane: Lane) {
+        self.shared.close_lane(lane);
     }
 
     /// Hand the device the requests [`Client::transfer_to`] left queued.

@@ -50,6 +50,7 @@ use crate::backend::open_backend;
 use crate::buffer::AlignedBuffer;
 use crate::completion::{park_until, park_waker, CompletionQueue, Counters, IoOutcome, Slot};
 use crate::device::{dev_major_minor, write_refusal, DeviceError, OpenOptions, Target, TargetKind};
+use crate::dispatcher::Lane;
 use crate::engine::{Engine, EngineError, Geometry};
 use crate::handle::Client;
 use crate::stats::FinalStats;
@@ -541,6 +542,7 @@ impl Worker {
             in_flight: 0,
             arrived: Vec::new(),
             spare: Vec::new(),
+            lane: self.open_lane(),
         };
         let end = loop {
             self.reap(&mut state, &mut clock);
@@ -555,6 +557,9 @@ impl Worker {
         for client in &self.clients {
             client.flush();
         }
+        if let (Some(lane), Some(client)) = (state.lane.take(), self.clients.first()) {
+            client.close_lane(lane);
+        }
         for client in self.clients {
             client.exit();
         }
@@ -564,6 +569,27 @@ impl Worker {
             ramp_end: clock.ramp_end(),
             first_error: state.first_error,
             stopped_by_error: state.stopped_by_error,
+        }
+    }
+
+    /// A lane of the job's engine for this thread, if the job keeps one request in flight
+    /// (`iodepth=1`, as every psync job), all its files are on one engine and the backend has
+    /// lanes: the job's requests complete there, and the kernel wakes this thread for them
+    /// directly instead of through whichever thread polls the shared ring.
+    ///
+    /// Deeper jobs stay on the shared ring: there the poller reaps everybody's completions in
+    /// one batch, which matters to a policy that holds requests (BFQ dispatching a queue's
+    /// held request as soon as another's completes); with lanes, each completion waits for
+    /// its own thread to run before the policy hears of it (measured in docs/engine.md).
+    fn open_lane(&self) -> Option<Lane> {
+        if self.spec.iodepth > 1 {
+            return None;
+        }
+        let (first, rest) = self.clients.split_first()?;
+        if rest.iter().all(|client| first.same_engine(client)) {
+            first.open_lane()
+        } else {
+            None
         }
     }
 
@@ -620,7 +646,15 @@ impl Worker {
             // Trim jobs are refused by `check_supported` before the run.
             DataDirection::Read | DataDirection::Trim => Direction::Read,
         };
-        client.transfer_to(direction, unit.offset, buffer, &self.queue, tag as u64);
+        let lane = state.lane.as_ref();
+        client.transfer_to(
+            direction,
+            unit.offset,
+            buffer,
+            &self.queue,
+            tag as u64,
+            lane,
+        );
         // The request may already be complete (and reaped at the next turn); its slot is
         // only freed by `reap`, so it is still there.
         if let Some(Some(pending)) = state.pending.get_mut(tag) {
@@ -669,7 +703,7 @@ impl Worker {
             match self.clients.split_first() {
                 Some((first, rest)) if rest.iter().all(|c| first.same_engine(c)) => {
                     // One engine: poll it on this thread unless another thread does.
-                    first.wait_queue(&self.queue, until);
+                    first.wait_queue(&self.queue, until, state.lane.as_ref());
                 }
                 Some(_) => {
                     // Several engines: park, counted as waiting in each, so that each one's
@@ -755,6 +789,8 @@ struct State {
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
+    /// This job's lane of its engine, if it has one.
+    lane: Option<Lane>,
 }
 
 /// Most buffers a job keeps for reuse.

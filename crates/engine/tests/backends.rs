@@ -53,6 +53,7 @@ fn op(token: u64, direction: Direction, offset: u64, buffers: Vec<AlignedBuffer>
         direction,
         offset,
         buffers,
+        lane: 0,
     }
 }
 
@@ -432,4 +433,168 @@ fn open_backend_obeys_the_environment_and_falls_back() {
         op(1, Direction::Read, 0, vec![AlignedBuffer::new(4096, ALIGN)]),
     );
     assert_eq!(done.result.expect("read"), 4096);
+}
+
+/// A ring-backed backend, or `None` (with the reason printed) where none can be made.
+fn uring(file: &Arc<File>, depth: u32) -> Option<UringBackend> {
+    match UringBackend::new(Arc::clone(file), depth) {
+        Ok(ring) => Some(ring),
+        Err(e) => {
+            eprintln!("skipping: cannot create an io_uring ({e})");
+            None
+        }
+    }
+}
+
+fn on_lane(token: u64, offset: u64, lane: usize) -> IoOp {
+    IoOp {
+        lane,
+        ..op(
+            token,
+            Direction::Read,
+            offset,
+            vec![AlignedBuffer::new(4096, ALIGN)],
+        )
+    }
+}
+
+/// Reap `lane` until `count` completions came back (10 s at most), waiting on its waiter.
+fn reap_lane_until(backend: &mut UringBackend, lane: usize, count: usize) -> Vec<IoDone> {
+    let waiter = backend
+        .lane_waiter(lane)
+        .expect("an open lane has a waiter");
+    let give_up = Instant::now() + Duration::from_secs(10);
+    let mut done = Vec::new();
+    while done.len() < count {
+        assert!(Instant::now() < give_up, "lane {lane}: operations lost");
+        backend.submit().expect("submit");
+        backend.reap_lane(lane, &mut done);
+        if done.len() < count {
+            waiter
+                .wait(Some(Instant::now() + Duration::from_millis(100)))
+                .expect("wait");
+        }
+    }
+    done
+}
+
+#[test]
+fn a_lane_completes_its_own_operations_and_the_shared_ring_the_others() {
+    let (_temp, file) = temp_file(1 << 20);
+    let Some(mut backend) = uring(&file, 8) else {
+        return;
+    };
+    let lane = backend
+        .open_lane()
+        .expect("open")
+        .expect("io_uring has lanes");
+    assert_ne!(lane, 0, "lane 0 is the shared ring");
+    backend.push(on_lane(1, 0, lane));
+    backend.push(on_lane(2, 4096, lane));
+    backend.push(on_lane(3, 8192, 0));
+    assert_eq!(backend.in_flight(), 3);
+    let on_the_lane = reap_lane_until(&mut backend, lane, 2);
+    let mut tokens: Vec<u64> = on_the_lane.iter().map(|done| done.token).collect();
+    tokens.sort_unstable();
+    assert_eq!(tokens, [1, 2]);
+    assert!(on_the_lane
+        .iter()
+        .all(|done| done.result.as_ref().ok() == Some(&4096)));
+    let shared = drain(&mut backend);
+    assert_eq!(
+        shared.iter().map(|done| done.token).collect::<Vec<_>>(),
+        [3]
+    );
+    assert_eq!(backend.in_flight(), 0);
+}
+
+#[test]
+fn a_lane_notifier_wakes_its_waiter_only() {
+    let (_temp, file) = temp_file(1 << 20);
+    let Some(mut backend) = uring(&file, 8) else {
+        return;
+    };
+    let lane = backend
+        .open_lane()
+        .expect("open")
+        .expect("io_uring has lanes");
+    backend.submit().expect("arms the wake-up polls");
+    let waiter = backend.lane_waiter(lane).expect("waiter");
+    let notifier = backend.lane_notifier(lane).expect("notifier");
+    let started = Instant::now();
+    let wake = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        notifier.notify();
+    });
+    waiter
+        .wait(Some(Instant::now() + Duration::from_secs(10)))
+        .expect("wait");
+    assert!(started.elapsed() < Duration::from_secs(5), "not woken");
+    wake.join().expect("notifier thread");
+    let mut done = Vec::new();
+    assert!(
+        backend.reap_lane(lane, &mut done),
+        "the lane's wake-up is consumed"
+    );
+    assert!(!backend.reap(&mut done), "the shared ring was not woken");
+    assert!(done.is_empty());
+}
+
+#[test]
+fn a_closed_lane_finishes_its_operations_then_its_id_is_reused() {
+    let (_temp, file) = temp_file(1 << 20);
+    let Some(mut backend) = uring(&file, 8) else {
+        return;
+    };
+    let first = backend.open_lane().expect("open").expect("lanes");
+    backend.push(on_lane(7, 0, first));
+    backend.submit().expect("submit");
+    backend.close_lane(first);
+    let second = backend.open_lane().expect("open").expect("lanes");
+    assert_ne!(
+        second, first,
+        "a closing lane with work in flight is not reused"
+    );
+    let done = reap_lane_until(&mut backend, first, 1);
+    assert_eq!(done[0].token, 7);
+    assert_eq!(backend.in_flight(), 0);
+    backend.close_lane(second);
+    let third = backend.open_lane().expect("open").expect("lanes");
+    assert!(
+        third == first || third == second,
+        "a retired lane's id is reused"
+    );
+}
+
+#[test]
+fn an_operation_for_a_lane_that_is_not_open_completes_on_the_shared_ring() {
+    let (_temp, file) = temp_file(1 << 20);
+    let Some(mut backend) = uring(&file, 8) else {
+        return;
+    };
+    backend.push(on_lane(5, 0, 17));
+    let done = drain(&mut backend);
+    assert_eq!(done.iter().map(|done| done.token).collect::<Vec<_>>(), [5]);
+}
+
+#[test]
+fn lanes_are_limited_and_the_thread_pool_has_none() {
+    let (_temp, file) = temp_file(1 << 20);
+    let mut pool = ThreadPoolBackend::new(Arc::clone(&file), 2);
+    assert!(pool.open_lane().expect("no error").is_none());
+    let Some(mut backend) = uring(&file, 2) else {
+        return;
+    };
+    let mut lanes = HashSet::new();
+    for _ in 0..ioslice_engine::backend::uring::MAX_LANES {
+        match backend.open_lane() {
+            Ok(Some(lane)) => assert!(lanes.insert(lane), "lane {lane} handed out twice"),
+            Ok(None) => panic!("fewer than MAX_LANES lanes"),
+            Err(e) => {
+                eprintln!("stopping at {} lanes: {e} (descriptor limit?)", lanes.len());
+                return;
+            }
+        }
+    }
+    assert!(backend.open_lane().expect("no error").is_none());
 }

@@ -103,6 +103,7 @@ fn a_loop_device_is_a_block_device_and_guarded_against_writes() {
         direction: Direction::Write,
         offset: 1 << 20,
         buffers: vec![buffer],
+        lane: 0,
     });
     let mut done = Vec::new();
     let give_up = Instant::now() + Duration::from_secs(10);

@@ -309,12 +309,14 @@ mod tests {
             direction: Direction::Write,
             offset: 512,
             buffers: vec![buffer],
+            lane: 0,
         });
         backend.push(IoOp {
             token: 2,
             direction: Direction::Read,
             offset: 4096,
             buffers: vec![AlignedBuffer::new(512, 512)],
+            lane: 0,
         });
         assert_eq!(backend.in_flight(), 2);
         let mut done = Vec::new();

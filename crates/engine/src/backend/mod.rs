@@ -36,7 +36,14 @@ pub struct IoOp {
     pub offset: u64,
     /// The buffers, contiguous on the device in this order.
     pub buffers: Vec<AlignedBuffer>,
+    /// Where it completes: [`SHARED_LANE`], or a lane from [`Backend::open_lane`] (a backend
+    /// without lanes, or a lane that is not open, takes it as the shared lane).
+    pub lane: usize,
 }
+
+/// The lane every backend has: completions any thread may reap and the shared [`Waiter`]
+/// waits for.
+pub const SHARED_LANE: usize = 0;
 
 /// A finished operation.
 #[derive(Debug)]
@@ -72,6 +79,29 @@ impl std::fmt::Debug for Notifier {
     }
 }
 
+/// Hands the kernel what was queued on one ring, from any thread and without the engine's
+/// lock ([`Backend::submit_later`]); cheap to clone.
+#[derive(Clone)]
+pub struct Doorbell(Arc<dyn Fn() -> io::Result<()> + Send + Sync>);
+
+impl Doorbell {
+    /// A doorbell that calls `ring`.
+    pub fn new(ring: impl Fn() -> io::Result<()> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(ring))
+    }
+
+    /// Hand the queued entries over (a system call).
+    pub fn ring(&self) -> io::Result<()> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Doorbell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Doorbell")
+    }
+}
+
 /// The blocking half of a backend, shared: the engine calls it *without* holding the lock
 /// that guards the [`Backend`], so other threads can push, submit and reap meanwhile.
 pub trait Waiter: Send + Sync {
@@ -94,6 +124,14 @@ pub trait Backend: Send {
     /// for all of them). Never blocks.
     fn submit(&mut self) -> io::Result<()>;
 
+    /// [`Backend::submit`] without the system call: queue everything for the kernel and
+    /// append to `doorbells` what the caller must ring, once it has released the lock that
+    /// guards the backend, for the kernel to take it. Backends whose submission is cheap just
+    /// submit (the default).
+    fn submit_later(&mut self, _doorbells: &mut Vec<Doorbell>) -> io::Result<()> {
+        self.submit()
+    }
+
     /// Append the completions available now to `done`, and consume a pending notification.
     /// Returns whether a notification was consumed. Never blocks.
     fn reap(&mut self, done: &mut Vec<IoDone>) -> bool;
@@ -104,8 +142,33 @@ pub trait Backend: Send {
     /// A handle that wakes the [`Waiter`] (and [`Backend::wait`]) from another thread.
     fn notifier(&self) -> Notifier;
 
-    /// Operations pushed or submitted and not yet returned as completions.
+    /// Operations pushed or submitted and not yet returned as completions, on every lane.
     fn in_flight(&self) -> usize;
+
+    /// Open a lane: a completion channel of its own, for one thread that waits for the
+    /// operations pushed on it ([`Backend::lane_waiter`]) and reaps them
+    /// ([`Backend::reap_lane`]). `Ok(None)` if the backend has no lanes or no more.
+    fn open_lane(&mut self) -> io::Result<Option<usize>> {
+        Ok(None)
+    }
+
+    /// Close a lane: it is let go once every operation on it has been reaped.
+    fn close_lane(&mut self, _lane: usize) {}
+
+    /// [`Backend::reap`] for one lane; the shared lane is [`Backend::reap`] itself.
+    fn reap_lane(&mut self, lane: usize, done: &mut Vec<IoDone>) -> bool {
+        lane == SHARED_LANE && self.reap(done)
+    }
+
+    /// The [`Waiter`] of an open lane: it waits for completions on that lane only.
+    fn lane_waiter(&self, _lane: usize) -> Option<Arc<dyn Waiter>> {
+        None
+    }
+
+    /// The [`Notifier`] that wakes whoever waits on an open lane.
+    fn lane_notifier(&self, _lane: usize) -> Option<Notifier> {
+        None
+    }
 
     /// Submit what was pushed, then block until at least one operation completes, the
     /// [`Notifier`] is called, or `deadline` passes (`None`: no deadline). Completions are

@@ -1,4 +1,11 @@
-//! The io_uring backend: one ring, shared by the threads that drive the engine.
+//! The io_uring backend: one ring shared by the threads that drive the engine, plus one ring
+//! per *lane* a thread opens for itself.
+//!
+//! A lane is a ring of its own for a thread that waits for its own requests (a job of
+//! `ioslice run`): operations pushed for the lane go to its ring, whoever submits them, and
+//! the thread blocks in that ring alone. The kernel then wakes exactly that thread when one of
+//! its operations completes, instead of waking whoever polls the shared ring, which would
+//! have to wake the owner in turn. Up to [`MAX_LANES`] lanes are open at once.
 //!
 //! Pushing, submitting and reaping happen under the engine's lock, so there is one producer
 //! of submission entries and one consumer of completions at a time; waiting
@@ -45,7 +52,7 @@ use io_uring::squeue::SubmissionQueue;
 use io_uring::{opcode, squeue, types, IoUring};
 use ioslice_core::Direction;
 
-use super::{Backend, IoDone, IoOp, Notifier, Waiter};
+use super::{Backend, Doorbell, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
 use crate::buffer::AlignedBuffer;
 
 /// `user_data` of the wake-up poll on the eventfd.
@@ -74,12 +81,11 @@ struct InFlight {
     _iovecs: IoVecs,
 }
 
-/// io_uring backend; see the module documentation.
-pub struct UringBackend {
+/// One ring with its wake-up eventfd and the operations queued for it or in its kernel side.
+struct Ring {
     /// Shared with the [`UringWaiter`]s handed out, which only ever enter the kernel to wait.
     ring: Arc<IoUring>,
-    file: Arc<File>,
-    /// Non-blocking eventfd the [`Notifier`] writes.
+    /// Non-blocking eventfd the ring's [`Notifier`] writes.
     eventfd: Arc<File>,
     /// Whether the poll on the eventfd is queued or in the kernel.
     wake_armed: bool,
@@ -92,18 +98,35 @@ pub struct UringBackend {
     submitted: usize,
     /// Most operations in the kernel at once.
     cap: usize,
-    /// Finished without the kernel (no buffers, an impossible offset); returned at the next reap.
-    ready: Vec<IoDone>,
     /// Entries in the submission queue not yet handed to the kernel.
     unsubmitted: usize,
+    /// A lane its thread closed: dropped once nothing is queued or in flight on it.
+    closing: bool,
+    /// Submits the ring's queued entries from any thread.
+    doorbell: Doorbell,
+}
+
+/// io_uring backend; see the module documentation.
+pub struct UringBackend {
+    /// Lane 0 is the shared ring; the others are lanes opened for threads (`None`: free).
+    /// Declared before `file`, so the rings (which wait for their operations) drop first.
+    rings: Vec<Option<Ring>>,
+    file: Arc<File>,
+    /// Entries each lane's ring is made with.
+    entries: u32,
+    /// Finished without the kernel (no buffers, an impossible offset), with their lane;
+    /// returned at the next reap of that lane.
+    ready: Vec<(usize, IoDone)>,
+    /// Operations pushed and not yet returned, on every lane.
+    in_flight: usize,
 }
 
 impl std::fmt::Debug for UringBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UringBackend")
-            .field("sq_entries", &self.ring.params().sq_entries())
-            .field("pending", &self.pending.len())
-            .field("submitted", &self.submitted)
+            .field("sq_entries", &self.ring_entries())
+            .field("lanes", &self.rings.iter().flatten().count())
+            .field("in_flight", &self.in_flight)
             .finish_non_exhaustive()
     }
 }
@@ -131,67 +154,67 @@ fn cq(ring: &IoUring) -> CompletionQueue<'_> {
     unsafe { ring.completion_shared() }
 }
 
-impl UringBackend {
-    /// A ring for `file` sized for `entries` operations in flight (clamped to 1..=16384; the
-    /// ring gets the next power of two above, plus one entry for the wake-up poll).
-    ///
-    /// Checks that the ring really works: that the kernel supports `IORING_ENTER_EXT_ARG`
-    /// (Linux 5.11) and the read, write, vectored and poll opcodes, and that a no-op goes
-    /// round. Any failure (`EPERM` under seccomp or `io_uring_disabled`, `ENOSYS` on old
-    /// kernels, `Unsupported` for a missing feature) is returned so the caller can fall back.
-    pub fn new(file: Arc<File>, entries: u32) -> io::Result<Self> {
-        let depth = entries.clamp(1, MAX_DEPTH);
-        let ring_entries = (depth + 1).next_power_of_two();
-        // Cooperative task running (Linux 5.19): a completion does not interrupt the thread
-        // that submitted the operation with an IPI; it is posted when that thread next enters
-        // or leaves the kernel (a sleeping thread is woken for it, so nothing waits on a
-        // thread that sleeps elsewhere). Older kernels refuse the flag: plain ring then.
-        let mut ring = match IoUring::builder().setup_coop_taskrun().build(ring_entries) {
-            Ok(ring) => ring,
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(ring_entries)?,
-            Err(e) => return Err(e),
-        };
-        if !ring.params().is_feature_ext_arg() {
+/// A ring of `entries` with cooperative task running where the kernel has it.
+fn setup_ring(entries: u32) -> io::Result<IoUring> {
+    // Cooperative task running (Linux 5.19): a completion does not interrupt the thread
+    // that submitted the operation with an IPI; it is posted when that thread next enters
+    // or leaves the kernel (a sleeping thread is woken for it, so nothing waits on a
+    // thread that sleeps elsewhere). Older kernels refuse the flag: plain ring then.
+    match IoUring::builder().setup_coop_taskrun().build(entries) {
+        Ok(ring) => Ok(ring),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        Err(e) => Err(e),
+    }
+}
+
+/// Checks that `ring` really works: the kernel supports `IORING_ENTER_EXT_ARG` (Linux 5.11)
+/// and the read, write, vectored and poll opcodes, and a no-op goes round.
+fn check_ring(ring: &mut IoUring) -> io::Result<()> {
+    if !ring.params().is_feature_ext_arg() {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "kernel lacks IORING_ENTER_EXT_ARG (Linux 5.11)",
+        ));
+    }
+    let mut probe = io_uring::Probe::new();
+    ring.submitter().register_probe(&mut probe)?;
+    for (code, name) in [
+        (opcode::Read::CODE, "READ"),
+        (opcode::Write::CODE, "WRITE"),
+        (opcode::Readv::CODE, "READV"),
+        (opcode::Writev::CODE, "WRITEV"),
+        (opcode::PollAdd::CODE, "POLL_ADD"),
+    ] {
+        if !probe.is_supported(code) {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                "kernel lacks IORING_ENTER_EXT_ARG (Linux 5.11)",
+                format!("kernel lacks IORING_OP_{name}"),
             ));
         }
-        let mut probe = io_uring::Probe::new();
-        ring.submitter().register_probe(&mut probe)?;
-        for (code, name) in [
-            (opcode::Read::CODE, "READ"),
-            (opcode::Write::CODE, "WRITE"),
-            (opcode::Readv::CODE, "READV"),
-            (opcode::Writev::CODE, "WRITEV"),
-            (opcode::PollAdd::CODE, "POLL_ADD"),
-        ] {
-            if !probe.is_supported(code) {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    format!("kernel lacks IORING_OP_{name}"),
-                ));
-            }
+    }
+    let nop = opcode::Nop::new().build().user_data(PROBE_NOP);
+    // SAFETY: a no-op references no memory.
+    unsafe { ring.submission().push(&nop) }
+        .map_err(|_| io::Error::other("fresh io_uring submission queue is full"))?;
+    loop {
+        match ring.submit_and_wait(1) {
+            Ok(_) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => return Err(e),
         }
-        let nop = opcode::Nop::new().build().user_data(PROBE_NOP);
-        // SAFETY: a no-op references no memory.
-        unsafe { ring.submission().push(&nop) }
-            .map_err(|_| io::Error::other("fresh io_uring submission queue is full"))?;
-        loop {
-            match ring.submit_and_wait(1) {
-                Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        match ring.completion().next() {
-            Some(cqe) if cqe.user_data() == PROBE_NOP && cqe.result() >= 0 => {}
-            Some(cqe) if cqe.result() < 0 => {
-                return Err(io::Error::from_raw_os_error(-cqe.result()));
-            }
-            _ => return Err(io::Error::other("io_uring no-op did not complete")),
-        }
+    }
+    match ring.completion().next() {
+        Some(cqe) if cqe.user_data() == PROBE_NOP && cqe.result() >= 0 => Ok(()),
+        Some(cqe) if cqe.result() < 0 => Err(io::Error::from_raw_os_error(-cqe.result())),
+        _ => Err(io::Error::other("io_uring no-op did not complete")),
+    }
+}
 
+impl Ring {
+    fn new(mut ring: IoUring, check: bool) -> io::Result<Self> {
+        if check {
+            check_ring(&mut ring)?;
+        }
         // SAFETY: eventfd(2) takes no pointers; the result is checked below.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -199,11 +222,22 @@ impl UringBackend {
         }
         // SAFETY: `fd` is a freshly created descriptor that nothing else owns.
         let eventfd = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-
         let cap = ring.params().sq_entries() as usize - 1;
+        let ring = Arc::new(ring);
+        let doorbell = {
+            let ring = Arc::clone(&ring);
+            // The kernel takes each entry once, under its own lock, whichever thread enters:
+            // entering without the backend's lock is safe.
+            Doorbell::new(move || match ring.submit() {
+                Ok(_) => Ok(()),
+                // Left in the queue: the next submission or a waiter's enter takes them.
+                Err(e) if is_transient(&e) => Ok(()),
+                Err(e) => Err(e),
+            })
+        };
         Ok(Self {
-            ring: Arc::new(ring),
-            file,
+            doorbell,
+            ring,
             eventfd: Arc::new(eventfd),
             wake_armed: false,
             pending: VecDeque::new(),
@@ -211,14 +245,14 @@ impl UringBackend {
             free: Vec::new(),
             submitted: 0,
             cap,
-            ready: Vec::new(),
             unsubmitted: 0,
+            closing: false,
         })
     }
 
-    /// Entries in the submission queue the ring was given.
-    pub fn ring_entries(&self) -> u32 {
-        self.ring.params().sq_entries()
+    /// Nothing queued for this ring or in its kernel side.
+    fn is_idle(&self) -> bool {
+        self.pending.is_empty() && self.submitted == 0
     }
 
     /// Queue the wake-up poll on the eventfd if it is not already.
@@ -240,116 +274,146 @@ impl UringBackend {
         // anyway, the poll is armed at the next wait.
     }
 
-    /// Hand queued operations to the submission queue, up to the in-kernel cap.
-    fn fill_sq(&mut self) {
+    /// Hand queued operations to the submission queue, up to the in-kernel cap. Operations
+    /// the kernel must not see finish at once, into `ready` under `lane`.
+    fn fill_sq(&mut self, file: &File, lane: usize, ready: &mut Vec<(usize, IoDone)>) {
         while self.submitted < self.cap {
             let Some(op) = self.pending.pop_front() else {
                 break;
             };
             if op.buffers.is_empty() {
-                self.ready.push(IoDone {
+                let done = IoDone {
                     token: op.token,
                     result: Ok(0),
                     buffers: op.buffers,
-                });
+                };
+                ready.push((lane, done));
                 continue;
             }
             // The kernel reads an offset of -1 as "the file position": refuse what is not a
             // valid file offset instead.
             if op.offset > i64::MAX as u64 || op.buffers.len() > u32::MAX as usize {
-                self.ready.push(IoDone {
+                let done = IoDone {
                     token: op.token,
                     result: Err(io::Error::from_raw_os_error(libc::EINVAL)),
                     buffers: op.buffers,
-                });
+                };
+                ready.push((lane, done));
                 continue;
             }
-            let index = match self.free.pop() {
-                Some(index) => index,
-                None => {
-                    self.slots.push(None);
-                    self.slots.len() - 1
+            if !self.put_in_sq(file, op) {
+                break;
+            }
+        }
+    }
+
+    /// Put one operation in a slot and its entry in the submission queue; `false` if it had
+    /// to be queued again (the submission queue is full).
+    fn put_in_sq(&mut self, file: &File, op: IoOp) -> bool {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        let fd = types::Fd(file.as_raw_fd());
+        let IoOp {
+            token,
+            direction,
+            offset,
+            mut buffers,
+            lane,
+        } = op;
+        let mut iovecs = Vec::new();
+        let entry: squeue::Entry = match (buffers.as_mut_slice(), direction) {
+            ([one], Direction::Read) if one.len() <= u32::MAX as usize => {
+                let len = one.len() as u32;
+                opcode::Read::new(fd, one.as_mut_slice().as_mut_ptr(), len)
+                    .offset(offset)
+                    .build()
+            }
+            ([one], Direction::Write) if one.len() <= u32::MAX as usize => {
+                let len = one.len() as u32;
+                opcode::Write::new(fd, one.as_slice().as_ptr(), len)
+                    .offset(offset)
+                    .build()
+            }
+            (many, direction) => {
+                iovecs = many
+                    .iter_mut()
+                    .map(|buffer| libc::iovec {
+                        iov_base: buffer.as_mut_slice().as_mut_ptr().cast(),
+                        iov_len: buffer.len(),
+                    })
+                    .collect();
+                // Checked by the caller: fits in u32.
+                let count = iovecs.len() as u32;
+                match direction {
+                    Direction::Read => opcode::Readv::new(fd, iovecs.as_ptr(), count)
+                        .offset(offset)
+                        .build(),
+                    Direction::Write => opcode::Writev::new(fd, iovecs.as_ptr(), count)
+                        .offset(offset)
+                        .build(),
                 }
-            };
-            let fd = types::Fd(self.file.as_raw_fd());
-            let IoOp {
-                token,
+            }
+        }
+        .user_data(index as u64);
+        // Moving `buffers` and `iovecs` into the slot moves only the `Vec` headers; the
+        // heap memory the entry points at stays where it is.
+        self.slots[index] = Some(InFlight {
+            token,
+            buffers,
+            _iovecs: IoVecs { _storage: iovecs },
+        });
+        self.submitted += 1;
+        // SAFETY: every address in `entry` (the buffer, or the iovec array and the buffers
+        // it names) points into heap memory owned by `self.slots[index]`, which is neither
+        // dropped nor modified until this entry's CQE is reaped (`reap_cq`), or until `Drop`
+        // has waited for it. The file descriptor is kept open by the backend's `file`, and
+        // the backend drops its rings (which wait for their operations) before the file.
+        if unsafe { sq(&self.ring).push(&entry) }.is_ok() {
+            self.unsubmitted += 1;
+            return true;
+        }
+        // Cannot happen (see `cap`), but never drop an operation: submit and retry.
+        let retried = self.ring.submit().is_ok()
+            // SAFETY: as above, the same entry and the same owned memory.
+            && unsafe { sq(&self.ring).push(&entry) }.is_ok();
+        if retried {
+            self.unsubmitted = 1;
+            return true;
+        }
+        // Take the operation back and try again at the next submission.
+        if let Some(inflight) = self.slots[index].take() {
+            self.submitted -= 1;
+            self.free.push(index);
+            self.pending.push_front(IoOp {
+                token: inflight.token,
                 direction,
                 offset,
-                mut buffers,
-            } = op;
-            let mut iovecs = Vec::new();
-            let entry: squeue::Entry = match (buffers.as_mut_slice(), direction) {
-                ([one], Direction::Read) if one.len() <= u32::MAX as usize => {
-                    let len = one.len() as u32;
-                    opcode::Read::new(fd, one.as_mut_slice().as_mut_ptr(), len)
-                        .offset(offset)
-                        .build()
-                }
-                ([one], Direction::Write) if one.len() <= u32::MAX as usize => {
-                    let len = one.len() as u32;
-                    opcode::Write::new(fd, one.as_slice().as_ptr(), len)
-                        .offset(offset)
-                        .build()
-                }
-                (many, direction) => {
-                    iovecs = many
-                        .iter_mut()
-                        .map(|buffer| libc::iovec {
-                            iov_base: buffer.as_mut_slice().as_mut_ptr().cast(),
-                            iov_len: buffer.len(),
-                        })
-                        .collect();
-                    // Checked above: fits in u32.
-                    let count = iovecs.len() as u32;
-                    match direction {
-                        Direction::Read => opcode::Readv::new(fd, iovecs.as_ptr(), count)
-                            .offset(offset)
-                            .build(),
-                        Direction::Write => opcode::Writev::new(fd, iovecs.as_ptr(), count)
-                            .offset(offset)
-                            .build(),
-                    }
-                }
-            }
-            .user_data(index as u64);
-            // Moving `buffers` and `iovecs` into the slot moves only the `Vec` headers; the
-            // heap memory the entry points at stays where it is.
-            self.slots[index] = Some(InFlight {
-                token,
-                buffers,
-                _iovecs: IoVecs { _storage: iovecs },
+                buffers: inflight.buffers,
+                lane,
             });
-            self.submitted += 1;
-            // SAFETY: every address in `entry` (the buffer, or the iovec array and the buffers
-            // it names) points into heap memory owned by `self.slots[index]`, which is neither
-            // dropped nor modified until this entry's CQE is reaped (`reap_cq`), or until `Drop`
-            // has waited for it. The file descriptor is kept open by `self.file`.
-            let pushed = unsafe { sq(&self.ring).push(&entry) };
-            if pushed.is_ok() {
-                self.unsubmitted += 1;
-            } else {
-                // Cannot happen (see `cap`), but never drop an operation: submit and retry.
-                let retried = self.ring.submit().is_ok()
-                    // SAFETY: as above, the same entry and the same owned memory.
-                    && unsafe { sq(&self.ring).push(&entry) }.is_ok();
-                if retried {
-                    self.unsubmitted = 1;
-                } else {
-                    // Take the operation back and try again at the next wait.
-                    if let Some(inflight) = self.slots[index].take() {
-                        self.submitted -= 1;
-                        self.free.push(index);
-                        self.pending.push_front(IoOp {
-                            token: inflight.token,
-                            direction,
-                            offset,
-                            buffers: inflight.buffers,
-                        });
-                    }
-                    break;
-                }
+        }
+        false
+    }
+
+    /// Hand the kernel every entry queued since the last submission (one system call).
+    fn submit(&mut self) -> io::Result<()> {
+        self.arm_wake();
+        if self.unsubmitted == 0 {
+            return Ok(());
+        }
+        match self.ring.submit() {
+            Ok(_) => {
+                self.unsubmitted = 0;
+                Ok(())
             }
+            // Left in the queue: the next submission (or a waiter's enter) hands them over.
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
@@ -391,38 +455,6 @@ impl UringBackend {
         }
         woke
     }
-}
-
-impl Backend for UringBackend {
-    fn name(&self) -> &'static str {
-        "io_uring"
-    }
-
-    fn push(&mut self, op: IoOp) {
-        self.pending.push_back(op);
-    }
-
-    fn submit(&mut self) -> io::Result<()> {
-        self.fill_sq();
-        self.arm_wake();
-        if self.unsubmitted == 0 {
-            return Ok(());
-        }
-        match self.ring.submit() {
-            Ok(_) => {
-                self.unsubmitted = 0;
-                Ok(())
-            }
-            // Left in the queue: the next submission (or a waiter's enter) hands them over.
-            Err(e) if is_transient(&e) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
-        done.append(&mut self.ready);
-        self.reap_cq(done)
-    }
 
     fn waiter(&self) -> Arc<dyn Waiter> {
         Arc::new(UringWaiter {
@@ -437,9 +469,173 @@ impl Backend for UringBackend {
             let _ = (&*eventfd).write(&1u64.to_ne_bytes());
         })
     }
+}
+
+/// Most lanes open at once besides the shared one (each is a ring and an eventfd).
+pub const MAX_LANES: usize = 64;
+
+impl UringBackend {
+    /// A ring for `file` sized for `entries` operations in flight (clamped to 1..=16384; the
+    /// ring gets the next power of two above, plus one entry for the wake-up poll).
+    ///
+    /// Checks that the ring really works: that the kernel supports `IORING_ENTER_EXT_ARG`
+    /// (Linux 5.11) and the read, write, vectored and poll opcodes, and that a no-op goes
+    /// round. Any failure (`EPERM` under seccomp or `io_uring_disabled`, `ENOSYS` on old
+    /// kernels, `Unsupported` for a missing feature) is returned so the caller can fall back.
+    pub fn new(file: Arc<File>, entries: u32) -> io::Result<Self> {
+        let depth = entries.clamp(1, MAX_DEPTH);
+        let ring_entries = (depth + 1).next_power_of_two();
+        let shared = Ring::new(setup_ring(ring_entries)?, true)?;
+        Ok(Self {
+            file,
+            rings: vec![Some(shared)],
+            entries: ring_entries,
+            ready: Vec::new(),
+            in_flight: 0,
+        })
+    }
+
+    /// Entries in the submission queue the ring was given.
+    pub fn ring_entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// Drop a closed lane's ring once nothing is left on it.
+    fn retire_if_done(&mut self, lane: usize) {
+        let done = match self.rings.get(lane) {
+            Some(Some(ring)) => {
+                ring.closing && ring.is_idle() && !self.ready.iter().any(|(l, _)| *l == lane)
+            }
+            _ => false,
+        };
+        if done {
+            self.rings[lane] = None;
+        }
+    }
+}
+
+impl Backend for UringBackend {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn push(&mut self, op: IoOp) {
+        self.in_flight += 1;
+        let lane = match self.rings.get(op.lane) {
+            Some(Some(_)) => op.lane,
+            _ => SHARED_LANE,
+        };
+        if let Some(Some(ring)) = self.rings.get_mut(lane) {
+            ring.pending.push_back(IoOp { lane, ..op });
+        }
+    }
+
+    fn submit(&mut self) -> io::Result<()> {
+        for (lane, ring) in self.rings.iter_mut().enumerate() {
+            if let Some(ring) = ring.as_mut() {
+                ring.fill_sq(&self.file, lane, &mut self.ready);
+                ring.submit()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn submit_later(&mut self, doorbells: &mut Vec<Doorbell>) -> io::Result<()> {
+        for (lane, ring) in self.rings.iter_mut().enumerate() {
+            if let Some(ring) = ring.as_mut() {
+                ring.fill_sq(&self.file, lane, &mut self.ready);
+                ring.arm_wake();
+                if ring.unsubmitted > 0 {
+                    ring.unsubmitted = 0;
+                    doorbells.push(ring.doorbell.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
+        self.reap_lane(SHARED_LANE, done)
+    }
+
+    fn open_lane(&mut self) -> io::Result<Option<usize>> {
+        let index = match self.rings.iter().skip(1).position(Option::is_none) {
+            Some(free) => free + 1,
+            None if self.rings.len() <= MAX_LANES => {
+                self.rings.push(None);
+                self.rings.len() - 1
+            }
+            None => return Ok(None),
+        };
+        let ring = Ring::new(setup_ring(self.entries)?, false)?;
+        self.rings[index] = Some(ring);
+        Ok(Some(index))
+    }
+
+    fn close_lane(&mut self, lane: usize) {
+        if lane == SHARED_LANE {
+            return;
+        }
+        if let Some(Some(ring)) = self.rings.get_mut(lane) {
+            ring.closing = true;
+        }
+        self.retire_if_done(lane);
+    }
+
+    fn reap_lane(&mut self, lane: usize, done: &mut Vec<IoDone>) -> bool {
+        let before = done.len();
+        if !self.ready.is_empty() {
+            let mut index = 0;
+            while index < self.ready.len() {
+                if self.ready[index].0 == lane {
+                    done.push(self.ready.remove(index).1);
+                } else {
+                    index += 1;
+                }
+            }
+        }
+        let woke = match self.rings.get_mut(lane) {
+            Some(Some(ring)) => ring.reap_cq(done),
+            _ => false,
+        };
+        self.in_flight -= (done.len() - before).min(self.in_flight);
+        if lane != SHARED_LANE {
+            self.retire_if_done(lane);
+        }
+        woke
+    }
+
+    fn lane_waiter(&self, lane: usize) -> Option<Arc<dyn Waiter>> {
+        match self.rings.get(lane) {
+            Some(Some(ring)) => Some(ring.waiter()),
+            _ => None,
+        }
+    }
+
+    fn lane_notifier(&self, lane: usize) -> Option<Notifier> {
+        match self.rings.get(lane) {
+            Some(Some(ring)) => Some(ring.notifier()),
+            _ => None,
+        }
+    }
+
+    fn waiter(&self) -> Arc<dyn Waiter> {
+        match self.rings.first() {
+            Some(Some(ring)) => ring.waiter(),
+            // Lane 0 is made in `new` and never dropped.
+            _ => unreachable!("the shared ring is always there"),
+        }
+    }
+
+    fn notifier(&self) -> Notifier {
+        match self.rings.first() {
+            Some(Some(ring)) => ring.notifier(),
+            _ => unreachable!("the shared ring is always there"),
+        }
+    }
 
     fn in_flight(&self) -> usize {
-        self.pending.len() + self.submitted + self.ready.len()
+        self.in_flight
     }
 }
 
@@ -479,7 +675,7 @@ impl Waiter for UringWaiter {
     }
 }
 
-impl Drop for UringBackend {
+impl Drop for Ring {
     /// Waits for every operation in the kernel before the buffers are freed: the kernel may
     /// still be writing into them (closing the ring does not wait for block I/O). If the ring
     /// fails while draining, the remaining buffers are leaked rather than freed under the
