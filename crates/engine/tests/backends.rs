@@ -446,6 +446,17 @@ fn uring(file: &Arc<File>, depth: u32) -> Option<UringBackend> {
     }
 }
 
+/// A ring-backed backend on a 1 MiB temporary file, with one lane open.
+fn with_a_lane() -> Option<(tempfile::NamedTempFile, UringBackend, usize)> {
+    let (temp, file) = temp_file(1 << 20);
+    let mut backend = uring(&file, 8)?;
+    let lane = backend
+        .open_lane()
+        .expect("open")
+        .expect("io_uring has lanes");
+    Some((temp, backend, lane))
+}
+
 fn on_lane(token: u64, offset: u64, lane: usize) -> IoOp {
     IoOp {
         lane,
@@ -480,14 +491,9 @@ fn reap_lane_until(backend: &mut UringBackend, lane: usize, count: usize) -> Vec
 
 #[test]
 fn a_lane_completes_its_own_operations_and_the_shared_ring_the_others() {
-    let (_temp, file) = temp_file(1 << 20);
-    let Some(mut backend) = uring(&file, 8) else {
+    let Some((_temp, mut backend, lane)) = with_a_lane() else {
         return;
     };
-    let lane = backend
-        .open_lane()
-        .expect("open")
-        .expect("io_uring has lanes");
     assert_ne!(lane, 0, "lane 0 is the shared ring");
     backend.push(on_lane(1, 0, lane));
     backend.push(on_lane(2, 4096, lane));
@@ -510,14 +516,9 @@ fn a_lane_completes_its_own_operations_and_the_shared_ring_the_others() {
 
 #[test]
 fn a_lane_notifier_wakes_its_waiter_only() {
-    let (_temp, file) = temp_file(1 << 20);
-    let Some(mut backend) = uring(&file, 8) else {
+    let Some((_temp, mut backend, lane)) = with_a_lane() else {
         return;
     };
-    let lane = backend
-        .open_lane()
-        .expect("open")
-        .expect("io_uring has lanes");
     backend.submit().expect("arms the wake-up polls");
     let waiter = backend.lane_waiter(lane).expect("waiter");
     let notifier = backend.lane_notifier(lane).expect("notifier");
