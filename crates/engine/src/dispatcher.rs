@@ -284,7 +284,6 @@ impl Shared {
             dispatched: IdMap::default(),
             parts_in_flight: 0,
             lanes: vec![LaneState::default()],
-            lane_ops: 0,
             defer_syscalls: false,
             doorbells: Vec::new(),
             wakes: Vec::new(),
@@ -443,15 +442,22 @@ impl Shared {
                 core.policy.process_exited(process, now);
             }
         }
-        let polling = core.poller.is_some();
         core.defer_submit = !flush;
-        Self::turn_unlocked_syscalls(&mut core, !polling);
+        self.client_turn(&mut core);
         core.defer_submit = false;
         if core.deferred {
             self.deferred.store(true, Ordering::Release);
         }
-        self.keep_timer(&mut core);
         self.unlock_and_deliver(core);
+    }
+
+    /// A turn on a client's thread, which reaps the shared ring only if nobody polls it, and
+    /// makes sure somebody is there at the policy's timer. The caller releases the lock
+    /// through [`Shared::unlock_and_deliver`].
+    fn client_turn(&self, core: &mut Core) {
+        let polling = core.poller.is_some();
+        Self::turn_unlocked_syscalls(core, !polling);
+        self.keep_timer(core);
     }
 
     /// After a turn by a thread that is not the poller: make sure somebody polls at the
@@ -565,9 +571,7 @@ impl Shared {
                 drop(core);
                 return self.block_on(slot, deadline);
             }
-            let polling = core.poller.is_some();
-            Self::turn_unlocked_syscalls(&mut core, !polling);
-            self.keep_timer(&mut core);
+            self.client_turn(&mut core);
             if !core.outcomes.is_empty() {
                 self.unlock_and_deliver(core);
                 if slot.is_ready() || passed() {
@@ -590,9 +594,7 @@ impl Shared {
             }
             if slot.is_ready() || passed() {
                 // What woke us may be this lane's completions: reap them for the next wait.
-                let polling = core.poller.is_some();
-                Self::turn_unlocked_syscalls(&mut core, !polling);
-                self.keep_timer(&mut core);
+                self.client_turn(&mut core);
                 self.unlock_and_deliver(core);
                 return;
             }
@@ -629,7 +631,7 @@ impl Shared {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            if core.lane_ops > 0 {
+            if core.lanes_busy() {
                 // Operations on lanes complete on their own rings, which this wait does not
                 // see: look again soon (they matter here only when their thread has stopped
                 // waiting, at the end of a job or in a shutdown).
@@ -748,8 +750,6 @@ pub(crate) struct Core {
     parts_in_flight: usize,
     /// Every backend lane by id (0: the shared lane).
     lanes: Vec<LaneState>,
-    /// Operations on lanes other than the shared one.
-    lane_ops: usize,
     /// The current turn leaves its system calls for after the lock.
     defer_syscalls: bool,
     /// Doorbells to ring once the lock is released.
@@ -859,12 +859,10 @@ impl Core {
         if reap {
             self.backend.reap(&mut done);
         }
-        if self.lane_ops > 0 {
-            // A thread's lane is reaped by anyone while the thread is not blocked on it.
-            for (lane, state) in self.lanes.iter().enumerate().skip(1) {
-                if state.ops > 0 && !state.waiting {
-                    self.backend.reap_lane(lane, &mut done);
-                }
+        // A thread's lane is reaped by anyone while the thread is not blocked on it.
+        for (lane, state) in self.lanes.iter().enumerate().skip(1) {
+            if state.ops > 0 && !state.waiting {
+                self.backend.reap_lane(lane, &mut done);
             }
         }
         self.done = done;
@@ -1181,7 +1179,6 @@ impl Core {
         self.dispatched.clear();
         self.parts_in_flight = 0;
         self.dispatcher_ops = 0;
-        self.lane_ops = 0;
         for lane in &mut self.lanes {
             lane.ops = 0;
         }
@@ -1203,21 +1200,20 @@ impl Core {
         }
     }
 
+    /// Operations are at the device on some thread's lane.
+    fn lanes_busy(&self) -> bool {
+        self.lanes.iter().skip(1).any(|state| state.ops > 0)
+    }
+
     fn count_lane_op(&mut self, lane: usize) {
-        if lane != SHARED_LANE {
-            self.lane_ops += 1;
-            if let Some(state) = self.lanes.get_mut(lane) {
-                state.ops += 1;
-            }
+        if let Some(state) = self.lanes.get_mut(lane).filter(|_| lane != SHARED_LANE) {
+            state.ops += 1;
         }
     }
 
     fn uncount_lane_op(&mut self, lane: usize) {
-        if lane != SHARED_LANE {
-            self.lane_ops = self.lane_ops.saturating_sub(1);
-            if let Some(state) = self.lanes.get_mut(lane) {
-                state.ops = state.ops.saturating_sub(1);
-            }
+        if let Some(state) = self.lanes.get_mut(lane).filter(|_| lane != SHARED_LANE) {
+            state.ops = state.ops.saturating_sub(1);
         }
     }
 }

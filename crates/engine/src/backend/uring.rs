@@ -154,6 +154,17 @@ fn cq(ring: &IoUring) -> CompletionQueue<'_> {
     unsafe { ring.completion_shared() }
 }
 
+/// Hand the kernel the entries in `ring`'s submission queue (one `io_uring_enter`). Returns
+/// whether it took them; `false` after a transient refusal (`EINTR`, `EAGAIN`, `EBUSY`),
+/// which leaves them queued for the next submission or a waiter's enter.
+fn enter(ring: &IoUring) -> io::Result<bool> {
+    match ring.submit() {
+        Ok(_) => Ok(true),
+        Err(e) if is_transient(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// A ring of `entries` with cooperative task running where the kernel has it.
 fn setup_ring(entries: u32) -> io::Result<IoUring> {
     // Cooperative task running (Linux 5.19): a completion does not interrupt the thread
@@ -228,12 +239,7 @@ impl Ring {
             let ring = Arc::clone(&ring);
             // The kernel takes each entry once, under its own lock, whichever thread enters:
             // entering without the backend's lock is safe.
-            Doorbell::new(move || match ring.submit() {
-                Ok(_) => Ok(()),
-                // Left in the queue: the next submission or a waiter's enter takes them.
-                Err(e) if is_transient(&e) => Ok(()),
-                Err(e) => Err(e),
-            })
+            Doorbell::new(move || enter(&ring).map(drop))
         };
         Ok(Self {
             doorbell,
@@ -406,15 +412,10 @@ impl Ring {
         if self.unsubmitted == 0 {
             return Ok(());
         }
-        match self.ring.submit() {
-            Ok(_) => {
-                self.unsubmitted = 0;
-                Ok(())
-            }
-            // Left in the queue: the next submission (or a waiter's enter) hands them over.
-            Err(e) if is_transient(&e) => Ok(()),
-            Err(e) => Err(e),
+        if enter(&self.ring)? {
+            self.unsubmitted = 0;
         }
+        Ok(())
     }
 
     /// Move completions from the completion queue to `done`; returns whether the wake-up
