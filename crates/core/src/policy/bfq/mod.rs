@@ -93,6 +93,8 @@ struct Config {
     strict_guarantees: bool,
     /// Parallel service asked for (it applies on non-rotational devices only).
     parallel: bool,
+    /// Parallel service: turns a queue may be served ahead of its share before it waits.
+    parallel_lead: u32,
 }
 
 impl Config {
@@ -117,6 +119,7 @@ impl Config {
             low_latency: tunables.get_bool("low_latency"),
             strict_guarantees,
             parallel: tunables.get_bool("parallel"),
+            parallel_lead: u32::try_from(tunables.get_u64("parallel_lead")).unwrap_or(u32::MAX),
         })
     }
 }
@@ -301,6 +304,15 @@ impl Bfq {
             help: "non-rotational devices: serve several queues at once in virtual-time order \
                    instead of idling (ioslice's; 0 = the kernel's one queue in service)",
         },
+        TunableDef {
+            name: "parallel_lead",
+            default: 8,
+            min: 0,
+            max: 1024,
+            unit: "requests",
+            help: "parallel service: requests a queue may be served ahead of its share in \
+                   virtual time before it waits for the others (0 = none)",
+        },
     ];
 
     /// BFQ for a device and group hierarchy. Fails on conflicting tunables or on a group
@@ -310,6 +322,9 @@ impl Bfq {
         let parallel = config.parallel && !context.rotational && !config.strict_guarantees;
         let max_budget = config.max_budget.unwrap_or(budget::DEFAULT_MAX_BUDGET);
         let mut engine = Wf2q::default();
+        if parallel {
+            engine.set_lead(config.parallel_lead);
+        }
         let group_entities = build_groups(&mut engine, &context.groups)?;
         Ok(Self {
             config,

@@ -28,6 +28,12 @@
 //! leave the device idle without serving it faster (the kernel's injection finds the same
 //! room by measurement). Budgets, injection and early queue merging do not apply; weight
 //! raising does.
+//!
+//! A queue served on time (its start reached by V) gets a *lead* (`parallel_lead`, 8 turns by
+//! default): its next turns are served at once even though their starts are ahead of V, and
+//! only then does it wait for V. It is still charged every sector, so its share is unchanged,
+//! but a light reader is held once per lead instead of on every request: on a real machine a
+//! held request costs its thread a sleep and a wake-up (`docs/bfq-fast-devices.md`).
 
 use crate::{Dispatch, Nanos};
 

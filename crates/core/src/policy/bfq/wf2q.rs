@@ -120,6 +120,8 @@ pub(super) struct Entity {
     pub(super) place: Place,
     /// A group's own trees.
     pub(super) sched: Option<Box<SchedData>>,
+    /// Turns it may still be served ahead of V (parallel service's lead, [`Wf2q::lead`]).
+    lead_left: u32,
 }
 
 /// A group's scheduling state: its trees and the child in service.
@@ -156,8 +158,10 @@ impl ServiceTree {
         !self.eligible.is_empty() || !self.waiting.is_empty()
     }
 
-    fn insert_active(&mut self, id: EntityId, start: u64, finish: u64) {
-        if start <= self.vtime {
+    /// An entity joins the active sets: eligible if V has reached its start, or if it may be
+    /// served `ahead` of V.
+    fn insert_active(&mut self, id: EntityId, start: u64, finish: u64, ahead: bool) {
+        if start <= self.vtime || ahead {
             self.eligible.insert((finish, id));
         } else {
             self.waiting.insert((start, id));
@@ -227,9 +231,18 @@ impl ServiceTree {
 pub(super) struct Wf2q {
     entities: Vec<Entity>,
     free: Vec<EntityId>,
+    /// How many turns in a row an entity may be served ahead of V once it was served on time
+    /// (parallel service; 0, the kernel's rule, otherwise).
+    lead: u32,
 }
 
 impl Wf2q {
+    /// Let an entity served on time take up to `turns` more turns ahead of V before it waits
+    /// (parallel service's lead, `parallel.rs`).
+    pub(super) fn set_lead(&mut self, turns: u32) {
+        self.lead = turns;
+    }
+
     /// Add an entity (not yet on any tree); groups get trees of their own.
     pub(super) fn add(
         &mut self,
@@ -250,6 +263,7 @@ impl Wf2q {
             finish: 0,
             place: Place::Off,
             sched: matches!(owner, Owner::Group(_)).then(Box::default),
+            lead_left: 0,
         };
         match self.free.pop() {
             Some(id) => {
@@ -371,9 +385,13 @@ impl Wf2q {
         let entity = &mut self.entities[id];
         entity.finish = entity.start + delta(entity.budget, entity.weight);
         entity.place = Place::Active;
+        let ahead = entity.start > vtime && entity.lead_left > 0;
+        if ahead {
+            entity.lead_left -= 1;
+        }
         let (start, finish) = (entity.start, entity.finish);
         if let Some(tree) = self.tree(id) {
-            tree.insert_active(id, start, finish);
+            tree.insert_active(id, start, finish, ahead);
         }
     }
 
@@ -530,8 +548,15 @@ impl Wf2q {
                 let entity = &self.entities[current];
                 (entity.start, entity.finish, entity.class)
             };
-            if let Some(tree) = self.tree(current) {
-                tree.remove_active(current, start, finish);
+            let on_time = match self.tree(current) {
+                Some(tree) => {
+                    tree.remove_active(current, start, finish);
+                    start <= tree.vtime
+                }
+                None => false,
+            };
+            if on_time {
+                self.entities[current].lead_left = self.lead;
             }
             let sched = self.sched_mut(parent);
             sched.in_service = Some(current);
@@ -899,5 +924,57 @@ mod tests {
         engine.stop_lingering(queues[1]);
         assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
         assert_eq!(engine.vtime_of(queues[0]), delta(100, 10));
+    }
+
+    /// The chosen queue is served `sectors` and goes back on its tree with work left.
+    fn parallel_turn(engine: &mut Wf2q, queue: EntityId, sectors: u64) {
+        engine.charge(queue, sectors);
+        engine.expire(queue, true, sectors, false);
+    }
+
+    #[test]
+    fn a_queue_served_on_time_may_take_its_lead_ahead_of_v_then_waits() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
+        engine.set_lead(2);
+        engine.activate(queues[0], 100, None);
+        engine.activate(queues[1], 100, None);
+        // The heavy queue is served and lingers: V cannot pass its finish.
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        engine.charge(queues[1], 100);
+        engine.expire(queues[1], false, 0, true);
+        // The light queue is served on time (S = 0 ≤ V), which gives it a lead of 2 turns.
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        parallel_turn(&mut engine, queues[0], 100);
+        let v = engine.vtime_of(queues[0]);
+        // Two more turns although its start is ahead of V: it is not held.
+        for turn in 1..=2u64 {
+            assert!(engine.get(queues[0]).start > v, "turn {turn} is ahead of V");
+            assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+            parallel_turn(&mut engine, queues[0], 100);
+            assert_eq!(
+                engine.vtime_of(queues[0]),
+                v,
+                "V waits for the lingering queue"
+            );
+        }
+        // Its lead is spent: now it waits for the heavy queue, as without a lead.
+        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
+        assert_eq!(engine.get(queues[0]).start, 3 * delta(100, 10));
+        // The heavy queue comes back and is served first; the light one is charged in full.
+        engine.activate(queues[1], 100, None);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+    }
+
+    #[test]
+    fn without_a_lead_a_queue_ahead_of_v_is_held_at_once() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
+        engine.activate(queues[0], 100, None);
+        engine.activate(queues[1], 100, None);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        engine.charge(queues[1], 100);
+        engine.expire(queues[1], false, 0, true);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        parallel_turn(&mut engine, queues[0], 100);
+        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
     }
 }
