@@ -11,8 +11,14 @@
 # noop, completion latency percentiles and, for the weighted workloads, each group's share of the
 # bytes against its weight's share (and the largest deviation from it, in %).
 #
-# Usage: sudo bench/kernel-compare.sh [--runtime SECONDS] [--ioslice PATH] [--out DIR] [--no-ioslice]
+# Usage: sudo bench/kernel-compare.sh [--runtime SECONDS] [--rounds N] [--ioslice PATH] [--out DIR]
+#                                     [--no-ioslice]
 #   --runtime    seconds per run (default 10; KC_RUNTIME in the job files)
+#   --rounds     how many times every row runs (default 3). Each round runs every workload under
+#                every scheduler in turn, so the rows a ratio compares ran minutes apart at most.
+#                The table shows medians: IOPS and MB/s the median of the rounds, a ratio the
+#                median of the ratios within each round, the latencies those of the median round;
+#                group shares pool the bytes of all rounds.
 #   --ioslice    the ioslice binary (default: $IOSLICE, `ioslice` on PATH, else
 #                $CARGO_TARGET_DIR/release/ioslice or target/release/ioslice)
 #   --out        where the raw fio/ioslice JSON and the table are kept (default /tmp/kernel-compare.DATE)
@@ -30,6 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 jobs_dir="$here/kernel-compare"
 repo_root=$(cd "$here/.." && pwd)
 runtime=${KC_RUNTIME:-10}
+rounds=3
 ioslice_bin=${IOSLICE:-}
 out_dir=""
 with_ioslice=1
@@ -37,13 +44,14 @@ dev_mib=2048                # the loop device: 8 groups x 256 MiB regions (see t
 tmpfs_mib=$((dev_mib + 64)) # the tmpfs holding its backing file
 workloads=(randread-qd32 seqread-psync-8groups randread-qd8-8groups)
 kernel_scheds=(none mq-deadline bfq bfq:slice_idle=0)
-ioslice_scheds=(noop bfq bfq:parallel=0 bfq:slice_idle=0)
+ioslice_scheds=(noop bfq bfq:parallel_lead=0 bfq:parallel=0 bfq:slice_idle=0)
 
 say() { printf 'kernel-compare: %s\n' "$*" >&2; }
 
 while (($#)); do
     case $1 in
     --runtime) runtime=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --ioslice) ioslice_bin=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
     --no-ioslice) with_ioslice=0; shift ;;
@@ -52,6 +60,7 @@ while (($#)); do
     esac
 done
 if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, got '$runtime'"; exit 2; fi
+if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then say "--rounds wants a positive whole number, got '$rounds'"; exit 2; fi
 
 # --- Preconditions: root and tools. Missing ones are a skip (exit 0), not a failure. -------------
 if ((EUID != 0)); then
@@ -263,45 +272,47 @@ else
 fi
 if [[ -z $ioslice_reason ]]; then say "ioslice: $ioslice_bin"; else say "ioslice rows skipped: $ioslice_reason"; fi
 
-# --- The runs. Each row goes into a manifest the report reads: workload, job file, label, files. --
+# --- The runs. Each run goes into a manifest the report reads: round, workload, job file, label, files.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 manifest="$out_dir/manifest.tsv"
 : >"$manifest"
-for wl in "${workloads[@]}"; do
-    job="$jobs_dir/$wl.fio"
-    for spec in "${kernel_scheds[@]}"; do
-        name=${spec%%:*}
-        label="kernel $spec"
-        prefix="$out_dir/$wl.kernel-${spec//[:=]/-}"
-        if ! grep -qw "$name" <<<"$offered"; then
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: the kernel offers no $name" >>"$manifest"
-            continue
-        fi
-        say "$wl: $label (${runtime}s)"
-        set_kernel_sched "$spec"
-        if run_kernel "$job" "$prefix"; then
-            files=$(compgen -G "$prefix.*json" | tr '\n' ' ')
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "$files" >>"$manifest"
-        else
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: fio failed, see $prefix*.log" >>"$manifest"
-        fi
-    done
-    for spec in "${ioslice_scheds[@]}"; do
-        label="ioslice $spec"
-        if [[ -n $ioslice_reason ]]; then
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: skipped (see the note below)" >>"$manifest"
-            continue
-        fi
-        prefix="$out_dir/$wl.ioslice-${spec//[:=]/-}"
-        say "$wl: $label on kernel none (${runtime}s)"
-        # ioslice schedules on top of the kernel's `none`, which passes requests straight through.
-        set_kernel_sched none
-        if "$ioslice_bin" run "$job" --device "$loop" --sched "$spec" --output-format json \
-            >"$prefix.json" 2>"$prefix.log"; then
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "$prefix.json" >>"$manifest"
-        else
-            printf '%s\t%s\t%s\t%s\n' "$wl" "$job" "$label" "SKIP: ioslice failed: $(tail -n 1 "$prefix.log")" >>"$manifest"
-        fi
+for round in $(seq 1 "$rounds"); do
+    for wl in "${workloads[@]}"; do
+        job="$jobs_dir/$wl.fio"
+        for spec in "${kernel_scheds[@]}"; do
+            name=${spec%%:*}
+            label="kernel $spec"
+            prefix="$out_dir/r$round.$wl.kernel-${spec//[:=]/-}"
+            if ! grep -qw "$name" <<<"$offered"; then
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "SKIP: the kernel offers no $name" >>"$manifest"
+                continue
+            fi
+            say "round $round/$rounds, $wl: $label (${runtime}s)"
+            set_kernel_sched "$spec"
+            if run_kernel "$job" "$prefix"; then
+                files=$(compgen -G "$prefix.*json" | tr '\n' ' ')
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "$files" >>"$manifest"
+            else
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "SKIP: fio failed, see $prefix*.log" >>"$manifest"
+            fi
+        done
+        for spec in "${ioslice_scheds[@]}"; do
+            label="ioslice $spec"
+            if [[ -n $ioslice_reason ]]; then
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "SKIP: skipped (see the note below)" >>"$manifest"
+                continue
+            fi
+            prefix="$out_dir/r$round.$wl.ioslice-${spec//[:=]/-}"
+            say "round $round/$rounds, $wl: $label on kernel none (${runtime}s)"
+            # ioslice schedules on top of the kernel's `none`, which passes requests straight through.
+            set_kernel_sched none
+            if "$ioslice_bin" run "$job" --device "$loop" --sched "$spec" --output-format json \
+                >"$prefix.json" 2>"$prefix.log"; then
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "$prefix.json" >>"$manifest"
+            else
+                printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$job" "$label" "SKIP: ioslice failed: $(tail -n 1 "$prefix.log")" >>"$manifest"
+            fi
+        done
     done
 done
 
@@ -337,16 +348,10 @@ def percentile_from_bins(bins, p):
             return value
     return None
 
-rows = {}
-order = []
-for line in open(sys.argv[1]):
-    wl, jobfile, label, files = line.rstrip("\n").split("\t")
-    if wl not in rows:
-        rows[wl] = []
-        order.append((wl, jobfile))
-    if files.startswith("SKIP"):
-        rows[wl].append((label, None, files))
-        continue
+import statistics
+
+def run_result(files):
+    """One run's totals, bytes per job name, and completion latency percentiles in us."""
     jobs = []
     for f in files.split():
         jobs.extend(load(f).get("jobs", []))
@@ -375,7 +380,42 @@ for line in open(sys.argv[1]):
             vals = [j["read"].get("clat_ns", {}).get("percentile", {}).get(key) for j in jobs]
             vals = [v for v in vals if v is not None]
             lat.append(f"{max(vals) / 1000:.0f}*" if vals else "?")
-    rows[wl].append((label, dict(iops=iops, bw=bw, by_name=by_name, lat=lat), None))
+    return dict(iops=iops, bw=bw, by_name=by_name, lat=lat)
+
+# runs[(workload, label)] = {round: result}; skips[(workload, label)] = the first reason.
+runs, skips, labels, order = {}, {}, {}, []
+for line in open(sys.argv[1]):
+    rnd, wl, jobfile, label, files = line.rstrip("\n").split("\t")
+    if wl not in labels:
+        labels[wl] = []
+        order.append((wl, jobfile))
+    if label not in labels[wl]:
+        labels[wl].append(label)
+    key = (wl, label)
+    runs.setdefault(key, {})
+    if files.startswith("SKIP"):
+        skips.setdefault(key, files)
+    else:
+        runs[key][int(rnd)] = run_result(files)
+
+def median_ratio(num, den, field):
+    """The median over the rounds both rows ran of num's field over den's, and the ratios."""
+    ratios = [num[r][field] / den[r][field] for r in sorted(num) if r in den and den[r][field]]
+    return (statistics.median(ratios), ratios) if ratios else (None, [])
+
+def summary(by_round):
+    """Median IOPS and MB/s, the median round's latencies, bytes per group over all rounds."""
+    results = sorted(by_round.values(), key=lambda r: r["bw"])
+    middle = results[(len(results) - 1) // 2]
+    by_name = {}
+    for r in results:
+        for k, v in r["by_name"].items():
+            by_name[k] = by_name.get(k, 0) + v
+    return dict(iops=statistics.median(r["iops"] for r in results),
+                bw=statistics.median(r["bw"] for r in results), lat=middle["lat"], by_name=by_name)
+
+def rounds_note(ratios):
+    return "" if len(ratios) < 2 else "; rounds " + " ".join(f"{100 * x:.0f}" for x in ratios) + "%"
 
 out = []
 targets = []
@@ -390,16 +430,18 @@ for wl, jobfile in order:
     if weights:
         head += f"{'max dev':>9}  group shares % (g1..g8)"
     out.append(head)
-    base = {r[0]: r[1] for r in rows[wl] if r[1]}
-    knone = base.get("kernel none")
-    inoop = base.get("ioslice noop")
-    for label, r, skip in rows[wl]:
-        if r is None:
-            out.append(f"   {label:<26}{skip[len('SKIP: '):]}")
+    knone = runs.get((wl, "kernel none"), {})
+    inoop = runs.get((wl, "ioslice noop"), {})
+    for label in labels[wl]:
+        mine = runs[(wl, label)]
+        if not mine:
+            out.append(f"   {label:<26}{skips[(wl, label)][len('SKIP: '):]}")
             continue
-        rel_k = f"{r['bw'] / knone['bw']:.2f}" if knone and knone["bw"] else "-"
-        rel_i = f"{r['bw'] / inoop['bw']:.2f}" if inoop and inoop["bw"] and label.startswith("ioslice") else "-"
-        line = (f"   {label:<26}{r['iops']:>10,.0f}{r['bw'] / 1e6:>9.1f}{rel_k:>9}{rel_i:>9}"
+        r = summary(mine)
+        rel_k, _ = median_ratio(mine, knone, "bw")
+        rel_i, ratios_i = median_ratio(mine, inoop, "bw") if label.startswith("ioslice") else (None, [])
+        line = (f"   {label:<26}{r['iops']:>10,.0f}{r['bw'] / 1e6:>9.1f}"
+                f"{'-' if rel_k is None else f'{rel_k:.2f}':>9}{'-' if rel_i is None else f'{rel_i:.2f}':>9}"
                 f"{r['lat'][0]:>9}{r['lat'][1]:>9}{r['lat'][2]:>10}")
         if weights:
             total = sum(r["by_name"].get(k, 0) for k in weights)
@@ -408,20 +450,23 @@ for wl, jobfile in order:
             worst = max(devs, key=abs)
             line += f"{worst:>+8.0f}%  " + " ".join(f"{100 * s:4.1f}" for s in shares)
             if label == "ioslice bfq":
-                ok = abs(worst) <= 10 and inoop and r["bw"] >= 0.8 * inoop["bw"]
+                ok = abs(worst) <= 10 and rel_i is not None and rel_i >= 0.8
                 targets.append(f"   {wl}: ioslice bfq shares within ±10% (max {worst:+.0f}%) and total >= 80% "
-                               f"of ioslice noop ({r['bw'] / inoop['bw'] * 100 if inoop else 0:.0f}%): "
+                               f"of ioslice noop ({100 * (rel_i or 0):.0f}%{rounds_note(ratios_i)}): "
                                + ("PASS" if ok else "FAIL"))
         out.append(line)
         if label == "ioslice noop" and knone and not weights:
-            ratio = r["iops"] / knone["iops"]
-            targets.append(f"   {wl}: ioslice noop IOPS within 10% of kernel none ({ratio * 100:.0f}%): "
-                           + ("PASS" if ratio >= 0.9 else "FAIL"))
+            ratio, ratios = median_ratio(mine, knone, "iops")
+            targets.append(f"   {wl}: ioslice noop IOPS within 10% of kernel none "
+                           f"({100 * (ratio or 0):.0f}%{rounds_note(ratios)}): "
+                           + ("PASS" if ratio is not None and ratio >= 0.9 else "FAIL"))
     out.append("")
-out.append("IOPS and MB/s are totals (MB = 10^6 bytes); /k-none and /i-noop are MB/s against kernel none and")
-out.append("ioslice noop on the same workload; latencies are completion latencies (fio clat) pooled over all")
-out.append("jobs (* = worst job's percentile); max dev is the group share furthest from its weight share,")
-out.append("relative to that weight share.")
+n_rounds = max((len(v) for v in runs.values()), default=0)
+out.append(f"Medians of {n_rounds} round(s). IOPS and MB/s are totals (MB = 10^6 bytes); /k-none and /i-noop")
+out.append("are the median over the rounds of MB/s against kernel none and ioslice noop in the same round;")
+out.append("latencies are completion latencies (fio clat) of the median round, pooled over all jobs (* = worst")
+out.append("job's percentile); shares pool the bytes of all rounds, and max dev is the group share furthest")
+out.append("from its weight share, relative to that weight share.")
 if targets:
     out.append("")
     out.append("Targets (issue 5):")
@@ -431,7 +476,7 @@ PY
 }
 {
     echo "kernel-compare: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(nproc) CPUs, $(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM"
-    echo "device: $loop over a ${dev_mib} MiB file on tmpfs (loop dio=$loop_dio), ${runtime}s per run, cgroups: ${cg_mode:-none}"
+    echo "device: $loop over a ${dev_mib} MiB file on tmpfs (loop dio=$loop_dio), ${runtime}s per run, $rounds round(s), cgroups: ${cg_mode:-none}"
     # Other work on the machine moves every figure: say how loaded it was (before and after the runs).
     echo "load average: $load_before at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo

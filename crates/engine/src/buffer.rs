@@ -30,6 +30,15 @@ impl AlignedBuffer {
     }
 
     /// The buffer's bytes.
+    /// A buffer of no bytes, without an allocation (a placeholder for one that moved out).
+    pub fn empty() -> Self {
+        Self {
+            storage: Vec::new(),
+            offset: 0,
+            len: 0,
+        }
+    }
+
     pub fn as_slice(&self) -> &[u8] {
         &self.storage[self.offset..self.offset + self.len]
     }
@@ -63,5 +72,12 @@ mod tests {
             buffer.as_mut_slice()[8191] = 7;
             assert_eq!(buffer.as_slice()[8191], 7);
         }
+    }
+
+    #[test]
+    fn an_empty_buffer_has_no_bytes() {
+        let buffer = AlignedBuffer::empty();
+        assert!(buffer.is_empty());
+        assert_eq!(buffer.as_slice(), &[] as &[u8]);
     }
 }

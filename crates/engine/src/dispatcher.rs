@@ -942,22 +942,7 @@ impl Core {
         }
         parts.sort_by_key(|part| part.submission.offset);
         let key = self.next_token;
-        // Contiguous runs: one run (one operation) whenever the policy merged correctly.
-        let mut runs: Vec<Vec<Part>> = Vec::new();
-        for part in parts {
-            let end_of_last = runs
-                .last()
-                .and_then(|run| run.last())
-                .map(|last: &Part| last.submission.offset + last.len as u64);
-            match runs.last_mut() {
-                Some(run) if end_of_last == Some(part.submission.offset) => run.push(part),
-                _ => runs.push(vec![part]),
-            }
-        }
-        debug_assert!(
-            runs.len() <= 1,
-            "policy merged requests that are not contiguous"
-        );
+        let runs = contiguous_runs(parts);
         self.dispatched.insert(
             key,
             Dispatched {
@@ -1220,5 +1205,30 @@ impl Core {
 
 /// A zero-length placeholder left in a submission whose buffer went to the device.
 fn empty_buffer() -> crate::AlignedBuffer {
-    crate::AlignedBuffer::new(0, 1)
+    crate::AlignedBuffer::empty()
+}
+
+/// Split parts sorted by offset into contiguous runs, one operation each: a single run (the
+/// parts themselves, no copy) whenever the policy merged correctly, as it always should.
+fn contiguous_runs(parts: Vec<Part>) -> Vec<Vec<Part>> {
+    let end = |part: &Part| part.submission.offset + part.len as u64;
+    if parts
+        .windows(2)
+        .all(|pair| end(&pair[0]) == pair[1].submission.offset)
+    {
+        return if parts.is_empty() {
+            Vec::new()
+        } else {
+            vec![parts]
+        };
+    }
+    debug_assert!(false, "policy merged requests that are not contiguous");
+    let mut runs: Vec<Vec<Part>> = Vec::new();
+    for part in parts {
+        match runs.last_mut() {
+            Some(run) if run.last().map(end) == Some(part.submission.offset) => run.push(part),
+            _ => runs.push(vec![part]),
+        }
+    }
+    runs
 }
