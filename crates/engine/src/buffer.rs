@@ -29,7 +29,6 @@ impl AlignedBuffer {
         }
     }
 
-    /// The buffer's bytes.
     /// A buffer of no bytes, without an allocation (a placeholder for one that moved out).
     pub fn empty() -> Self {
         Self {
@@ -39,6 +38,7 @@ impl AlignedBuffer {
         }
     }
 
+    /// The buffer's bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.storage[self.offset..self.offset + self.len]
     }
