@@ -53,10 +53,8 @@ fn deep_readers_keep_their_weights_and_noops_throughput() {
     let bfq = group_rates(scenario, "bfq");
     let error = worst_share_error(&bfq);
     assert!(error < 0.02, "shares {:.1}% off: {bfq:?}", error * 100.0);
-    // Within 2 %: with the default lead of 8 turns the drive gets 1 % less than under noop
-    // (exactly noop's with `parallel_lead=0`), see `lead_keeps_the_shares` below.
     assert!(
-        bfq.iter().sum::<f64>() >= 0.98 * noop,
+        bfq.iter().sum::<f64>() >= 0.99 * noop,
         "{bfq:?} against {noop}"
     );
 }
@@ -68,7 +66,7 @@ fn lead_keeps_the_shares() {
         "bfq/fast-device-qd8-8groups.fio",
     ] {
         let noop: f64 = group_rates(scenario, "noop").iter().sum();
-        for sched in ["bfq:parallel_lead=0", "bfq:parallel_lead=64"] {
+        for sched in ["bfq:parallel_lead=8", "bfq:parallel_lead=64"] {
             let bfq = group_rates(scenario, sched);
             let error = worst_share_error(&bfq);
             assert!(
@@ -80,9 +78,10 @@ fn lead_keeps_the_shares() {
             assert!(share_of_noop > 0.5, "{scenario} {sched}: {share_of_noop}");
         }
     }
-    // Without a lead, the deep readers keep noop's throughput exactly.
+    // With a lead the deep readers' bursts leave the drive a little less busy: 1 % at 8 turns
+    // (exactly noop's throughput without a lead, the test above).
     let scenario = "bfq/fast-device-qd8-8groups.fio";
     let noop: f64 = group_rates(scenario, "noop").iter().sum();
-    let strict: f64 = group_rates(scenario, "bfq:parallel_lead=0").iter().sum();
-    assert!(strict >= 0.999 * noop, "{strict} against {noop}");
+    let led: f64 = group_rates(scenario, "bfq:parallel_lead=8").iter().sum();
+    assert!(led >= 0.98 * noop, "{led} against {noop}");
 }

@@ -306,7 +306,7 @@ impl Bfq {
         },
         TunableDef {
             name: "parallel_lead",
-            default: 8,
+            default: 0,
             min: 0,
             max: 1024,
             unit: "requests",

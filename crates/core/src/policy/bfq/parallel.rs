@@ -29,11 +29,12 @@
 //! room by measurement). Budgets, injection and early queue merging do not apply; weight
 //! raising does.
 //!
-//! A queue served on time (its start reached by V) gets a *lead* (`parallel_lead`, 8 turns by
-//! default): its next turns are served at once even though their starts are ahead of V, and
-//! only then does it wait for V. It is still charged every sector, so its share is unchanged,
-//! but a light reader is held once per lead instead of on every request: on a real machine a
-//! held request costs its thread a sleep and a wake-up (`docs/bfq-fast-devices.md`).
+//! With `parallel_lead=N` (0, off, by default) a queue served on time (its start reached by V)
+//! gets a *lead*: its next N turns are served at once even though their starts are ahead of V,
+//! and only then does it wait for V. It is still charged every sector, so in the long run its
+//! share is unchanged, but a light reader is held once per N+1 requests instead of on every
+//! one: on a real machine a held request costs its thread a sleep and a wake-up. What that
+//! buys and costs on the loop device is in `docs/bfq-fast-devices.md`.
 
 use crate::{Dispatch, Nanos};
 
