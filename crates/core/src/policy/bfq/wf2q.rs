@@ -932,19 +932,24 @@ mod tests {
         engine.expire(queue, true, sectors, false);
     }
 
-    #[test]
-    fn a_queue_served_on_time_may_take_its_lead_ahead_of_v_then_waits() {
+    /// A heavy (40) and a light (10) queue with `lead`: the heavy one is served and lingers,
+    /// so V cannot pass its finish; then the light one is served once, on time (S = 0 ≤ V).
+    fn light_queue_served_while_heavy_lingers(lead: u32) -> (Wf2q, EntityId, Vec<EntityId>) {
         let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
-        engine.set_lead(2);
+        engine.set_lead(lead);
         engine.activate(queues[0], 100, None);
         engine.activate(queues[1], 100, None);
-        // The heavy queue is served and lingers: V cannot pass its finish.
         assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
         engine.charge(queues[1], 100);
         engine.expire(queues[1], false, 0, true);
-        // The light queue is served on time (S = 0 ≤ V), which gives it a lead of 2 turns.
         assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
         parallel_turn(&mut engine, queues[0], 100);
+        (engine, root, queues)
+    }
+
+    #[test]
+    fn a_queue_served_on_time_may_take_its_lead_ahead_of_v_then_waits() {
+        let (mut engine, root, queues) = light_queue_served_while_heavy_lingers(2);
         let v = engine.vtime_of(queues[0]);
         // Two more turns although its start is ahead of V: it is not held.
         for turn in 1..=2u64 {
@@ -967,14 +972,7 @@ mod tests {
 
     #[test]
     fn without_a_lead_a_queue_ahead_of_v_is_held_at_once() {
-        let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
-        engine.activate(queues[0], 100, None);
-        engine.activate(queues[1], 100, None);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
-        engine.charge(queues[1], 100);
-        engine.expire(queues[1], false, 0, true);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
-        parallel_turn(&mut engine, queues[0], 100);
+        let (mut engine, root, _) = light_queue_served_while_heavy_lingers(0);
         assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
     }
 }
