@@ -15,6 +15,13 @@ fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir")
 }
 
+/// An empty file named `name` in `dir`, for a run to write to or read from.
+fn empty_file(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, b"").expect("create the data file");
+    path
+}
+
 /// Write a job file into `dir`, named after a hash of its text (so two differ).
 fn job_file(dir: &Path, text: &str) -> PathBuf {
     use std::hash::{Hash, Hasher};
@@ -74,8 +81,7 @@ fn a_write_then_a_read_on_a_file_report_exact_bytes_under_noop_and_bfq() {
     for sched in ["noop", "bfq"] {
         let dir = temp_dir();
         let job = job_file(dir.path(), WRITE_THEN_READ);
-        let data = dir.path().join("data");
-        std::fs::write(&data, b"").expect("create the file");
+        let data = empty_file(dir.path(), "data");
 
         let output = run(&job, &data, &["--sched", sched, "--output-format", "json"]);
         assert!(output.status.success(), "{sched}: {}", stderr(&output));
@@ -122,8 +128,7 @@ fn the_same_seed_writes_the_same_bytes() {
     );
     let mut images = Vec::new();
     for run_index in 0..2 {
-        let data = dir.path().join(format!("data{run_index}"));
-        std::fs::write(&data, b"").expect("create");
+        let data = empty_file(dir.path(), &format!("data{run_index}"));
         let output = run(&job, &data, &["--seed", "7", "--sched", "deadline"]);
         assert!(output.status.success(), "{}", stderr(&output));
         images.push(std::fs::read(&data).expect("read back"));
@@ -164,8 +169,7 @@ fn a_directory_path_holds_each_jobs_file() {
 #[test]
 fn two_weighted_cgroups_under_bfq_both_complete() {
     let dir = temp_dir();
-    let data = dir.path().join("data");
-    std::fs::write(&data, b"").expect("create");
+    let data = empty_file(dir.path(), "data");
     let job = job_file(
         dir.path(),
         "[global]\nioengine=psync\nrw=randread\nbs=4k\nsize=256k\n\
@@ -194,8 +198,7 @@ fn two_weighted_cgroups_under_bfq_both_complete() {
 #[test]
 fn psync_jobs_complete_every_request_under_every_policy() {
     let dir = temp_dir();
-    let data = dir.path().join("data");
-    std::fs::write(&data, b"").expect("create");
+    let data = empty_file(dir.path(), "data");
     let job = job_file(
         dir.path(),
         "[global]\nioengine=psync\nrw=randread\nbs=4k\nsize=256k\n\
@@ -231,8 +234,7 @@ fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_that_error_is_igno
     if !direct_works(dir.path()) {
         return;
     }
-    let data = dir.path().join("data");
-    std::fs::write(&data, b"").expect("create");
+    let data = empty_file(dir.path(), "data");
 
     // continue_on_error=none (the default): the first error stops the job; exit status 1.
     let job = job_file(dir.path(), MISALIGNED);
@@ -301,8 +303,7 @@ fn a_missing_path_or_a_character_device_is_one_line() {
         &run(&job, Path::new("/dev/null"), &[]),
         &["/dev/null: is a character device"],
     );
-    let data = dir.path().join("data");
-    std::fs::write(&data, b"").expect("create");
+    let data = empty_file(dir.path(), "data");
     assert_user_error(
         &run(&job, &data, &["--sched", "elevator-of-doom"]),
         &["unknown scheduler"],
