@@ -4,14 +4,13 @@
 
 mod common;
 
-use common::{be, engine_on, filled, wait_until, MIB};
+use common::{be, engine_on, filled, slow_group_engine, wait_until, MIB};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ioslice_core::limit::Limits;
 use ioslice_core::{Direction, IoPriority, PriorityClass};
 use ioslice_engine::backend::memory::{Fault, MemoryBackend};
 use ioslice_engine::{Engine, Geometry, IoErrorKind, IoFuture};
@@ -520,17 +519,7 @@ fn weighted_groups_share_by_weight() {
 fn policy_waits_are_honoured_without_busy_looping() {
     let backend = MemoryBackend::new(MIB as usize);
     let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 4)
-        .scheduler("deadline")
-        .group_limits(
-            "slow",
-            Limits {
-                read_iops: Some(20),
-                ..Default::default()
-            },
-        )
-        .start()
-        .expect("engine starts");
+    let engine = slow_group_engine(backend);
     let client = engine.handle().client(1, "slow", be()).expect("slow");
     let calls_before = probe.wait_calls();
     let start = Instant::now();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{be, engine_on, filled, join_within, wait_until, MIB};
+use common::{be, engine_on, filled, join_within, slow_group_engine, wait_until, MIB};
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -16,7 +16,6 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ioslice_core::limit::Limits;
 use ioslice_engine::backend::memory::MemoryBackend;
 use ioslice_engine::backend::{Backend, ThreadPoolBackend, UringBackend};
 use ioslice_engine::device::{OpenOptions, Target};
@@ -141,17 +140,7 @@ fn an_async_future_completes_with_nobody_waiting_on_it() {
 #[test]
 fn a_policy_timer_is_kept_with_no_client_waiting() {
     let backend = MemoryBackend::new(MIB as usize);
-    let engine = engine_on(backend, MIB, 4)
-        .scheduler("deadline")
-        .group_limits(
-            "slow",
-            Limits {
-                read_iops: Some(20),
-                ..Default::default()
-            },
-        )
-        .start()
-        .expect("engine starts");
+    let engine = slow_group_engine(backend);
     let handle = engine.handle();
     let client = handle.client(1, "slow", be()).expect("slow");
     let start = Instant::now();

@@ -6,6 +6,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use ioslice_core::limit::Limits;
 use ioslice_core::IoPriority;
 use ioslice_engine::backend::memory::MemoryBackend;
 use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry};
@@ -24,6 +25,22 @@ pub fn engine_on(backend: MemoryBackend, capacity: u64, depth: usize) -> EngineB
         ..Geometry::new(capacity)
     };
     Engine::builder(Box::new(backend), target)
+}
+
+/// An engine under deadline over `backend` (1 MiB, depth 4) whose group "slow" may read 20
+/// requests a second: its requests wait for the limit's timer.
+pub fn slow_group_engine(backend: MemoryBackend) -> Engine {
+    engine_on(backend, MIB, 4)
+        .scheduler("deadline")
+        .group_limits(
+            "slow",
+            Limits {
+                read_iops: Some(20),
+                ..Default::default()
+            },
+        )
+        .start()
+        .expect("engine starts")
 }
 
 /// `len` bytes of `byte`, aligned to 4 KiB (so to any logical block size).
