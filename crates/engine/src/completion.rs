@@ -191,6 +191,11 @@ pub(crate) trait Slot {
     /// returns `false` and registers nothing). A newly registered waker is counted in
     /// [`Counters::waiting`] until it is woken or unregistered.
     fn register(&self, waker: &Waker, counters: &Counters) -> bool;
+    /// [`Slot::register`], not counted as waiting anywhere: for a thread blocked on its own
+    /// lane, which needs nobody to poll for it.
+    fn register_uncounted(&self, waker: &Waker) -> bool {
+        self.register(waker, &Counters::default())
+    }
     /// Take back a registered waker (a timed wait ran out).
     fn unregister(&self, counters: &Counters);
 }
@@ -268,6 +273,8 @@ pub(crate) struct CompletionQueue {
 struct QueueState {
     done: Vec<(u64, IoOutcome)>,
     waker: Option<Waker>,
+    /// The waker is counted in every engine's [`Counters::waiting`].
+    counted: bool,
 }
 
 impl CompletionQueue {
@@ -279,11 +286,14 @@ impl CompletionQueue {
         }
     }
 
-    /// Install `waker` (counted in every engine, if there was none).
-    fn install(&self, state: &mut QueueState, waker: &Waker) {
+    /// Install `waker` (counted in every engine if `counted`, and if there was none).
+    fn install(&self, state: &mut QueueState, waker: &Waker, counted: bool) {
         if state.waker.is_none() {
-            for counters in &self.counters {
-                counters.waiting.fetch_add(1, Ordering::SeqCst);
+            state.counted = counted;
+            if counted {
+                for counters in &self.counters {
+                    counters.waiting.fetch_add(1, Ordering::SeqCst);
+                }
             }
         }
         match &mut state.waker {
@@ -292,10 +302,10 @@ impl CompletionQueue {
         }
     }
 
-    /// Take the waker out (uncounted in every engine).
+    /// Take the waker out (uncounted in every engine, if it was counted).
     fn take(&self, state: &mut QueueState) -> Option<Waker> {
         let waker = state.waker.take();
-        if waker.is_some() {
+        if waker.is_some() && std::mem::take(&mut state.counted) {
             for counters in &self.counters {
                 counters.waiting.fetch_sub(1, Ordering::SeqCst);
             }
@@ -312,6 +322,16 @@ impl CompletionQueue {
         into.append(&mut self.lock().done);
     }
 
+    /// [`Slot::register`], counted in every engine or not.
+    fn register_counted(&self, waker: &Waker, counted: bool) -> bool {
+        let mut state = self.lock();
+        if !state.done.is_empty() {
+            return false;
+        }
+        self.install(&mut state, waker, counted);
+        true
+    }
+
     /// An outcome known without the engine (a request refused at submission).
     pub(crate) fn push_ready(&self, tag: u64, outcome: IoOutcome) {
         self.lock().done.push((tag, outcome));
@@ -324,12 +344,11 @@ impl Slot for CompletionQueue {
     }
 
     fn register(&self, waker: &Waker, _: &Counters) -> bool {
-        let mut state = self.lock();
-        if !state.done.is_empty() {
-            return false;
-        }
-        self.install(&mut state, waker);
-        true
+        self.register_counted(waker, true)
+    }
+
+    fn register_uncounted(&self, waker: &Waker) -> bool {
+        self.register_counted(waker, false)
     }
 
     fn unregister(&self, _: &Counters) {
