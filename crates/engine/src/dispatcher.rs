@@ -980,8 +980,9 @@ impl Core {
     /// "wait until" as the timer.
     fn pump(&mut self) {
         self.timer = None;
+        // One clock read per turn: its dispatches are one instant to the policy.
+        let now = self.now();
         while self.backend.in_flight() < self.depth {
-            let now = self.now();
             match self.policy.dispatch(now) {
                 Dispatch::Request(request) => self.issue(request, now),
                 Dispatch::WaitUntil(at) => {
@@ -1313,6 +1314,7 @@ mod tests {
 
     use crate::backend::uring::UringBackend;
     use crate::completion::CompletionQueue;
+    use crate::handle::Transfer;
     use crate::{AlignedBuffer, Engine, Geometry};
 
     /// An engine under deadline on a 1 MiB temporary file through io_uring, whose group
@@ -1364,7 +1366,13 @@ mod tests {
         for tag in 0..requests {
             let buffer = AlignedBuffer::new(4096, 4096);
             let offset = tag * 4096;
-            client.transfer_to(Direction::Read, offset, buffer, &queue, tag, Some(&lane));
+            let transfer = Transfer {
+                direction: Direction::Read,
+                offset,
+                buffer,
+                submitted: Instant::now(),
+            };
+            client.transfer_to(transfer, &queue, tag, Some(&lane));
             client.flush();
             let mut done = Vec::new();
             while done.is_empty() {

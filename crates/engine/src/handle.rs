@@ -41,6 +41,17 @@ pub(crate) struct Submission {
     pub lane: usize,
 }
 
+/// One read or write as a client asks for it: into or from `buffer` (its length is the
+/// request's), at `offset`, asked for at `submitted` (the client may have read the clock
+/// already, for its own accounting).
+#[derive(Debug)]
+pub(crate) struct Transfer {
+    pub direction: Direction,
+    pub offset: u64,
+    pub buffer: AlignedBuffer,
+    pub submitted: Instant,
+}
+
 /// What clients hand the engine.
 #[derive(Debug)]
 pub(crate) enum Message {
@@ -220,51 +231,49 @@ impl Client {
             return IoFuture::ready(Err(error), direction, offset, len);
         }
         let (future, completer) = IoFuture::pair(&self.shared, direction, offset, len);
-        self.send(direction, offset, buffer, completer, true, SHARED_LANE);
+        let transfer = Transfer {
+            direction,
+            offset,
+            buffer,
+            submitted: Instant::now(),
+        };
+        self.send(transfer, completer, true, SHARED_LANE);
         future
     }
 
-    fn send(
-        &self,
-        direction: Direction,
-        offset: u64,
-        buffer: AlignedBuffer,
-        completer: Completer,
-        flush: bool,
-        lane: usize,
-    ) {
+    fn send(&self, transfer: Transfer, completer: Completer, flush: bool, lane: usize) {
         let message = Message::Submit(Submission {
             process: self.process,
             group: self.group,
             group_path: Arc::clone(&self.group_path),
             priority: self.priority,
-            direction,
-            offset,
-            buffer,
-            submitted: Instant::now(),
+            direction: transfer.direction,
+            offset: transfer.offset,
+            buffer: transfer.buffer,
+            submitted: transfer.submitted,
             completer,
             lane,
         });
         self.shared.submit_as(message, flush);
     }
 
-    /// Read into, or write from, `buffer` (its length is the request's); the outcome, with
-    /// the buffer, goes to `queue` under `tag`. This is the job runner's path: one queue for
+    /// Read into, or write from, the transfer's buffer (its length is the request's); the
+    /// outcome, with the buffer, goes to `queue` under `tag`. This is the job runner's path:
+    /// one queue for
     /// all of a job's requests, no future per request, buffers reused. The request may stay
     /// queued at the backend until [`Client::flush`], so that several go to the device with
     /// one system call: flush before waiting or stopping. `lane` is this thread's lane of
     /// this client's engine, if it opened one ([`Client::open_lane`]).
     pub(crate) fn transfer_to(
         &self,
-        direction: Direction,
-        offset: u64,
-        buffer: AlignedBuffer,
+        transfer: Transfer,
         queue: &Arc<CompletionQueue>,
         tag: u64,
         lane: Option<&Lane>,
     ) {
-        let len = buffer.len();
-        let address = buffer.as_slice().as_ptr() as u64;
+        let (direction, offset) = (transfer.direction, transfer.offset);
+        let len = transfer.buffer.len();
+        let address = transfer.buffer.as_slice().as_ptr() as u64;
         let checked = self.check(offset, len).and_then(|()| {
             if address.is_multiple_of(self.shared.logical_block_size) {
                 Ok(())
@@ -279,26 +288,18 @@ impl Client {
             let error = refusal(direction, offset, len, kind);
             return queue.push_ready(tag, Err(error));
         }
-        let lane = lane.map_or(SHARED_LANE, Lane::id);
-        self.submit_to(direction, offset, buffer, queue, tag, lane);
-    }
-
-    fn submit_to(
-        &self,
-        direction: Direction,
-        offset: u64,
-        buffer: AlignedBuffer,
-        queue: &Arc<CompletionQueue>,
-        tag: u64,
-        lane: usize,
-    ) {
-        let len = buffer.len() as u64;
         if !self.shared.accepting.load(Ordering::Acquire) {
-            let outcome: IoOutcome = Err(shutdown_error(direction, offset, len));
+            let outcome: IoOutcome = Err(shutdown_error(direction, offset, len as u64));
             return queue.push_ready(tag, outcome);
         }
+        let len = len as u64;
         let completer = Completer::to_queue(&self.shared, queue, tag, direction, offset, len);
-        self.send(direction, offset, buffer, completer, false, lane);
+        self.send(
+            transfer,
+            completer,
+            false,
+            lane.map_or(SHARED_LANE, Lane::id),
+        );
     }
 
     /// Block until `queue` holds an outcome or `deadline` passes, polling the engine's

@@ -52,7 +52,7 @@ use crate::completion::{park_until, park_waker, CompletionQueue, Counters, IoOut
 use crate::device::{dev_major_minor, write_refusal, DeviceError, OpenOptions, Target, TargetKind};
 use crate::dispatcher::Lane;
 use crate::engine::{Engine, EngineError, Geometry};
-use crate::handle::Client;
+use crate::handle::{Client, Transfer};
 use crate::stats::FinalStats;
 
 /// What a real run needs besides the job file.
@@ -548,7 +548,7 @@ impl Worker {
             self.reap(&mut state, &mut clock);
             let now = self.now();
             match clock.poll(now, &mut process.rng) {
-                Step::Submit(unit) => self.submit(&unit, &fill, &mut clock, &mut state),
+                Step::Submit(unit) => self.submit(&unit, &fill, now, &clock, &mut state),
                 Step::WaitUntil(at) => self.wait(&mut state, &mut clock, Some(at)),
                 Step::AwaitCompletion => self.wait(&mut state, &mut clock, None),
                 Step::Done => break self.now(),
@@ -600,7 +600,8 @@ impl Worker {
         }
     }
 
-    fn submit(&self, unit: &IoUnit, fill: &[u8], clock: &mut JobClock, state: &mut State) {
+    /// Submit `unit`, asked for at `now` (job time, just read).
+    fn submit(&self, unit: &IoUnit, fill: &[u8], now: Nanos, clock: &JobClock, state: &mut State) {
         let client = &self.clients[unit.file];
         let d = direction_index(unit.direction);
         state.stats.record_depth(clock.in_flight());
@@ -624,7 +625,7 @@ impl Worker {
             }
         };
         state.in_flight += 1;
-        let before = Instant::now();
+        let before = self.started + Duration::from_nanos(now);
         let alignment = self.files[unit.file].1.max(1);
         // A buffer back from an earlier request, else a fresh one (zeroing 4 KiB for every
         // read cost more than the rest of the submission).
@@ -646,15 +647,13 @@ impl Worker {
             // Trim jobs are refused by `check_supported` before the run.
             DataDirection::Read | DataDirection::Trim => Direction::Read,
         };
-        let lane = state.lane.as_ref();
-        client.transfer_to(
+        let transfer = Transfer {
             direction,
-            unit.offset,
+            offset: unit.offset,
             buffer,
-            &self.queue,
-            tag as u64,
-            lane,
-        );
+            submitted: before,
+        };
+        client.transfer_to(transfer, &self.queue, tag as u64, state.lane.as_ref());
         // The request may already be complete (and reaped at the next turn); its slot is
         // only freed by `reap`, so it is still there.
         if let Some(Some(pending)) = state.pending.get_mut(tag) {
@@ -668,6 +667,8 @@ impl Worker {
         let mut arrived = std::mem::take(&mut state.arrived);
         self.queue.take_all(&mut arrived);
         let any = !arrived.is_empty();
+        // One clock read for the batch.
+        let now = if any { self.now() } else { 0 };
         for (tag, outcome) in arrived.drain(..) {
             let tag = usize::try_from(tag).unwrap_or(usize::MAX);
             let Some(pending) = state.pending.get_mut(tag).and_then(Option::take) else {
@@ -676,7 +677,7 @@ impl Worker {
             };
             state.free.push(tag);
             state.in_flight -= 1;
-            self.complete(state, clock, &pending, outcome);
+            self.complete(state, clock, &pending, outcome, now);
         }
         state.arrived = arrived;
         any
@@ -720,14 +721,15 @@ impl Worker {
         }
     }
 
+    /// Account a completed request, reaped at `now` (job time).
     fn complete(
         &self,
         state: &mut State,
         clock: &mut JobClock,
         pending: &Pending,
         outcome: IoOutcome,
+        now: Nanos,
     ) {
-        let now = self.now();
         clock.on_complete(now);
         let d = direction_index(pending.direction);
         match outcome {
