@@ -191,11 +191,6 @@ pub(crate) trait Slot {
     /// returns `false` and registers nothing). A newly registered waker is counted in
     /// [`Counters::waiting`] until it is woken or unregistered.
     fn register(&self, waker: &Waker, counters: &Counters) -> bool;
-    /// [`Slot::register`], not counted as waiting anywhere: for a thread blocked on its own
-    /// lane, which needs nobody to poll for it.
-    fn register_uncounted(&self, waker: &Waker) -> bool {
-        self.register(waker, &Counters::default())
-    }
     /// Take back a registered waker (a timed wait ran out).
     fn unregister(&self, counters: &Counters);
 }
@@ -322,6 +317,12 @@ impl CompletionQueue {
         into.append(&mut self.lock().done);
     }
 
+    /// [`Slot::register`], not counted as waiting anywhere: for a thread blocked on its own
+    /// lane, which needs nobody to poll for it.
+    pub(crate) fn register_uncounted(&self, waker: &Waker) -> bool {
+        self.register_counted(waker, false)
+    }
+
     /// [`Slot::register`], counted in every engine or not.
     fn register_counted(&self, waker: &Waker, counted: bool) -> bool {
         let mut state = self.lock();
@@ -345,10 +346,6 @@ impl Slot for CompletionQueue {
 
     fn register(&self, waker: &Waker, _: &Counters) -> bool {
         self.register_counted(waker, true)
-    }
-
-    fn register_uncounted(&self, waker: &Waker) -> bool {
-        self.register_counted(waker, false)
     }
 
     fn unregister(&self, _: &Counters) {

@@ -98,7 +98,8 @@ use ioslice_core::{
 
 use crate::backend::{Backend, Doorbell, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
 use crate::completion::{
-    park_until, park_waker, Completer, Counters, IoError, IoErrorKind, IoOutcome, IoResult, Slot,
+    park_until, park_waker, Completer, CompletionQueue, Counters, IoError, IoErrorKind, IoOutcome,
+    IoResult, Slot,
 };
 use crate::handle::{Message, Submission};
 use crate::stats::{Recorder, Sample};
@@ -584,12 +585,18 @@ impl Shared {
         self.unlock_and_deliver(core);
     }
 
-    /// Block until `slot` is ready or `deadline` passes, where every request `slot` waits for
-    /// was submitted on `lane` by this thread: run a turn, then block on the lane alone. The
-    /// backend wakes this thread when one of its operations completes, and only this thread
-    /// reaps the lane meanwhile, so it cannot miss its completion; another thread that
-    /// completes what the slot waits for wakes the lane through the registered waker.
-    pub(crate) fn block_on_lane(&self, slot: &dyn Slot, deadline: Option<Instant>, lane: &Lane) {
+    /// Block until the job queue `slot` is ready or `deadline` passes, where every request
+    /// `slot` waits for was submitted on `lane` by this thread: run a turn, then block on the
+    /// lane alone. The backend wakes this thread when one of its operations completes, and
+    /// only this thread reaps the lane meanwhile, so it cannot miss its completion; another
+    /// thread that completes what the slot waits for wakes the lane through the registered
+    /// waker.
+    pub(crate) fn block_on_lane(
+        &self,
+        slot: &CompletionQueue,
+        deadline: Option<Instant>,
+        lane: &Lane,
+    ) {
         // Lane waits are not counted as waiters: they need no poller.
         let uncounted = Counters::default();
         let passed = || deadline.is_some_and(|at| Instant::now() >= at);
