@@ -488,7 +488,7 @@ impl Shared {
     /// the earlier time, and with no keeper the dispatcher thread is asked to poll. A poller
     /// blocked until later is woken likewise.
     fn keep_timer(&self, core: &mut Core) {
-        let Some(timer) = core.timer.filter(|_| !core.pending.is_empty()) else {
+        let Some(timer) = core.held_timer() else {
             return;
         };
         if core.poller.is_none() {
@@ -669,7 +669,7 @@ impl Shared {
             if core.closed || done(&core) || deadline.is_some_and(|at| Instant::now() >= at) {
                 break;
             }
-            let timer = core.timer.filter(|_| !core.pending.is_empty());
+            let timer = core.held_timer();
             let mut until = match (deadline, timer) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -854,11 +854,16 @@ impl Core {
         self.last_now
     }
 
+    /// The policy's timer, if requests wait for it.
+    fn held_timer(&self) -> Option<Instant> {
+        self.timer.filter(|_| !self.pending.is_empty())
+    }
+
     /// The policy's timer, if requests wait for it and no lane's thread keeps it: neither
     /// the keeper (blocked until the timer at the latest) nor a lane's thread that is not
     /// blocked, which runs a turn or blocks (and keeps the timer) next, or closes its lane.
     fn unkept_timer(&self) -> Option<Instant> {
-        let timer = self.timer.filter(|_| !self.pending.is_empty())?;
+        let timer = self.held_timer()?;
         let kept = self.keeper.is_some_and(|keeper| keeper.until <= timer);
         let keeper_to_come = self.lanes.iter().any(|lane| lane.open && !lane.waiting);
         (!kept && !keeper_to_come).then_some(timer)
