@@ -1408,7 +1408,7 @@ mod tests {
         assert_eq!(stats.totals.requests, requests);
     }
 
-    /// One 4 KiB read at `offset` for `tag`, on `lane` if given.
+    /// One 4 KiB read for `tag`, at offset `tag` × 4 KiB, on `lane` if given.
     fn read_into(
         client: &crate::Client,
         queue: &Arc<CompletionQueue>,
