@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{be, engine_on, filled, slow_group_engine, wait_until, MIB};
+use common::{be, engine_on, filled, probed_engine, slow_group_engine, wait_until, MIB};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -132,12 +132,8 @@ fn every_request_completes_exactly_once_under_concurrency() {
 /// client still gets exactly its own bytes.
 #[test]
 fn merged_requests_carry_each_clients_bytes() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 1)
-        .scheduler("noop")
-        .start()
-        .expect("engine starts");
+    let (builder, probe) = probed_engine(1);
+    let engine = builder.scheduler("noop").start().expect("engine starts");
     let handle = engine.handle();
     let client = handle.client(1, "/", be()).expect("root");
     probe.hold();
@@ -336,9 +332,8 @@ fn bad_specs_and_groups_are_named() {
 /// the device drains.
 #[test]
 fn a_full_submission_queue_pushes_back() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 1)
+    let (builder, probe) = probed_engine(1);
+    let engine = builder
         .scheduler("noop:nomerges=2")
         .submission_queue(1)
         .start()
@@ -376,12 +371,8 @@ fn a_full_submission_queue_pushes_back() {
 /// shutdown error instead of hanging.
 #[test]
 fn shutdown_drains_everything() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 2)
-        .scheduler("bfq")
-        .start()
-        .expect("engine starts");
+    let (builder, probe) = probed_engine(2);
+    let engine = builder.scheduler("bfq").start().expect("engine starts");
     let handle = engine.handle();
     probe.hold();
     let mut futures = Vec::new();
@@ -432,12 +423,8 @@ fn drop_shuts_down() {
 #[test]
 fn real_time_goes_before_best_effort() {
     for spec in ["bfq:slice_idle=0", "cfq:slice_idle=0"] {
-        let backend = MemoryBackend::new(MIB as usize);
-        let probe = backend.probe();
-        let engine = engine_on(backend, MIB, 1)
-            .scheduler(spec)
-            .start()
-            .expect("engine starts");
+        let (builder, probe) = probed_engine(1);
+        let engine = builder.scheduler(spec).start().expect("engine starts");
         let handle = engine.handle();
         let best_effort = handle.client(1, "/", be()).expect("root");
         let real_time = handle.client(2, "/", rt()).expect("root");
@@ -597,9 +584,8 @@ fn futures_resolve_through_the_waker() {
     assert_shareable::<ioslice_engine::Handle>();
     assert_shareable::<ioslice_engine::Client>();
 
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 2).start().expect("engine starts");
+    let (builder, probe) = probed_engine(2);
+    let engine = builder.start().expect("engine starts");
     let client = engine.handle().client(1, "/", be()).expect("root");
     probe.hold();
     let write = client.write(4096, filled(4096, 0x5a));

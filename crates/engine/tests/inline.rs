@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{be, engine_on, filled, join_within, slow_group_engine, wait_until, MIB};
+use common::{
+    be, engine_on, filled, join_within, probed_engine, slow_group_engine, wait_until, MIB,
+};
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -112,9 +114,8 @@ fn many_threads_submit_and_wait_at_once_on_a_real_file() {
 /// the dispatcher thread reaps it and the waker fires exactly once.
 #[test]
 fn an_async_future_completes_with_nobody_waiting_on_it() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 2).start().expect("engine starts");
+    let (builder, probe) = probed_engine(2);
+    let engine = builder.start().expect("engine starts");
     let client = engine.handle().client(1, "/", be()).expect("root");
     probe.hold();
     let mut write = client.write(8192, filled(4096, 0x3c));
@@ -165,9 +166,8 @@ fn a_policy_timer_is_kept_with_no_client_waiting() {
 fn push_back_holds_every_submitter_until_there_is_room() {
     const THREADS: u64 = 4;
     const EACH: u64 = 5;
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 1)
+    let (builder, probe) = probed_engine(1);
+    let engine = builder
         .scheduler("noop:nomerges=2")
         .submission_queue(2)
         .start()
@@ -214,9 +214,8 @@ fn push_back_holds_every_submitter_until_there_is_room() {
 /// client parked behind it: both complete, the engine drains and closes.
 #[test]
 fn shutdown_while_a_client_is_the_poller() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
-    let engine = engine_on(backend, MIB, 4).start().expect("engine starts");
+    let (builder, probe) = probed_engine(4);
+    let engine = builder.start().expect("engine starts");
     let handle = engine.handle();
     probe.hold();
     let poller = {
@@ -251,10 +250,9 @@ fn shutdown_while_a_client_is_the_poller() {
 /// the device: the poller gives the role up and the parked thread is still served.
 #[test]
 fn the_poller_role_is_handed_on_when_its_request_is_done() {
-    let backend = MemoryBackend::new(MIB as usize);
-    let probe = backend.probe();
+    let (builder, probe) = probed_engine(1);
     // Depth one: the second request only reaches the device once the first is back.
-    let engine = engine_on(backend, MIB, 1)
+    let engine = builder
         .scheduler("noop:nomerges=2")
         .start()
         .expect("engine starts");

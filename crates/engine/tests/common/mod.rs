@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::limit::Limits;
 use ioslice_core::IoPriority;
-use ioslice_engine::backend::memory::MemoryBackend;
+use ioslice_engine::backend::memory::{MemoryBackend, MemoryProbe};
 use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry};
 
 pub const MIB: u64 = 1 << 20;
@@ -25,6 +25,14 @@ pub fn engine_on(backend: MemoryBackend, capacity: u64, depth: usize) -> EngineB
         ..Geometry::new(capacity)
     };
     Engine::builder(Box::new(backend), target)
+}
+
+/// An engine builder over a 1 MiB in-memory device taking `depth` commands, and the probe
+/// that holds and releases its completions.
+pub fn probed_engine(depth: usize) -> (EngineBuilder, MemoryProbe) {
+    let backend = MemoryBackend::new(MIB as usize);
+    let probe = backend.probe();
+    (engine_on(backend, MIB, depth), probe)
 }
 
 /// An engine under deadline over `backend` (1 MiB, depth 4) whose group "slow" may read 20
