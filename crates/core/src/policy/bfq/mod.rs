@@ -306,12 +306,13 @@ impl Bfq {
         },
         TunableDef {
             name: "parallel_lead",
-            default: 0,
+            default: 8,
             min: 0,
             max: 1024,
             unit: "requests",
-            help: "parallel service: requests a queue may be served ahead of its share in \
-                   virtual time before it waits for the others (0 = none)",
+            help: "parallel service: requests a process with one request in flight may be \
+                   served ahead of its share in virtual time before it waits for the others \
+                   (0 = none)",
         },
     ];
 

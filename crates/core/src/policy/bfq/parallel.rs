@@ -29,12 +29,16 @@
 //! room by measurement). Budgets, injection and early queue merging do not apply; weight
 //! raising does.
 //!
-//! With `parallel_lead=N` (0, off, by default) a queue served on time (its start reached by V)
-//! gets a *lead*: its next N turns are served at once even though their starts are ahead of V,
-//! and only then does it wait for V. It is still charged every sector, so in the long run its
-//! share is unchanged, but a light reader is held once per N+1 requests instead of on every
-//! one: on a real machine a held request costs its thread a sleep and a wake-up. What that
-//! buys and costs on the loop device is in `docs/bfq-fast-devices.md`.
+//! A process that keeps one request in flight (a psync reader: it never had two at the device)
+//! and is served on time (its start reached by V) gets a *lead* of `parallel_lead` turns, 8 by
+//! default: its next turns are served at once even though their starts are ahead of V, and
+//! only then does it wait for V. It is still charged every sector, so in the long run its
+//! share is unchanged, but a light reader is held once per 9 requests instead of on every
+//! one: on a real machine a held request costs its thread a sleep and a wake-up, and the
+//! thread that releases it a system call on its behalf. A process with several requests in
+//! flight gets no lead: its thread does not sleep on one held request, and on the loop device
+//! a lead cost such readers a sixth of their throughput. What the lead buys is measured in
+//! `docs/bfq-fast-devices.md`.
 
 use crate::{Dispatch, Nanos};
 
@@ -75,7 +79,13 @@ impl Bfq {
         self.end_lingering_windows(now);
         let mut released = false;
         loop {
-            let id = match self.engine.select_parallel(self.root, now) {
+            let queues = &self.queues;
+            let one_at_a_time = |id: QueueId| {
+                queues[id]
+                    .as_ref()
+                    .is_some_and(|queue| queue.peak_dispatched <= 1)
+            };
+            let id = match self.engine.select_parallel(self.root, now, one_at_a_time) {
                 Selection::Queue(id) => id,
                 Selection::Hold => {
                     if let Some(at) = self.first_linger_deadline() {

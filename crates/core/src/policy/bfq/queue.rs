@@ -67,6 +67,9 @@ pub(super) struct Queue {
     pub(super) next_request: Option<SlotKey>,
     /// Its requests at the device.
     pub(super) dispatched: usize,
+    /// The most it has had at the device at once: 1 for a process that waits for each
+    /// request before it sends the next (parallel service's lead is for those).
+    pub(super) peak_dispatched: usize,
     /// On the scheduling engine with work (the kernel's "busy").
     pub(super) busy: bool,
     /// Its budget memory: the budget feedback's `b`.
@@ -153,6 +156,7 @@ impl Queue {
             merges: MergeIndex::default(),
             next_request: None,
             dispatched: 0,
+            peak_dispatched: 0,
             busy: false,
             max_budget,
             budget_timeout: None,

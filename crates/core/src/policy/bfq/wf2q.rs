@@ -237,7 +237,8 @@ pub(super) struct Wf2q {
 }
 
 impl Wf2q {
-    /// Let an entity served on time take up to `turns` more turns ahead of V before it waits
+    /// Let a queue served on time, if [`Wf2q::select_parallel`]'s caller allows it, take up to
+    /// `turns` more turns ahead of V before it waits, and its ancestors served on time with it
     /// (parallel service's lead, `parallel.rs`).
     pub(super) fn set_lead(&mut self, turns: u32) {
         self.lead = turns;
@@ -452,7 +453,7 @@ impl Wf2q {
             let chosen = chosen?;
             match self.entities[chosen].owner {
                 Owner::Queue(queue) => {
-                    self.take_into_service(chosen, now);
+                    self.take_into_service(chosen, now, 0);
                     return Some(queue);
                 }
                 Owner::Group(_) => group = chosen,
@@ -465,16 +466,25 @@ impl Wf2q {
     /// starts does not jump V to serve them: it *holds*, and so does a group whose every
     /// candidate holds, so that the next best group is tried instead. The chosen entities go
     /// in service.
-    pub(super) fn select_parallel(&mut self, root: EntityId, now: Nanos) -> Selection {
+    ///
+    /// `may_lead` says whether the chosen queue, if served on time, gets the lead
+    /// ([`Wf2q::set_lead`]); its ancestors served on time get it with it.
+    pub(super) fn select_parallel(
+        &mut self,
+        root: EntityId,
+        now: Nanos,
+        may_lead: impl Fn(usize) -> bool,
+    ) -> Selection {
         let mut held: Vec<EntityId> = Vec::new();
         loop {
             match self.find_unheld(root, now, &held) {
                 Found::Queue(leaf) => {
-                    self.take_into_service(leaf, now);
-                    return match self.entities[leaf].owner {
-                        Owner::Queue(queue) => Selection::Queue(queue),
-                        Owner::Group(_) => Selection::Empty,
+                    let Owner::Queue(queue) = self.entities[leaf].owner else {
+                        return Selection::Empty;
                     };
+                    let lead = if may_lead(queue) { self.lead } else { 0 };
+                    self.take_into_service(leaf, now, lead);
+                    return Selection::Queue(queue);
                 }
                 Found::Held(group) if group == root => return Selection::Hold,
                 Found::Held(group) => held.push(group),
@@ -540,8 +550,9 @@ impl Wf2q {
     }
 
     /// Put a queue entity and its ancestors in service: each leaves its tree's active sets and
-    /// becomes its parent's child in service.
-    fn take_into_service(&mut self, leaf: EntityId, now: Nanos) {
+    /// becomes its parent's child in service. Each one served on time gets `lead` turns ahead
+    /// of V.
+    fn take_into_service(&mut self, leaf: EntityId, now: Nanos, lead: u32) {
         let mut current = leaf;
         while let Some(parent) = self.entities[current].parent {
             let (start, finish, class) = {
@@ -556,7 +567,7 @@ impl Wf2q {
                 None => false,
             };
             if on_time {
-                self.entities[current].lead_left = self.lead;
+                self.entities[current].lead_left = lead;
             }
             let sched = self.sched_mut(parent);
             sched.in_service = Some(current);
@@ -902,28 +913,33 @@ mod tests {
         let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
         engine.activate(queues[0], 100, None);
         engine.activate(queues[1], 100, None);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        assert_eq!(select(&mut engine, root), Selection::Queue(1));
         engine.charge(queues[1], 100);
         engine.expire(queues[1], false, 0, true);
         assert_eq!(engine.get(queues[1]).place, Place::Lingering);
         assert_eq!(engine.vtime_of(queues[0]), delta(100, 50));
         // The light queue is eligible (S = 0) and served; V stops at the heavy one's finish.
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        assert_eq!(select(&mut engine, root), Selection::Queue(0));
         engine.charge(queues[0], 100);
         assert_eq!(engine.vtime_of(queues[0]), delta(100, 40));
         engine.expire(queues[0], true, 100, false);
         // Its next start is ahead of V and behind the lingering finish: it is held.
-        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
+        assert_eq!(select(&mut engine, root), Selection::Hold);
         // The heavy queue comes back: it keeps its place in virtual time and goes first.
         engine.activate(queues[1], 100, None);
         assert_eq!(engine.get(queues[1]).start, delta(100, 40));
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        assert_eq!(select(&mut engine, root), Selection::Queue(1));
         engine.charge(queues[1], 100);
         engine.expire(queues[1], false, 0, true);
         // It is no longer expected: V is free to jump to the light queue.
         engine.stop_lingering(queues[1]);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        assert_eq!(select(&mut engine, root), Selection::Queue(0));
         assert_eq!(engine.vtime_of(queues[0]), delta(100, 10));
+    }
+
+    /// Parallel selection at time 0, every queue allowed its lead.
+    fn select(engine: &mut Wf2q, root: EntityId) -> Selection {
+        engine.select_parallel(root, 0, |_| true)
     }
 
     /// The chosen queue is served `sectors` and goes back on its tree with work left.
@@ -933,28 +949,38 @@ mod tests {
     }
 
     /// A heavy (40) and a light (10) queue with `lead`: the heavy one is served and lingers,
-    /// so V cannot pass its finish; then the light one is served once, on time (S = 0 ≤ V).
-    fn light_queue_served_while_heavy_lingers(lead: u32) -> (Wf2q, EntityId, Vec<EntityId>) {
+    /// so V cannot pass its finish; then the light one is served once, on time (S = 0 ≤ V),
+    /// getting the lead if `may_lead`.
+    fn light_queue_served_while_heavy_lingers(
+        lead: u32,
+        may_lead: bool,
+    ) -> (Wf2q, EntityId, Vec<EntityId>) {
         let (mut engine, root, queues) = engine_with_queues(&[10, 40]);
         engine.set_lead(lead);
         engine.activate(queues[0], 100, None);
         engine.activate(queues[1], 100, None);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        assert_eq!(
+            engine.select_parallel(root, 0, |_| may_lead),
+            Selection::Queue(1)
+        );
         engine.charge(queues[1], 100);
         engine.expire(queues[1], false, 0, true);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+        assert_eq!(
+            engine.select_parallel(root, 0, |_| may_lead),
+            Selection::Queue(0)
+        );
         parallel_turn(&mut engine, queues[0], 100);
         (engine, root, queues)
     }
 
     #[test]
     fn a_queue_served_on_time_may_take_its_lead_ahead_of_v_then_waits() {
-        let (mut engine, root, queues) = light_queue_served_while_heavy_lingers(2);
+        let (mut engine, root, queues) = light_queue_served_while_heavy_lingers(2, true);
         let v = engine.vtime_of(queues[0]);
         // Two more turns although its start is ahead of V: it is not held.
         for turn in 1..=2u64 {
             assert!(engine.get(queues[0]).start > v, "turn {turn} is ahead of V");
-            assert_eq!(engine.select_parallel(root, 0), Selection::Queue(0));
+            assert_eq!(select(&mut engine, root), Selection::Queue(0));
             parallel_turn(&mut engine, queues[0], 100);
             assert_eq!(
                 engine.vtime_of(queues[0]),
@@ -963,16 +989,22 @@ mod tests {
             );
         }
         // Its lead is spent: now it waits for the heavy queue, as without a lead.
-        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
+        assert_eq!(select(&mut engine, root), Selection::Hold);
         assert_eq!(engine.get(queues[0]).start, 3 * delta(100, 10));
         // The heavy queue comes back and is served first; the light one is charged in full.
         engine.activate(queues[1], 100, None);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Queue(1));
+        assert_eq!(select(&mut engine, root), Selection::Queue(1));
     }
 
     #[test]
     fn without_a_lead_a_queue_ahead_of_v_is_held_at_once() {
-        let (mut engine, root, _) = light_queue_served_while_heavy_lingers(0);
-        assert_eq!(engine.select_parallel(root, 0), Selection::Hold);
+        let (mut engine, root, _) = light_queue_served_while_heavy_lingers(0, true);
+        assert_eq!(select(&mut engine, root), Selection::Hold);
+    }
+
+    #[test]
+    fn a_queue_refused_the_lead_is_held_at_once() {
+        let (mut engine, root, _) = light_queue_served_while_heavy_lingers(2, false);
+        assert_eq!(select(&mut engine, root), Selection::Hold);
     }
 }
