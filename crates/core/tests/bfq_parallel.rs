@@ -45,6 +45,8 @@ struct Harness {
     most_in_flight: usize,
     /// Times the policy held queued requests back while the device had room.
     holds: usize,
+    /// Requests dispatched later than they were submitted.
+    delayed: usize,
 }
 
 const SECTORS: u32 = 8;
@@ -75,6 +77,7 @@ impl Harness {
             done_ids: BTreeSet::new(),
             most_in_flight: 0,
             holds: 0,
+            delayed: 0,
         }
     }
 
@@ -113,6 +116,7 @@ impl Harness {
         while self.in_flight.len() < self.slots {
             match self.policy.dispatch(self.now) {
                 Dispatch::Request(request) => {
+                    self.delayed += usize::from(request.submit_time < self.now);
                     self.in_flight.push((self.now + self.service, request));
                     self.most_in_flight = self.most_in_flight.max(self.in_flight.len());
                 }
@@ -334,4 +338,34 @@ fn a_process_that_thinks_long_is_not_waited_for() {
         "the light reader was held back: {:?}",
         harness.completed
     );
+}
+
+#[test]
+fn a_lead_holds_one_request_readers_less_often_and_keeps_their_shares() {
+    let delayed_with_lead = |lead: &str| {
+        let (groups, processes) = weighted_groups(8, 1, us(5));
+        let mut harness = Harness::new(&[("parallel_lead", lead)], groups, processes);
+        harness.run_until(ms(200));
+        assert_weight_shares(&harness.shares(), 0.02);
+        harness.delayed
+    };
+    let (led, unled) = (delayed_with_lead("8"), delayed_with_lead("0"));
+    assert!(
+        led * 3 <= unled,
+        "{led} requests held with a lead of 8, {unled} without"
+    );
+}
+
+#[test]
+fn readers_with_several_requests_in_flight_take_no_lead() {
+    let served_with_lead = |lead: &str| {
+        let (groups, processes) = weighted_groups(4, 8, us(5));
+        let mut harness = Harness::new(&[("parallel_lead", lead)], groups, processes);
+        harness.run_until(ms(50));
+        (harness.completed.clone(), harness.holds)
+    };
+    let without = served_with_lead("0");
+    assert!(without.1 > 0, "the light readers are held at all");
+    assert_eq!(served_with_lead("0"), without);
+    assert_eq!(served_with_lead("64"), without);
 }

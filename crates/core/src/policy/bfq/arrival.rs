@@ -32,6 +32,9 @@ impl Bfq {
         if request.sync && !self.parallel {
             id = self.cooperate(id, &request, now);
         }
+        let queue = self.queue_mut(id);
+        queue.outstanding += 1;
+        queue.depth = queue.depth.max(queue.outstanding);
         let request = match self
             .store
             .merge(self.queues[id].as_mut().expect("live queue"), request)

@@ -26,6 +26,7 @@ impl Bfq {
         self.group_pending_add(group, false);
         let queue = self.queue_mut(id);
         queue.dispatched = queue.dispatched.saturating_sub(1);
+        queue.outstanding = queue.outstanding.saturating_sub(request.ids().count());
         queue.last_completion = now;
         if self.peak.completed(now) {
             self.update_max_budget();

@@ -29,7 +29,7 @@
 //! room by measurement). Budgets, injection and early queue merging do not apply; weight
 //! raising does.
 //!
-//! A process that keeps one request in flight (a psync reader: it never had two at the device)
+//! A process that keeps one request in flight (a psync reader: it never had two outstanding)
 //! and is served on time (its start reached by V) gets a *lead* of `parallel_lead` turns, 8 by
 //! default: its next turns are served at once even though their starts are ahead of V, and
 //! only then does it wait for V. It is still charged every sector, so in the long run its
@@ -80,11 +80,8 @@ impl Bfq {
         let mut released = false;
         loop {
             let queues = &self.queues;
-            let one_at_a_time = |id: QueueId| {
-                queues[id]
-                    .as_ref()
-                    .is_some_and(|queue| queue.peak_dispatched <= 1)
-            };
+            let one_at_a_time =
+                |id: QueueId| queues[id].as_ref().is_some_and(|queue| queue.depth == 1);
             let id = match self.engine.select_parallel(self.root, now, one_at_a_time) {
                 Selection::Queue(id) => id,
                 Selection::Hold => {

@@ -67,9 +67,13 @@ pub(super) struct Queue {
     pub(super) next_request: Option<SlotKey>,
     /// Its requests at the device.
     pub(super) dispatched: usize,
-    /// The most it has had at the device at once: 1 for a process that waits for each
-    /// request before it sends the next (parallel service's lead is for those).
-    pub(super) peak_dispatched: usize,
+    /// Requests its process submitted that have not completed, merged ones included.
+    pub(super) outstanding: usize,
+    /// The most requests it has had outstanding at once: 1 for a process that waits for each
+    /// request before it sends the next (parallel service's lead is for those). Counted on
+    /// arrival, merged requests included, so that neither the policy holding requests back
+    /// nor merging makes a deep process look shallow.
+    pub(super) depth: usize,
     /// On the scheduling engine with work (the kernel's "busy").
     pub(super) busy: bool,
     /// Its budget memory: the budget feedback's `b`.
@@ -156,7 +160,8 @@ impl Queue {
             merges: MergeIndex::default(),
             next_request: None,
             dispatched: 0,
-            peak_dispatched: 0,
+            outstanding: 0,
+            depth: 0,
             busy: false,
             max_budget,
             budget_timeout: None,

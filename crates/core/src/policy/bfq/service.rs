@@ -163,7 +163,6 @@ impl Bfq {
         let request = self.store.remove(queue, slot);
         queue.next_request = next;
         queue.dispatched += 1;
-        queue.peak_dispatched = queue.peak_dispatched.max(queue.dispatched);
         queue.served = true;
         queue.service_since_busy += cost;
         if queue.raising.coefficient > 1 {
