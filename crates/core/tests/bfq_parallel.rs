@@ -340,12 +340,19 @@ fn a_process_that_thinks_long_is_not_waited_for() {
     );
 }
 
+/// `count` readers in groups weighted 100, 200, …, each keeping `depth` requests in flight with
+/// 5 µs of think time, run for `duration` with `parallel_lead=lead`.
+fn run_with_lead(count: usize, depth: usize, lead: &str, duration: Nanos) -> Harness {
+    let (groups, processes) = weighted_groups(count, depth, us(5));
+    let mut harness = Harness::new(&[("parallel_lead", lead)], groups, processes);
+    harness.run_until(duration);
+    harness
+}
+
 #[test]
 fn a_lead_holds_one_request_readers_less_often_and_keeps_their_shares() {
     let delayed_with_lead = |lead: &str| {
-        let (groups, processes) = weighted_groups(8, 1, us(5));
-        let mut harness = Harness::new(&[("parallel_lead", lead)], groups, processes);
-        harness.run_until(ms(200));
+        let harness = run_with_lead(8, 1, lead, ms(200));
         assert_weight_shares(&harness.shares(), 0.02);
         harness.delayed
     };
@@ -359,13 +366,12 @@ fn a_lead_holds_one_request_readers_less_often_and_keeps_their_shares() {
 #[test]
 fn readers_with_several_requests_in_flight_take_no_lead() {
     let served_with_lead = |lead: &str| {
-        let (groups, processes) = weighted_groups(4, 8, us(5));
-        let mut harness = Harness::new(&[("parallel_lead", lead)], groups, processes);
-        harness.run_until(ms(50));
+        let harness = run_with_lead(4, 8, lead, ms(50));
         (harness.completed.clone(), harness.holds)
     };
     let without = served_with_lead("0");
     assert!(without.1 > 0, "the light readers are held at all");
+    // The same run is reproducible, so a difference below is the lead's.
     assert_eq!(served_with_lead("0"), without);
     assert_eq!(served_with_lead("64"), without);
 }
