@@ -24,6 +24,9 @@
 //!   [`Notifier`] writes the eventfd, which completes the poll and ends a blocked wait; the
 //!   wait drains the eventfd and re-arms the poll. The eventfd counter keeps a notification
 //!   made while nobody waits, so the next wait returns at once.
+//! - The file is registered with every ring (`IORING_REGISTER_FILES`) and entries name it by
+//!   index, which spares the kernel a descriptor lookup and a reference count per operation;
+//!   a ring the kernel refuses it to names the descriptor instead.
 //! - Deadlines: `io_uring_enter` with `IORING_ENTER_EXT_ARG` and a timeout (Linux 5.11), so no
 //!   timeout SQE has to be managed.
 //! - Submitting: every entry pushed since the last submission goes to the kernel with one
@@ -104,6 +107,10 @@ struct Ring {
     closing: bool,
     /// Submits the ring's queued entries from any thread.
     doorbell: Doorbell,
+    /// The backend's file is registered with this ring as fixed file 0: entries name it by
+    /// index, and the kernel skips looking the descriptor up and counting a reference for
+    /// every operation.
+    fixed_file: bool,
 }
 
 /// io_uring backend; see the module documentation.
@@ -253,7 +260,28 @@ impl Ring {
             cap,
             unsubmitted: 0,
             closing: false,
+            fixed_file: false,
         })
+    }
+
+    /// Register `file` as the ring's fixed file 0 (Linux 5.1). Where the kernel refuses (a
+    /// limit on open files, a seccomp filter), entries keep naming the descriptor.
+    fn register_file(&mut self, file: &File) {
+        self.fixed_file = self
+            .ring
+            .submitter()
+            .register_files(&[file.as_raw_fd()])
+            .is_ok();
+    }
+
+    /// How entries name the file: fixed file 0 with `IOSQE_FIXED_FILE` (what `types::Fixed(0)`
+    /// builds), or the descriptor.
+    fn file_target(&self, file: &File) -> (types::Fd, squeue::Flags) {
+        if self.fixed_file {
+            (types::Fd(0), squeue::Flags::FIXED_FILE)
+        } else {
+            (types::Fd(file.as_raw_fd()), squeue::Flags::empty())
+        }
     }
 
     /// Nothing queued for this ring or in its kernel side.
@@ -323,7 +351,7 @@ impl Ring {
                 self.slots.len() - 1
             }
         };
-        let fd = types::Fd(file.as_raw_fd());
+        let (fd, fd_flags) = self.file_target(file);
         let IoOp {
             token,
             direction,
@@ -365,6 +393,7 @@ impl Ring {
                 }
             }
         }
+        .flags(fd_flags)
         .user_data(index as u64);
         // Moving `buffers` and `iovecs` into the slot moves only the `Vec` headers; the
         // heap memory the entry points at stays where it is.
@@ -486,7 +515,8 @@ impl UringBackend {
     pub fn new(file: Arc<File>, entries: u32) -> io::Result<Self> {
         let depth = entries.clamp(1, MAX_DEPTH);
         let ring_entries = (depth + 1).next_power_of_two();
-        let shared = Ring::new(setup_ring(ring_entries)?, true)?;
+        let mut shared = Ring::new(setup_ring(ring_entries)?, true)?;
+        shared.register_file(&file);
         Ok(Self {
             file,
             rings: vec![Some(shared)],
@@ -499,6 +529,12 @@ impl UringBackend {
     /// Entries in the submission queue the ring was given.
     pub fn ring_entries(&self) -> u32 {
         self.entries
+    }
+
+    /// Whether `lane`'s ring names the file by its fixed-file index (registered at the ring's
+    /// creation) rather than by its descriptor; `false` for a lane that is not open.
+    pub fn uses_fixed_file(&self, lane: usize) -> bool {
+        matches!(self.rings.get(lane), Some(Some(ring)) if ring.fixed_file)
     }
 
     /// Drop a closed lane's ring once nothing is left on it.
@@ -568,7 +604,8 @@ impl Backend for UringBackend {
             }
             None => return Ok(None),
         };
-        let ring = Ring::new(setup_ring(self.entries)?, false)?;
+        let mut ring = Ring::new(setup_ring(self.entries)?, false)?;
+        ring.register_file(&self.file);
         self.rings[index] = Some(ring);
         Ok(Some(index))
     }
@@ -698,5 +735,93 @@ impl Drop for Ring {
             self.reap_cq(&mut scratch);
             scratch.clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+
+    use super::*;
+
+    /// A ring-backed backend on a temporary file of 8 KiB, the second 4 KiB filled with 7s.
+    fn backend() -> Option<(tempfile::NamedTempFile, UringBackend)> {
+        let mut temp = tempfile::NamedTempFile::new().expect("temp file");
+        temp.write_all(&[0u8; 4096]).expect("write");
+        temp.write_all(&[7u8; 4096]).expect("write");
+        let file = Arc::new(temp.reopen().expect("reopen"));
+        match UringBackend::new(file, 4) {
+            Ok(backend) => Some((temp, backend)),
+            Err(e) => {
+                eprintln!("skipping: cannot create an io_uring ({e})");
+                None
+            }
+        }
+    }
+
+    fn read_second_block(backend: &mut UringBackend, lane: usize) -> Vec<u8> {
+        backend.push(IoOp {
+            token: 9,
+            direction: Direction::Read,
+            offset: 4096,
+            buffers: vec![AlignedBuffer::new(4096, 4096)],
+            lane,
+        });
+        let mut done = Vec::new();
+        let give_up = Instant::now() + std::time::Duration::from_secs(10);
+        while done.is_empty() {
+            assert!(Instant::now() < give_up, "the read never completed");
+            backend.submit().expect("submit");
+            backend
+                .lane_waiter(lane)
+                .expect("lane")
+                .wait(None)
+                .expect("wait");
+            backend.reap_lane(lane, &mut done);
+        }
+        let IoDone {
+            token,
+            result,
+            buffers,
+        } = done.remove(0);
+        assert_eq!((token, result.expect("read")), (9, 4096));
+        buffers[0].as_slice().to_vec()
+    }
+
+    #[test]
+    fn every_ring_names_the_file_by_its_fixed_index() {
+        let Some((temp, mut backend)) = backend() else {
+            return;
+        };
+        let lane = backend.open_lane().expect("open").expect("a lane");
+        assert!(backend.uses_fixed_file(SHARED_LANE));
+        assert!(backend.uses_fixed_file(lane));
+        assert!(!backend.uses_fixed_file(lane + 1), "not open");
+        assert_eq!(
+            read_second_block(&mut backend, SHARED_LANE),
+            vec![7u8; 4096]
+        );
+        assert_eq!(read_second_block(&mut backend, lane), vec![7u8; 4096]);
+        // The registered file is the backend's own: a write to it shows in the next read.
+        temp.as_file()
+            .write_all_at(&[5u8; 4096], 4096)
+            .expect("write");
+        assert_eq!(read_second_block(&mut backend, lane), vec![5u8; 4096]);
+    }
+
+    #[test]
+    fn a_ring_without_the_registered_file_names_the_descriptor() {
+        let Some((_temp, mut backend)) = backend() else {
+            return;
+        };
+        if let Some(Some(ring)) = backend.rings.get_mut(SHARED_LANE) {
+            ring.fixed_file = false;
+        }
+        assert!(!backend.uses_fixed_file(SHARED_LANE));
+        assert_eq!(
+            read_second_block(&mut backend, SHARED_LANE),
+            vec![7u8; 4096]
+        );
     }
 }
