@@ -189,31 +189,13 @@ pub(crate) trait Slot {
     fn is_ready(&self) -> bool;
     /// Register `waker` to be woken by the next outcome, unless one is already there (then
     /// returns `false` and registers nothing). A newly registered waker is counted in
-    /// [`Counters::waiting`] until it is woken or unregistered.
+    /// [`Counters::waiting`] until it is woken or unregistered: somebody must poll for it.
     fn register(&self, waker: &Waker, counters: &Counters) -> bool;
-    /// Take back a registered waker (a timed wait ran out).
+    /// [`Slot::register`], not counted as waiting: for a thread that polls itself, or waits
+    /// on its own lane, and only needs waking if another thread delivers the outcome.
+    fn register_uncounted(&self, waker: &Waker) -> bool;
+    /// Take back a registered waker (the wait is over without it).
     fn unregister(&self, counters: &Counters);
-}
-
-/// Put `waker` in `slot` (counted if there was none).
-fn install(slot: &mut Option<Waker>, waker: &Waker, counters: &Counters) {
-    match slot {
-        Some(old) if old.will_wake(waker) => {}
-        Some(old) => old.clone_from(waker),
-        None => {
-            counters.waiting.fetch_add(1, Ordering::SeqCst);
-            *slot = Some(waker.clone());
-        }
-    }
-}
-
-/// Take the waker out of `slot` (uncounting it), to wake it.
-fn take(slot: &mut Option<Waker>, counters: &Counters) -> Option<Waker> {
-    let waker = slot.take();
-    if waker.is_some() {
-        counters.waiting.fetch_sub(1, Ordering::SeqCst);
-    }
-    waker
 }
 
 #[derive(Debug, Default)]
@@ -221,6 +203,34 @@ struct State {
     outcome: Option<IoOutcome>,
     taken: bool,
     waker: Option<Waker>,
+    /// The waker is counted in the engine's [`Counters::waiting`] (a waker that replaces
+    /// another keeps the first one's count).
+    counted: bool,
+}
+
+impl State {
+    /// Put `waker` in the cell, counted in `counters` if given and if there was none.
+    fn install(&mut self, waker: &Waker, counters: Option<&Counters>) {
+        if self.waker.is_none() {
+            self.counted = counters.is_some();
+            if let Some(counters) = counters {
+                counters.waiting.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        match &mut self.waker {
+            Some(old) if old.will_wake(waker) => {}
+            slot => *slot = Some(waker.clone()),
+        }
+    }
+
+    /// Take the waker out (uncounting it if it was counted), to wake it.
+    fn take_waker(&mut self, counters: &Counters) -> Option<Waker> {
+        let waker = self.waker.take();
+        if waker.is_some() && std::mem::take(&mut self.counted) {
+            counters.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        waker
+    }
 }
 
 #[derive(Debug, Default)]
@@ -241,16 +251,26 @@ impl Slot for Cell {
     }
 
     fn register(&self, waker: &Waker, counters: &Counters) -> bool {
+        self.register_counted(waker, Some(counters))
+    }
+
+    fn register_uncounted(&self, waker: &Waker) -> bool {
+        self.register_counted(waker, None)
+    }
+
+    fn unregister(&self, counters: &Counters) {
+        let _ = self.lock().take_waker(counters);
+    }
+}
+
+impl Cell {
+    fn register_counted(&self, waker: &Waker, counters: Option<&Counters>) -> bool {
         let mut state = self.lock();
         if state.outcome.is_some() || state.taken {
             return false;
         }
-        install(&mut state.waker, waker, counters);
+        state.install(waker, counters);
         true
-    }
-
-    fn unregister(&self, counters: &Counters) {
-        let _ = take(&mut self.lock().waker, counters);
     }
 }
 
@@ -317,12 +337,6 @@ impl CompletionQueue {
         into.append(&mut self.lock().done);
     }
 
-    /// [`Slot::register`], not counted as waiting anywhere: for a thread blocked on its own
-    /// lane, which needs nobody to poll for it.
-    pub(crate) fn register_uncounted(&self, waker: &Waker) -> bool {
-        self.register_counted(waker, false)
-    }
-
     /// [`Slot::register`], counted in every engine or not.
     fn register_counted(&self, waker: &Waker, counted: bool) -> bool {
         let mut state = self.lock();
@@ -346,6 +360,10 @@ impl Slot for CompletionQueue {
 
     fn register(&self, waker: &Waker, _: &Counters) -> bool {
         self.register_counted(waker, true)
+    }
+
+    fn register_uncounted(&self, waker: &Waker) -> bool {
+        self.register_counted(waker, false)
     }
 
     fn unregister(&self, _: &Counters) {
@@ -521,7 +539,7 @@ impl Future for IoFuture {
                 return Poll::Pending;
             };
             let first = state.waker.is_none();
-            install(&mut state.waker, context.waker(), &engine.counters);
+            state.install(context.waker(), Some(&engine.counters));
             first
         };
         if newly_registered {
@@ -598,7 +616,7 @@ fn fulfil(target: Target, outcome: IoOutcome, counters: &Counters) {
         Target::Cell(cell) => {
             let mut state = cell.lock();
             state.outcome = Some(outcome);
-            take(&mut state.waker, counters)
+            state.take_waker(counters)
         }
         Target::Queue(queue, tag) => {
             let mut state = queue.lock();

@@ -86,8 +86,8 @@ use std::cell::Cell as StdCell;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -103,6 +103,7 @@ use crate::completion::{
 };
 use crate::handle::{Message, Submission};
 use crate::stats::{Recorder, Sample};
+use crate::submitter::{self, OutlivesSubmissions, WaitOnReturn};
 
 /// One client request at the device, part of an operation.
 #[derive(Debug)]
@@ -195,6 +196,25 @@ enum Role {
     Dispatcher,
 }
 
+/// What a thread holds the poller role for.
+enum Purpose<'s> {
+    /// A client's outcome: until this slot is ready.
+    Outcome(&'s dyn Slot),
+    /// A submitter pushed back: until the policy has room for its request.
+    Room,
+    /// The dispatcher thread: until nobody needs a poller.
+    Dispatch,
+}
+
+impl Purpose<'_> {
+    fn role(&self) -> Role {
+        match self {
+            Purpose::Dispatch => Role::Dispatcher,
+            Purpose::Outcome(_) | Purpose::Room => Role::Client,
+        }
+    }
+}
+
 type Outcomes = Vec<(Completer, IoOutcome)>;
 
 /// A map keyed by the engine's own sequential ids: they need no protection against
@@ -251,9 +271,21 @@ pub(crate) struct Shared {
     room: Condvar,
     /// The dispatcher thread sleeps here while nobody needs it.
     idle: Condvar,
+    /// Exiting threads wait here for the operations they may have submitted
+    /// ([`Shared::outlive_submissions`]).
+    exits: Condvar,
+    /// This engine's number in the process (for [`submitter::note`]).
+    id: u64,
+    /// This engine, for the exit waits of the threads that submit to it.
+    me: Weak<Shared>,
+    /// The backend cancels an operation whose submitting thread exits first (io_uring).
+    ties_operations_to_submitter: bool,
     /// The backend's blocking half, used without the lock.
     waiter: Arc<dyn Waiter>,
     pub notifier: Notifier,
+    /// Wakes a blocked poller through the notifier: registered on the slot it polls for, so
+    /// that an outcome another thread delivers ends its wait.
+    poller_waker: Waker,
     pub counters: Arc<Counters>,
     pub accepting: AtomicBool,
     /// Set, under the lock, whenever a turn leaves operations queued at the backend; lets
@@ -276,7 +308,7 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// What [`Shared::new`] needs.
+/// What [`Shared::start`] needs.
 pub(crate) struct Parts {
     pub backend: Box<dyn Backend>,
     pub policy: Box<dyn Scheduler>,
@@ -290,7 +322,16 @@ pub(crate) struct Parts {
 }
 
 impl Shared {
-    pub(crate) fn new(parts: Parts) -> Self {
+    /// The shared state of a new engine.
+    pub(crate) fn start(parts: Parts) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self::new(parts, me.clone()))
+    }
+
+    fn new(parts: Parts, me: Weak<Shared>) -> Self {
+        /// Engines made in this process so far: each one's number (never 0).
+        static ENGINES: AtomicU64 = AtomicU64::new(0);
+        let id = ENGINES.fetch_add(1, Ordering::Relaxed) + 1;
+        let ties_operations_to_submitter = parts.backend.ties_operations_to_submitter();
         let waiter = parts.backend.waiter();
         let notifier = parts.backend.notifier();
         let backend_name = parts.backend.name();
@@ -320,10 +361,12 @@ impl Shared {
             outcomes: Vec::new(),
             poller: None,
             poller_blocked: false,
+            poller_wants_room: false,
             poll_deadline: None,
             timer: None,
             keeper: None,
             room_waiters: 0,
+            exit_waiters: 0,
             dispatcher_wanted: false,
             turn_role: None,
             defer_submit: false,
@@ -342,7 +385,12 @@ impl Shared {
             core: Mutex::new(core),
             room: Condvar::new(),
             idle: Condvar::new(),
+            exits: Condvar::new(),
+            id,
+            me,
+            ties_operations_to_submitter,
             waiter,
+            poller_waker: Waker::from(Arc::new(NotifyWaker(notifier.clone()))),
             notifier,
             counters,
             accepting: AtomicBool::new(true),
@@ -363,6 +411,10 @@ impl Shared {
     /// Release the lock, then make the system calls the turns left for after it (ring the
     /// backend's doorbells, wake a blocked poller) and fulfil the outcomes collected.
     fn unlock_and_deliver(&self, mut core: MutexGuard<'_, Core>) {
+        if core.exit_waiters > 0 {
+            // Operations may have completed, or the engine closed: exiting threads look again.
+            self.exits.notify_all();
+        }
         if !core.has_after_unlock() {
             return;
         }
@@ -409,7 +461,8 @@ impl Shared {
         }
         let outstanding = !core.pending.is_empty() || !core.ops.is_empty();
         let timer = core.unkept_timer().is_some();
-        outstanding && (timer || self.counters.waiting.load(Ordering::SeqCst) > 0)
+        let waiting = self.counters.waiting.load(Ordering::SeqCst) > 0 || core.exit_waiters > 0;
+        outstanding && (timer || waiting)
     }
 
     /// Ask the dispatcher thread to take the poller role (it takes it once it is free).
@@ -443,12 +496,13 @@ impl Shared {
     /// hands them over, batching several submissions into one. The caller must flush before
     /// it waits or stops submitting.
     pub(crate) fn submit_as(&self, message: Message, flush: bool) {
+        let _exiting = self.note_submitter();
         let mut core = self.lock();
         if matches!(message, Message::Submit(_)) {
             let has_room = |core: &Core| core.closed || core.pending.len() < self.max_queued;
             while !has_room(&core) {
                 if core.poller.is_none() {
-                    core = self.poll(core, Role::Client, None, &has_room);
+                    core = self.poll(core, Purpose::Room, None);
                 } else {
                     core.room_waiters += 1;
                     core = self.room.wait(core).unwrap_or_else(PoisonError::into_inner);
@@ -485,6 +539,7 @@ impl Shared {
         let polling = core.poller.is_some();
         Self::turn_unlocked_syscalls(core, !polling);
         self.keep_timer(core);
+        self.wake_room_poller(core);
     }
 
     /// After a turn by a thread that is not the poller: make sure somebody is there at the
@@ -517,6 +572,7 @@ impl Shared {
         if !self.deferred.load(Ordering::Acquire) {
             return;
         }
+        let _exiting = self.note_submitter();
         let mut core = self.lock();
         self.deferred.store(false, Ordering::Release);
         if core.deferred {
@@ -531,13 +587,14 @@ impl Shared {
     /// Block until `slot` is ready or `deadline` passes, polling the backend if nobody else
     /// does, else parked until the poller completes what the slot waits for.
     pub(crate) fn block_on(&self, slot: &dyn Slot, deadline: Option<Instant>) {
+        let _exiting = self.note_submitter();
         loop {
             if slot.is_ready() || deadline.is_some_and(|at| Instant::now() >= at) {
                 return;
             }
             let mut core = self.lock();
             if core.poller.is_none() && !core.closed {
-                core = self.poll(core, Role::Client, deadline, &|_| slot.is_ready());
+                core = self.poll(core, Purpose::Outcome(slot), deadline);
                 drop(core);
                 continue;
             }
@@ -580,6 +637,7 @@ impl Shared {
     /// Close a lane: requests still tagged with it go to the shared lane from now on, and
     /// whoever turns next reaps what is left on it.
     pub(crate) fn close_lane(&self, lane: Lane) {
+        let _exiting = self.note_submitter();
         let mut core = self.lock();
         if let Some(state) = core.lanes.get_mut(lane.id) {
             state.open = false;
@@ -603,6 +661,7 @@ impl Shared {
         deadline: Option<Instant>,
         lane: &Lane,
     ) {
+        let _exiting = self.note_submitter();
         // Lane waits are not counted as waiters: they need no poller.
         let uncounted = Counters::default();
         let passed = || deadline.is_some_and(|at| Instant::now() >= at);
@@ -651,16 +710,23 @@ impl Shared {
     }
 
     /// Hold the poller role (nobody holds it) and run turns, blocking in the backend's waiter
-    /// between them, until `done` (checked under the lock), `deadline`, or the engine closes;
-    /// then give the role up, handing it to the dispatcher thread if somebody needs a poller.
+    /// between them, until `purpose` is met (checked under the lock), `deadline`, or the
+    /// engine closes; then give the role up, handing it to the dispatcher thread if somebody
+    /// needs a poller.
+    ///
+    /// Whatever another thread does that can meet the purpose wakes the blocked poller: an
+    /// outcome delivered to its slot by another thread wakes it through the waker it
+    /// registers there before blocking; room made by another thread's turn, through
+    /// [`Shared::wake_room_poller`]; a new earlier timer, through [`Shared::keep_timer`].
     fn poll<'a>(
         &'a self,
         mut core: MutexGuard<'a, Core>,
-        role: Role,
+        purpose: Purpose<'_>,
         deadline: Option<Instant>,
-        done: &dyn Fn(&Core) -> bool,
     ) -> MutexGuard<'a, Core> {
+        let role = purpose.role();
         core.poller = Some(role);
+        core.poller_wants_room = matches!(purpose, Purpose::Room);
         loop {
             core.turn_role = Some(role);
             Self::turn_unlocked_syscalls(&mut core, true);
@@ -672,29 +738,25 @@ impl Shared {
                 self.unlock_and_deliver(core);
                 core = self.lock();
             }
-            if core.closed || done(&core) || deadline.is_some_and(|at| Instant::now() >= at) {
+            if core.closed
+                || self.purpose_met(&core, &purpose)
+                || deadline.is_some_and(|at| Instant::now() >= at)
+            {
                 break;
             }
-            let timer = core.held_timer();
-            let mut until = match (deadline, timer) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            if !core.ops.is_empty() {
-                let soon = Instant::now() + STALL_RECHECK;
-                until = Some(until.map_or(soon, |at| at.min(soon)));
+            if let Purpose::Outcome(slot) = purpose {
+                if !slot.register_uncounted(&self.poller_waker) {
+                    continue; // delivered meanwhile
+                }
             }
-            if core.lanes_busy() {
-                // Operations on lanes complete on their own rings, which this wait does not
-                // see: look again soon (they matter here only when their thread has stopped
-                // waiting, at the end of a job or in a shutdown).
-                let soon = Instant::now() + LANE_RECHECK;
-                until = Some(until.map_or(soon, |at| at.min(soon)));
-            }
+            let until = self.poll_until(&core, deadline);
             core.poller_blocked = true;
             core.poll_deadline = until;
             self.unlock_and_deliver(core);
             let waited = self.waiter.wait(until);
+            if let Purpose::Outcome(slot) = purpose {
+                slot.unregister(&self.counters);
+            }
             core = self.lock();
             core.poller_blocked = false;
             core.poll_deadline = None;
@@ -704,6 +766,7 @@ impl Shared {
             }
         }
         core.poller = None;
+        core.poller_wants_room = false;
         if role == Role::Client && self.needs_dispatcher(&core) {
             self.want_dispatcher(&mut core);
         }
@@ -711,6 +774,55 @@ impl Shared {
             self.room.notify_all();
         }
         core
+    }
+
+    /// Whether a poller has what it polls for.
+    fn purpose_met(&self, core: &Core, purpose: &Purpose<'_>) -> bool {
+        match purpose {
+            Purpose::Outcome(slot) => slot.is_ready(),
+            Purpose::Room => core.pending.len() < self.max_queued,
+            Purpose::Dispatch => {
+                let needed = self.needs_dispatcher(core) || core.dispatcher_ops > 0;
+                !needed || (core.stopping && core.drained())
+            }
+        }
+    }
+
+    /// How long a poller blocks: until its deadline or the policy's timer, whichever is
+    /// first, and no longer than the lane recheck while operations are on lanes.
+    fn poll_until(&self, core: &Core, deadline: Option<Instant>) -> Option<Instant> {
+        let timer = core.held_timer();
+        let mut until = match (deadline, timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if !core.ops.is_empty() {
+            let soon = Instant::now() + STALL_RECHECK;
+            until = Some(until.map_or(soon, |at| at.min(soon)));
+        }
+        if core.lanes_busy() {
+            // Operations on lanes complete on their own rings, which this wait does not
+            // see: look again soon (they matter here only when their thread has stopped
+            // waiting, at the end of a job or in a shutdown).
+            let soon = Instant::now() + LANE_RECHECK;
+            until = Some(until.map_or(soon, |at| at.min(soon)));
+        }
+        until
+    }
+
+    /// After a turn by a thread that is not the poller: a poller blocked for room, which the
+    /// turn made, is woken (after the lock), and so are submitters waiting for it.
+    fn wake_room_poller(&self, core: &mut Core) {
+        if core.pending.len() >= self.max_queued {
+            return;
+        }
+        if core.room_waiters > 0 {
+            self.room.notify_all();
+        }
+        if core.poller_blocked && core.poller_wants_room {
+            core.poller_blocked = false;
+            core.wakes.push(self.notifier.clone());
+        }
     }
 
     /// The dispatcher thread: poll whenever somebody needs it, drain on shutdown. An error is
@@ -739,6 +851,7 @@ impl Shared {
                 if core.room_waiters > 0 {
                     self.room.notify_all();
                 }
+                self.exits.notify_all();
             }
             if core.closed {
                 break;
@@ -750,10 +863,7 @@ impl Shared {
                 {
                     core.dispatcher_polls += 1;
                 }
-                core = self.poll(core, Role::Dispatcher, None, &|core: &Core| {
-                    let needed = self.needs_dispatcher(core) || core.dispatcher_ops > 0;
-                    !needed || (core.stopping && core.drained())
-                });
+                core = self.poll(core, Purpose::Dispatch, None);
                 continue;
             }
             core.dispatcher_asleep = true;
@@ -764,6 +874,21 @@ impl Shared {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+
+    /// The calling thread (a client's, never the dispatcher thread) is about to run turns,
+    /// which may submit to the backend: if the backend ties operations to the thread that
+    /// submits them, keep this thread alive when it exits until those in flight are done
+    /// ([`submitter`]). What it returns must live until the caller has released the lock and
+    /// made its system calls.
+    fn note_submitter(&self) -> Option<WaitOnReturn> {
+        if !self.ties_operations_to_submitter {
+            return None;
+        }
+        submitter::note(self.id, || {
+            let me: Weak<dyn OutlivesSubmissions> = self.me.clone();
+            me
+        })
     }
 
     /// Stop: no more requests are accepted; the dispatcher thread drains and closes.
@@ -789,6 +914,32 @@ impl Shared {
             core.publish();
         }
         self.room.notify_all();
+        self.exits.notify_all();
+    }
+}
+
+impl OutlivesSubmissions for Shared {
+    /// Block until no operation in flight now is still at the device, or the engine has
+    /// closed, submitting nothing: the dispatcher thread (asked for, as for any waiter) polls
+    /// meanwhile, and wakes this thread through `exits` whenever operations complete.
+    fn outlive_submissions(&self) {
+        let mut core = self.lock();
+        let horizon = core.next_token;
+        core.exit_waiters += 1;
+        loop {
+            let in_flight = core.ops.keys().any(|&token| token < horizon);
+            if core.closed || !in_flight {
+                break;
+            }
+            if core.poller.is_none() {
+                self.want_dispatcher(&mut core);
+            }
+            core = self
+                .exits
+                .wait(core)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        core.exit_waiters -= 1;
     }
 }
 
@@ -824,6 +975,8 @@ pub(crate) struct Core {
     poller: Option<Role>,
     /// The poller is blocked in the waiter (until `poll_deadline`).
     poller_blocked: bool,
+    /// The poller polls for room in the policy (a submitter pushed back).
+    poller_wants_room: bool,
     poll_deadline: Option<Instant>,
     /// The policy's last "wait until", from the last dispatch.
     timer: Option<Instant>,
@@ -831,6 +984,8 @@ pub(crate) struct Core {
     keeper: Option<TimerKeeper>,
     /// Submitters blocked for room.
     room_waiters: usize,
+    /// Exiting threads waiting for the operations in flight ([`Shared::outlive_submissions`]).
+    exit_waiters: usize,
     /// The dispatcher thread was asked to take the poller role.
     dispatcher_wanted: bool,
     /// This turn leaves what it dispatches queued at the backend (see [`Shared::submit_as`]).

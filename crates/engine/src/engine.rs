@@ -214,7 +214,7 @@ impl EngineBuilder {
         let started = Instant::now();
         let recorder = Arc::new(Recorder::new(started));
         let backend_name = self.backend.name();
-        let shared = Arc::new(Shared::new(Parts {
+        let shared = Shared::start(Parts {
             backend: self.backend,
             policy,
             groups,
@@ -224,7 +224,7 @@ impl EngineBuilder {
             started,
             depth: target.queue_depth,
             max_queued: self.submission_queue,
-        }));
+        });
         let dispatcher = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("ioslice-dispatch".into())

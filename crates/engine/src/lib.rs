@@ -79,6 +79,7 @@ pub mod engine;
 pub mod handle;
 pub mod job_run;
 pub mod stats;
+mod submitter;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
 pub use buffer::AlignedBuffer;

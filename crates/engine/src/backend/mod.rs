@@ -145,6 +145,16 @@ pub trait Backend: Send {
     /// Operations pushed or submitted and not yet returned as completions, on every lane.
     fn in_flight(&self) -> usize;
 
+    /// Whether an operation needs the thread that handed it to the kernel to live until it
+    /// completes. io_uring ties each request to the task that submitted it: when that task
+    /// exits, a request still in the kernel's hands (queued for an io-wq worker, or waiting
+    /// to be retried from task work, as buffered writes are) completes with `ECANCELED`
+    /// instead of being done. The engine then keeps every thread that submitted from exiting
+    /// until the operations in flight when it exits are complete. `false` by default.
+    fn ties_operations_to_submitter(&self) -> bool {
+        false
+    }
+
     /// Open a lane: a completion channel of its own, for one thread that waits for the
     /// operations pushed on it ([`Backend::lane_waiter`]) and reaps them
     /// ([`Backend::reap_lane`]). `Ok(None)` if the backend has no lanes or no more.

@@ -52,7 +52,7 @@ use std::time::Instant;
 
 use io_uring::cqueue::CompletionQueue;
 use io_uring::squeue::SubmissionQueue;
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
 use ioslice_core::Direction;
 
 use super::{Backend, Doorbell, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
@@ -161,14 +161,25 @@ fn cq(ring: &IoUring) -> CompletionQueue<'_> {
     unsafe { ring.completion_shared() }
 }
 
-/// Hand the kernel the entries in `ring`'s submission queue (one `io_uring_enter`). Returns
-/// whether it took them; `false` after a transient refusal (`EINTR`, `EAGAIN`, `EBUSY`),
-/// which leaves them queued for the next submission or a waiter's enter.
-fn enter(ring: &IoUring) -> io::Result<bool> {
-    match ring.submit() {
-        Ok(_) => Ok(true),
-        Err(e) if is_transient(&e) => Ok(false),
-        Err(e) => Err(e),
+/// Most times a submission refused for a passing reason (`EINTR`, `EAGAIN`, `EBUSY`) is
+/// tried again before it counts as the ring failing.
+const SUBMIT_RETRIES: u32 = 1000;
+
+/// Hand the kernel the entries in `ring`'s submission queue (one `io_uring_enter`, more only
+/// if the kernel refuses them for a passing reason; then it yields between tries). Nobody
+/// else would: waiters never submit (see [`UringWaiter`]), so entries left queued here would
+/// never reach the kernel.
+fn enter(ring: &IoUring) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match ring.submit() {
+            Ok(_) => return Ok(()),
+            Err(e) if is_transient(&e) && tries < SUBMIT_RETRIES => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -246,7 +257,7 @@ impl Ring {
             let ring = Arc::clone(&ring);
             // The kernel takes each entry once, under its own lock, whichever thread enters:
             // entering without the backend's lock is safe.
-            Doorbell::new(move || enter(&ring).map(drop))
+            Doorbell::new(move || enter(&ring))
         };
         Ok(Self {
             doorbell,
@@ -441,9 +452,8 @@ impl Ring {
         if self.unsubmitted == 0 {
             return Ok(());
         }
-        if enter(&self.ring)? {
-            self.unsubmitted = 0;
-        }
+        enter(&self.ring)?;
+        self.unsubmitted = 0;
         Ok(())
     }
 
@@ -675,12 +685,18 @@ impl Backend for UringBackend {
     fn in_flight(&self) -> usize {
         self.in_flight
     }
+
+    fn ties_operations_to_submitter(&self) -> bool {
+        true
+    }
 }
 
 /// Blocks in `io_uring_enter` until the ring's completion queue holds an entry (a completion,
-/// or the wake-up poll firing) or a deadline passes. It never reads or writes the queues;
-/// entries pushed but not yet submitted may be handed to the kernel by its enter, which is
-/// harmless (the kernel takes each entry once, under its own lock).
+/// or the wake-up poll firing) or a deadline passes. It never reads or writes the queues, and
+/// it never submits (its enter asks for completions only, `to_submit` 0): the kernel ties a
+/// request to the thread that submitted it and cancels it if that thread exits first, so
+/// only threads the engine knows to have submitted may do it (see
+/// [`Backend::ties_operations_to_submitter`]).
 pub struct UringWaiter {
     ring: Arc<IoUring>,
 }
@@ -693,8 +709,12 @@ impl std::fmt::Debug for UringWaiter {
 
 impl Waiter for UringWaiter {
     fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let submitter = self.ring.submitter();
         let entered = match deadline {
-            None => self.ring.submit_and_wait(1),
+            // SAFETY: no argument: the kernel reads no memory of ours.
+            None => unsafe {
+                submitter.enter::<libc::sigset_t>(0, 1, EnterFlags::GETEVENTS.bits(), None)
+            },
             Some(deadline) => {
                 let now = Instant::now();
                 if deadline <= now {
@@ -702,7 +722,11 @@ impl Waiter for UringWaiter {
                 }
                 let timeout = types::Timespec::from(deadline - now);
                 let args = types::SubmitArgs::new().timespec(&timeout);
-                self.ring.submitter().submit_with_args(1, &args)
+                let flags = EnterFlags::GETEVENTS | EnterFlags::EXT_ARG;
+                // SAFETY: `args` is the `io_uring_getevents_arg` that `EXT_ARG` announces
+                // (`SubmitArgs` is `repr(transparent)` over it), and it and the timespec it
+                // points to live until the call returns.
+                unsafe { submitter.enter(0, 1, flags.bits(), Some(&args)) }
             }
         };
         match entered {
