@@ -67,6 +67,10 @@ pub enum IoErrorKind {
     },
     /// The engine was shut down (or its dispatcher stopped) before serving the request.
     ShutDown,
+    /// A thread panicked while running the engine (a bug in a policy, a backend or the
+    /// engine itself), so the engine stopped: its state could no longer be trusted. Every
+    /// request it held and every later one fails so. Reported with errno `ENOTRECOVERABLE`.
+    EnginePanicked,
     /// The future was polled again after it had already returned its output.
     AlreadyTaken,
 }
@@ -96,6 +100,7 @@ impl IoError {
             | IoErrorKind::OutOfRange { .. }
             | IoErrorKind::AlreadyTaken => libc::EINVAL,
             IoErrorKind::ShutDown => libc::ESHUTDOWN,
+            IoErrorKind::EnginePanicked => libc::ENOTRECOVERABLE,
         }
     }
 }
@@ -162,6 +167,12 @@ impl fmt::Display for IoError {
                 f,
                 "{} — the engine shut down before serving it",
                 describe_errno(libc::ESHUTDOWN)
+            ),
+            IoErrorKind::EnginePanicked => write!(
+                f,
+                "{} — the engine stopped after a thread panicked while running it (a bug); \
+                 its state could not be trusted, so no request is served",
+                describe_errno(libc::ENOTRECOVERABLE)
             ),
             IoErrorKind::AlreadyTaken => f.write_str("the future already returned its result"),
         }

@@ -288,6 +288,8 @@ pub(crate) struct Shared {
     poller_waker: Waker,
     pub counters: Arc<Counters>,
     pub accepting: AtomicBool,
+    /// A thread panicked under the lock and the engine stopped ([`Shared::stop_after_panic`]).
+    panicked: AtomicBool,
     /// Set, under the lock, whenever a turn leaves operations queued at the backend; lets
     /// [`Shared::flush`] skip the lock when nothing is (a stale `true` only costs the lock).
     deferred: AtomicBool,
@@ -379,6 +381,7 @@ impl Shared {
             stopping: false,
             exits_told: false,
             closed: false,
+            panicked: false,
             failure: None,
         };
         Self {
@@ -394,6 +397,7 @@ impl Shared {
             notifier,
             counters,
             accepting: AtomicBool::new(true),
+            panicked: AtomicBool::new(false),
             deferred: AtomicBool::new(false),
             groups: parts.groups,
             logical_block_size: parts.logical_block_size,
@@ -404,8 +408,63 @@ impl Shared {
         }
     }
 
+    /// The engine's lock. If a thread panicked while holding it (a bug in a policy, a
+    /// backend or the engine), the state behind it may be half updated: the first thread to
+    /// find it so stops the engine ([`Shared::stop_after_panic`]).
     fn lock(&self) -> MutexGuard<'_, Core> {
-        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+        self.relock(self.core.lock())
+    }
+
+    /// The guard a lock or condition-variable wait returned, the engine stopped if the lock
+    /// was poisoned.
+    fn relock<'a>(
+        &'a self,
+        locked: Result<MutexGuard<'a, Core>, PoisonError<MutexGuard<'a, Core>>>,
+    ) -> MutexGuard<'a, Core> {
+        match locked {
+            Ok(core) => core,
+            Err(poisoned) => self.stop_after_panic(poisoned.into_inner()),
+        }
+    }
+
+    /// A thread panicked under the lock: nothing the policy or the bookkeeping says can be
+    /// trusted, so nothing more is asked of them. Every request pending or at the device fails
+    /// with [`IoErrorKind::EnginePanicked`], outcomes already collected are delivered, later
+    /// requests are refused with the same error, and every blocked thread is woken to see it.
+    /// Operations at the device keep their buffers in the backend until they complete.
+    fn stop_after_panic<'a>(&'a self, mut core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
+        if core.panicked {
+            return core;
+        }
+        core.panicked = true;
+        self.panicked.store(true, Ordering::Release);
+        self.accepting.store(false, Ordering::Release);
+        core.fail_all(IoErrorKind::EnginePanicked);
+        core.closed = true;
+        for (completer, outcome) in core.outcomes.drain(..) {
+            completer.complete(outcome);
+        }
+        core.publish();
+        self.room.notify_all();
+        self.idle.notify_all();
+        self.exits.notify_all();
+        // A poller blocked in the backend; lane threads are woken by their failed requests.
+        self.notifier.notify();
+        core
+    }
+
+    /// Why a request the engine no longer takes is refused.
+    pub(crate) fn refusal(&self) -> IoErrorKind {
+        if self.panicked.load(Ordering::Acquire) {
+            IoErrorKind::EnginePanicked
+        } else {
+            IoErrorKind::ShutDown
+        }
+    }
+
+    /// Whether a thread panicked while running the engine (which then stopped).
+    pub(crate) fn has_panicked(&self) -> bool {
+        self.panicked.load(Ordering::Acquire)
     }
 
     /// Release the lock, then make the system calls the turns left for after it (ring the
@@ -505,15 +564,16 @@ impl Shared {
                     core = self.poll(core, Purpose::Room, None);
                 } else {
                     core.room_waiters += 1;
-                    core = self.room.wait(core).unwrap_or_else(PoisonError::into_inner);
+                    core = self.relock(self.room.wait(core));
                     core.room_waiters -= 1;
                 }
             }
         }
         if core.closed {
             drop(core);
-            // Dropping the submission's completer fails it with a shutdown error.
-            drop(message);
+            if let Message::Submit(submission) = message {
+                submission.completer.fail(self.refusal());
+            }
             return;
         }
         match message {
@@ -867,7 +927,7 @@ impl Shared {
                 continue;
             }
             core.dispatcher_asleep = true;
-            core = self.idle.wait(core).unwrap_or_else(PoisonError::into_inner);
+            core = self.relock(self.idle.wait(core));
             core.dispatcher_asleep = false;
         }
         match core.failure.take() {
@@ -1007,6 +1067,8 @@ pub(crate) struct Core {
     exits_told: bool,
     /// Drained after a shutdown, or failed: takes no more requests.
     closed: bool,
+    /// A thread panicked while holding the lock; the engine stopped.
+    panicked: bool,
     /// The backend error that ended the engine.
     failure: Option<io::Error>,
 }

@@ -15,7 +15,9 @@ use std::time::Instant;
 
 use ioslice_core::group::GroupError;
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, SchedSpec, SchedulerContext, TunableError};
+use ioslice_core::{
+    build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TunableError,
+};
 
 use crate::backend::Backend;
 use crate::dispatcher::{Parts, Shared};
@@ -61,6 +63,13 @@ pub enum EngineError {
     /// The dispatcher thread panicked (a bug); its requests were failed with a shutdown error.
     #[error("the dispatcher thread panicked")]
     DispatcherPanicked,
+    /// A thread panicked while running the engine (a bug in a policy, a backend or the
+    /// engine), which then stopped: every request it held failed with
+    /// [`IoErrorKind::EnginePanicked`](crate::IoErrorKind::EnginePanicked).
+    #[error(
+        "the engine stopped after a thread panicked while running it; every request it held failed"
+    )]
+    Panicked,
 }
 
 /// What the engine needs to know about the file or device behind the backend.
@@ -100,6 +109,9 @@ impl Geometry {
     }
 }
 
+/// Builds a policy of the caller's own for the engine's groups and device.
+type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send>;
+
 #[derive(Debug)]
 enum GroupSetting {
     Weight(String, u32),
@@ -114,6 +126,7 @@ pub struct EngineBuilder {
     base_groups: GroupTree,
     groups: Vec<GroupSetting>,
     submission_queue: usize,
+    policy: Option<PolicyFactory>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -124,6 +137,7 @@ impl std::fmt::Debug for EngineBuilder {
             .field("scheduler", &self.scheduler)
             .field("groups", &self.groups)
             .field("submission_queue", &self.submission_queue)
+            .field("own_policy", &self.policy.is_some())
             .finish()
     }
 }
@@ -137,6 +151,17 @@ impl EngineBuilder {
     /// The policy, as `--sched` takes it: `NAME[:tunable=value,...]` (default `bfq`).
     pub fn scheduler(mut self, spec: &str) -> Self {
         self.scheduler = spec.to_string();
+        self
+    }
+
+    /// Run a policy of your own instead of a named one: `build` makes it from the engine's
+    /// groups and device ([`SchedulerContext`]) when the engine starts. Group limits still
+    /// apply, through the same limit layer the named policies get.
+    pub fn policy(
+        mut self,
+        build: impl FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send + 'static,
+    ) -> Self {
+        self.policy = Some(Box::new(build));
         self
     }
 
@@ -203,13 +228,18 @@ impl EngineBuilder {
             spec: self.scheduler.clone(),
             source: Box::new(source),
         };
-        let spec: SchedSpec = self.scheduler.parse().map_err(scheduler_error)?;
         let context = SchedulerContext {
             groups: groups.clone(),
             rotational: target.rotational,
             queue_depth: target.queue_depth,
         };
-        let policy = build_scheduler(&spec, &context).map_err(scheduler_error)?;
+        let policy = match self.policy {
+            Some(build) => ioslice_core::limit::wrap(build(&context), &groups),
+            None => {
+                let spec: SchedSpec = self.scheduler.parse().map_err(scheduler_error)?;
+                build_scheduler(&spec, &context).map_err(scheduler_error)?
+            }
+        };
 
         let started = Instant::now();
         let recorder = Arc::new(Recorder::new(started));
@@ -258,6 +288,7 @@ impl Engine {
             base_groups: GroupTree::default(),
             groups: Vec::new(),
             submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
+            policy: None,
         }
     }
 
@@ -286,6 +317,7 @@ impl Engine {
         };
         self.shared.begin_stop();
         match thread.join() {
+            Ok(_) | Err(_) if self.shared.has_panicked() => Err(EngineError::Panicked),
             Ok(Ok(())) => Ok(()),
             Ok(Err(source)) => Err(EngineError::Backend {
                 backend: self.backend_name,

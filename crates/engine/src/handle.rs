@@ -227,7 +227,7 @@ impl Client {
     fn submit(&self, direction: Direction, offset: u64, buffer: AlignedBuffer) -> IoFuture {
         let len = buffer.len() as u64;
         if !self.shared.accepting.load(Ordering::Acquire) {
-            let error = shutdown_error(direction, offset, len);
+            let error = refusal(direction, offset, len as usize, self.shared.refusal());
             return IoFuture::ready(Err(error), direction, offset, len);
         }
         let (future, completer) = IoFuture::pair(&self.shared, direction, offset, len);
@@ -289,7 +289,7 @@ impl Client {
             return queue.push_ready(tag, Err(error));
         }
         if !self.shared.accepting.load(Ordering::Acquire) {
-            let outcome: IoOutcome = Err(shutdown_error(direction, offset, len as u64));
+            let outcome: IoOutcome = Err(refusal(direction, offset, len, self.shared.refusal()));
             return queue.push_ready(tag, outcome);
         }
         let len = len as u64;
@@ -350,15 +350,6 @@ impl Client {
     /// this thread parks on).
     pub(crate) fn ensure_poller(&self) {
         self.shared.ensure_poller();
-    }
-}
-
-fn shutdown_error(direction: Direction, offset: u64, len: u64) -> IoError {
-    IoError {
-        direction,
-        offset,
-        len,
-        kind: IoErrorKind::ShutDown,
     }
 }
 
