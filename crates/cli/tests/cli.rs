@@ -3,15 +3,29 @@
 mod common;
 
 use common::{assert_user_error, ioslice, stderr, stdout};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// A job file written to a temporary directory.
-fn job_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ioslice-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
+/// A job file in a temporary directory of its own; both are removed when it is dropped, at the
+/// end of the test that made it, whether the test passes or fails.
+struct JobFile {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for JobFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A job file named `name` holding `text`, in a fresh temporary directory.
+fn job_file(name: &str, text: &str) -> JobFile {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(name);
     std::fs::write(&path, text).expect("write job file");
-    path
+    JobFile { path, _dir: dir }
 }
 
 const SHORT_READERS: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=64m\nruntime=1\n[reader]\nnumjobs=4\n";
@@ -72,6 +86,23 @@ fn bad_option_value_names_option_and_line() {
     let path = job_file("badvalue.fio", "[job]\nsize=1m\nbs=fast\n");
     let output = ioslice(&["run", path.to_str().unwrap()]);
     assert_user_error(&output, &["badvalue.fio:3", "bs", "fast"]);
+}
+
+#[test]
+fn a_bad_ignore_error_is_one_line_naming_fios_syntax() {
+    // fio 3.33 refuses both ("Unknown error EBOGUS, please use number value"; "Illegal error
+    // type" for a fourth list) and drops the job.
+    let expected = "expected up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
+    for (value, line) in [(",ENOSPC:EBOGUS", 3), ("EIO,EIO,EIO,EIO", 3)] {
+        let path = job_file(
+            "ignore.fio",
+            &format!("[job]\nsize=1m\nignore_error={value}\n"),
+        );
+        let output = ioslice(&["run", path.to_str().unwrap()]);
+        let what =
+            format!("ignore.fio:{line}: invalid value '{value}' for ignore_error: {expected}");
+        assert_user_error(&output, &[&what]);
+    }
 }
 
 #[test]

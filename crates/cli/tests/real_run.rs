@@ -266,10 +266,11 @@ fn a_misaligned_direct_job_fails_with_einval_and_stops_unless_that_error_is_igno
         .expect("total_err");
     assert!((1..=4).contains(&errors), "{errors}");
 
-    // With EINVAL listed for writes: every request fails and the job runs to the end; exit 0.
+    // With EINVAL listed for writes (fio's syntax: READ,WRITE,VERIFY): every request fails and
+    // the job runs to the end; exit 0.
     let job = job_file(
         dir.path(),
-        &format!("{MISALIGNED}continue_on_error=all\nignore_error=:EINVAL\n"),
+        &format!("{MISALIGNED}continue_on_error=all\nignore_error=,EINVAL\n"),
     );
     let output = run(&job, &data, &["--output-format", "json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -323,14 +324,22 @@ impl Drop for LoopDevice {
     }
 }
 
+/// Whether the tests run as root: the effective uid, from /proc (no unsafe call needed).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1))
+                .map(|euid| euid == "0")
+        })
+        .unwrap_or(false)
+}
+
 fn loop_device(image: &Path) -> Option<LoopDevice> {
-    // The effective uid, from /proc (no unsafe call needed).
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let euid = status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))?;
-    if euid != "0" {
+    if !is_root() {
         eprintln!("skipping: attaching a loop device needs root");
         return None;
     }
@@ -394,4 +403,199 @@ fn writing_to_a_formatted_block_device_needs_allow_mounted_write() {
         stderr(&output)
     );
     assert_eq!(json(&output)["jobs"][0]["write"]["io_bytes"], 65_536);
+}
+
+/// A 2 MiB tmpfs mounted on a temporary directory, where writes run out of space for real;
+/// unmounted on drop (before the directory is removed), when a test fails too.
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    /// Mounts one, or prints why a test skips (not root, or the mount refused) and gives `None`.
+    fn mount() -> Option<Self> {
+        if !is_root() {
+            eprintln!("skipping: mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = temp_dir();
+        let output = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=2m", "ioslice-test"])
+            .arg(dir.path())
+            .output();
+        match output {
+            Ok(output) if output.status.success() => Some(Self { dir }),
+            Ok(output) => {
+                eprintln!("skipping: mount failed: {}", stderr(&output).trim());
+                None
+            }
+            Err(e) => {
+                eprintln!("skipping: no mount command ({e})");
+                None
+            }
+        }
+    }
+
+    /// A fresh, sparse 4 MiB file `f` on the empty tmpfs: ioslice leaves a file of the job's
+    /// size as it is, so the job's writes allocate the pages and fail with ENOSPC after the
+    /// first 2 MiB, as fio's writes to `/mnt/x/f` did.
+    fn sparse_file(&self) -> PathBuf {
+        let path = self.dir.path().join("f");
+        let file = std::fs::File::create(&path).expect("create f on the tmpfs");
+        file.set_len(4 << 20).expect("size f");
+        path
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        // An exited run's io_uring lets go of its files a moment later (the kernel tears the
+        // ring down in the background), so the tmpfs can be busy for a few milliseconds.
+        let unmount = |flags: &[&str]| {
+            Command::new("umount")
+                .args(flags)
+                .arg(self.dir.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        for _ in 0..100 {
+            if unmount(&[]) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Still busy: detach it, and the kernel frees it when the last user lets go.
+        if !unmount(&["-l"]) {
+            eprintln!("cannot unmount the tmpfs on {}", self.dir.path().display());
+        }
+    }
+}
+
+/// The writer of the `ignore_error=` tests: 4 MiB of 4 KiB writes onto a 2 MiB tmpfs, the job
+/// run with fio 3.33 (`filename=/mnt/x/f` on `mount -t tmpfs -o size=2m none /mnt/x`).
+const FILL_TMPFS: &str = "\
+[j]
+rw=write
+bs=4k
+size=4m
+ioengine=psync
+";
+
+/// What one run of `FILL_TMPFS` plus `options` said: it runs twice, each time on a fresh file
+/// of `tmpfs`, once for JSON and once for fio's normal output.
+struct Filled {
+    /// The JSON run's exit status.
+    status: Option<i32>,
+    /// The JSON run's only job.
+    job: Value,
+    /// The normal run's exit status, standard output and standard error.
+    normal: (Option<i32>, String, String),
+}
+
+fn fill_tmpfs(tmpfs: &SmallTmpfs, jobs: &Path, options: &str) -> Filled {
+    let job = job_file(jobs, &format!("{FILL_TMPFS}{options}"));
+    let output = run(&job, &tmpfs.sparse_file(), &["--output-format", "json"]);
+    let status = output.status.code();
+    let job_report = json(&output)["jobs"][0].clone();
+    let output = run(&job, &tmpfs.sparse_file(), &[]);
+    Filled {
+        status,
+        job: job_report,
+        normal: (output.status.code(), stdout(&output), stderr(&output)),
+    }
+}
+
+#[test]
+fn ignore_error_eagain_enospc_122_goes_on_past_enospc_on_writes_as_fio_does() {
+    let Some(tmpfs) = SmallTmpfs::mount() else {
+        return;
+    };
+    let jobs = temp_dir();
+    // fio's documented example names EAGAIN for reads and ENOSPC and 122 for writes. fio 3.33,
+    // with and without continue_on_error=write (a kind given errors is continued on): exit 0,
+    // "err=28", "issued rwts: total=0,1024,0,0", "errors    : total=512,
+    // first_error=28/<No space left on device>"; JSON error 28, total_err 512, first_error 28,
+    // write io_bytes 2097152.
+    for options in [
+        "continue_on_error=write\nignore_error=EAGAIN,ENOSPC:122\n",
+        "ignore_error=EAGAIN,ENOSPC:122\n",
+    ] {
+        let filled = fill_tmpfs(&tmpfs, jobs.path(), options);
+        let (status, text, err) = &filled.normal;
+        assert_eq!(filled.status, Some(0), "{options}");
+        assert_eq!(*status, Some(0), "{options}: {err}");
+        let job = &filled.job;
+        assert_eq!(
+            [
+                &job["error"],
+                &job["total_err"],
+                &job["first_error"],
+                &job["write"]["io_bytes"]
+            ],
+            [28, 512, 28, 2_097_152],
+            "{options}"
+        );
+        assert!(
+            text.contains("j: (groupid=0, jobs=1): err=28"),
+            "{options}: {text}"
+        );
+        assert!(
+            text.contains("issued rwts: total=0,1024,0,0"),
+            "{options}: {text}"
+        );
+        assert!(
+            text.contains("errors    : total=512, first_error=28/<No space left on device>"),
+            "{options}: {text}"
+        );
+    }
+}
+
+#[test]
+fn ignore_error_enospc_is_for_reads_and_a_write_stops_at_enospc_as_fio_does() {
+    let Some(tmpfs) = SmallTmpfs::mount() else {
+        return;
+    };
+    let jobs = temp_dir();
+    // One list is the READ list, so under continue_on_error=write ENOSPC on a write is fatal,
+    // as with no ignore_error= at all. fio 3.33, both: exit 1, stderr "fio: io_u error on file
+    // /mnt/x/f: No space left on device: write offset=2097152, buflen=4096", "err=28",
+    // "issued rwts: total=0,513,0,0", "errors    : total=1, first_error=28/<No space left on
+    // device>"; JSON error 28, total_err 1, first_error 28, write io_bytes 2097152.
+    for options in [
+        "continue_on_error=write\nignore_error=ENOSPC\n",
+        "continue_on_error=write\n",
+    ] {
+        let filled = fill_tmpfs(&tmpfs, jobs.path(), options);
+        let (status, text, err) = &filled.normal;
+        assert_eq!(filled.status, Some(1), "{options}");
+        assert_eq!(*status, Some(1), "{options}: {err}");
+        let job = &filled.job;
+        assert_eq!(
+            [
+                &job["error"],
+                &job["total_err"],
+                &job["first_error"],
+                &job["write"]["io_bytes"]
+            ],
+            [28, 1, 28, 2_097_152],
+            "{options}"
+        );
+        assert!(
+            err.contains("No space left on device: write offset=2097152, buflen=4096"),
+            "{options}: {err}"
+        );
+        assert!(
+            text.contains("j: (groupid=0, jobs=1): err=28"),
+            "{options}: {text}"
+        );
+        assert!(
+            text.contains("issued rwts: total=0,513,0,0"),
+            "{options}: {text}"
+        );
+        assert!(
+            text.contains("errors    : total=1, first_error=28/<No space left on device>"),
+            "{options}: {text}"
+        );
+    }
 }

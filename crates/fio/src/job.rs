@@ -293,10 +293,12 @@ pub struct JobSpec {
     pub kb_base: u32,
     /// `randrepeat`/`randseed`: a fixed seed for this job's random offsets, if set.
     pub randseed: Option<u64>,
-    /// `continue_on_error=` as written (none, read, write, io, verify, all…); "none" by default.
-    pub continue_on_error: String,
-    /// `ignore_error=`: per kind (read, write, verify), the errors a job goes on after; an
-    /// empty list means fio's default, `EIO` and `EILSEQ` ([`crate::errno::goes_on`]).
+    /// The kinds of error a job goes on after: those `continue_on_error=` names (none by
+    /// default), with those `ignore_error=` gives a list added, as in fio.
+    pub continue_on_error: crate::errno::ErrorKinds,
+    /// `ignore_error=READ,WRITE,VERIFY` (fio's syntax: errors within a kind separated by `:`):
+    /// per kind, the errors a job goes on after; an empty list means fio's default, `EIO` and
+    /// `EILSEQ` ([`crate::errno::goes_on`]).
     pub ignore_error: [Vec<i32>; 3],
     /// Where each option that set a field came from (last setting wins), keyed by fio's
     /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
@@ -355,7 +357,7 @@ impl Default for JobSpec {
             number_ios: None,
             kb_base: 1024,
             randseed: None,
-            continue_on_error: "none".to_string(),
+            continue_on_error: crate::errno::ErrorKinds::NONE,
             ignore_error: Default::default(),
             option_origins: std::collections::BTreeMap::new(),
         }

@@ -127,8 +127,8 @@ fn percent_extents_and_misc_fields() {
     assert!(job.direct && job.sync_writes && job.stonewall && job.new_group && job.group_reporting);
     assert_eq!((job.nrfiles, job.loops, job.number_ios), (4, 3, Some(100)));
     assert_eq!(
-        (job.randseed, job.continue_on_error.as_str()),
-        (Some(42), "all")
+        (job.randseed, job.continue_on_error),
+        (Some(42), ioslice_fio::errno::ErrorKinds::ALL)
     );
     assert_eq!(
         (job.cgroup.as_deref(), job.cgroup_weight),
@@ -207,8 +207,63 @@ fn variables_come_from_the_options() {
 }
 
 #[test]
+fn ignore_error_takes_fios_syntax_and_adds_the_kinds_it_lists() {
+    use ioslice_fio::errno::ErrorKinds;
+    let job = |text: &str| parse(text).jobs.remove(0);
+
+    // fio's example: EAGAIN on reads, ENOSPC and 122 on writes; verify keeps the default.
+    // A kind given errors is continued on even without continue_on_error= (fio 3.33 went on
+    // past ENOSPC on writes with this line alone: exit 0, total_err 512).
+    let example = job("[j]\nignore_error=EAGAIN,ENOSPC:122\n");
+    assert_eq!(example.ignore_error, [vec![11], vec![28, 122], vec![]]);
+    assert_eq!(example.continue_on_error, ErrorKinds::IO);
+
+    // One list is the read list, added to continue_on_error=write.
+    let read_only = job("[j]\ncontinue_on_error=write\nignore_error=ENOSPC\n");
+    assert_eq!(read_only.ignore_error, [vec![28], vec![], vec![]]);
+    assert_eq!(read_only.continue_on_error, ErrorKinds::IO);
+
+    // Empty lists add nothing; verify plus a write list has no fio name.
+    let write_verify = job("[j]\ncontinue_on_error=verify\nignore_error=,ENOSPC\n");
+    assert_eq!(write_verify.ignore_error, [vec![], vec![28], vec![]]);
+    assert_eq!(
+        write_verify.continue_on_error,
+        ErrorKinds::VERIFY.with(ioslice_fio::errno::ErrorKind::Write)
+    );
+
+    // Order matters, as in fio: continue_on_error= read after ignore_error= replaces the kinds
+    // (fio stopped at ENOSPC), read before it keeps what ignore_error= adds (fio went on).
+    let after = job("[j]\nignore_error=EAGAIN,ENOSPC:122\ncontinue_on_error=read\n");
+    assert_eq!(after.continue_on_error, ErrorKinds::READ);
+    let before = job("[j]\ncontinue_on_error=read\nignore_error=EAGAIN,ENOSPC:122\n");
+    assert_eq!(before.continue_on_error, ErrorKinds::IO);
+    let global = job("[global]\nignore_error=EAGAIN,ENOSPC:122\n[j]\ncontinue_on_error=read\n");
+    assert_eq!(global.continue_on_error, ErrorKinds::READ);
+
+    // Kinds the value does not name keep what [global] gave them (fio went on past ENOSPC on
+    // writes); a kind named with an empty list is reset (fio stopped).
+    let kept = job("[global]\nignore_error=,ENOSPC\n[j]\nignore_error=EAGAIN\n");
+    assert_eq!(kept.ignore_error, [vec![11], vec![28], vec![]]);
+    assert_eq!(kept.continue_on_error, ErrorKinds::IO);
+    let reset = job("[global]\nignore_error=,ENOSPC\n[j]\nignore_error=EAGAIN,\n");
+    assert_eq!(reset.ignore_error, [vec![11], vec![], vec![]]);
+
+    // A bad value is one line naming it and fio's syntax.
+    let expected = "expected up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
+    assert_eq!(
+        error("[j]\nignore_error=,EBOGUS\n"),
+        format!("jobs.fio:2: invalid value ',EBOGUS' for ignore_error: {expected}")
+    );
+    assert_eq!(
+        error("[j]\nrw=write\nignore_error=EIO,EIO,EIO,EIO\n"),
+        format!("jobs.fio:3: invalid value 'EIO,EIO,EIO,EIO' for ignore_error: {expected}")
+    );
+}
+
+#[test]
 fn includes_are_relative_nested_and_bounded() {
-    let dir = std::env::temp_dir().join(format!("ioslice-include-{}", std::process::id()));
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = temp.path();
     let sub = dir.join("sub");
     std::fs::create_dir_all(&sub).expect("temp dir");
     std::fs::write(dir.join("main.fio"), "[j]\ninclude sub/a.fio\nrw=write\n").expect("write");
@@ -247,7 +302,6 @@ fn includes_are_relative_nested_and_bounded() {
         .expect_err("missing")
         .to_string()
         .contains("x.fio:2: cannot read included file"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use ioslice_core::{IoPriority, PriorityClass};
 use super::ini::Entry;
 use super::values;
 use super::JobFileError;
+use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
 
 /// What applying one entry did.
@@ -194,8 +195,8 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "kb_base" => spec.kb_base = s.parse(kb_base, "1000 or 1024")?,
         "randseed" => spec.randseed = Some(s.number(0, u64::MAX)?),
         "randrepeat" => repeat(spec, s.flag()?),
-        "continue_on_error" => spec.continue_on_error = s.parse(continue_on_error, CONTINUE)?,
-        "ignore_error" => spec.ignore_error = s.parse(crate::errno::parse_ignore_error, IGNORE)?,
+        "continue_on_error" => spec.continue_on_error = s.parse(ErrorKinds::parse, CONTINUE)?,
+        "ignore_error" => ignore_error(spec, s.parse(errno::parse_ignore_error, IGNORE)?),
         _ => return Ok(false),
     }
     Ok(true)
@@ -205,8 +206,7 @@ const SIZE: &str = "a size such as 4k or 1m";
 const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
-const IGNORE: &str =
-    "READ:WRITE:VERIFY lists of error names or numbers separated by commas, such as EIO,ENOSPC:122";
+const IGNORE: &str = "up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
 
 /// One entry being applied, with the helpers that parse its value or name what was expected.
 struct Setting<'a> {
@@ -488,12 +488,17 @@ fn kb_base(text: &str) -> Option<u32> {
     }
 }
 
-fn continue_on_error(text: &str) -> Option<String> {
-    match text.trim() {
-        "0" => Some("none".into()),
-        "1" => Some("all".into()),
-        t @ ("none" | "read" | "write" | "io" | "verify" | "all") => Some(t.to_string()),
-        _ => None,
+/// `ignore_error=`'s lists, as fio's `ignore_error_type` applies them: each kind the value names
+/// takes its list, a kind given errors is added to the kinds `continue_on_error` covers, and
+/// kinds the value does not name keep what they had. An empty list brings back the default
+/// (`EIO`, `EILSEQ`); fio's code does so too unless an earlier `ignore_error=` gave that kind a
+/// list, when it keeps no error at all for it, which ioslice does not copy.
+fn ignore_error(spec: &mut JobSpec, lists: Vec<Vec<i32>>) {
+    for (kind, list) in ErrorKind::ALL.into_iter().zip(lists) {
+        if !list.is_empty() {
+            spec.continue_on_error = spec.continue_on_error.with(kind);
+        }
+        spec.ignore_error[kind as usize] = list;
     }
 }
 
