@@ -22,8 +22,9 @@
 //!
 //! A request that fails completes with its errno; the engine keeps serving the others. The
 //! job counts the error, keeps the first errno as fio's `err=`, and stops unless fio's rule
-//! lets it go on: `continue_on_error=` covers the kind of error and the error is non-fatal
-//! (`EIO` and `EILSEQ`, or what `ignore_error=` lists; [`ioslice_fio::errno::goes_on`]).
+//! lets it go on: `continue_on_error=` covers the kind of error (a kind `ignore_error=` gives
+//! a list is covered too) and the error is non-fatal (`EIO` and `EILSEQ`, or what
+//! `ignore_error=` lists for that kind; [`ioslice_fio::errno::goes_on`]).
 
 use std::collections::BTreeMap;
 use std::fs;
