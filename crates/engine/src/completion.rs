@@ -14,8 +14,8 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use ioslice_core::Direction;
 
 use crate::buffer::AlignedBuffer;
 use crate::dispatcher::Shared;
+use crate::sync::{thread, AtomicU64, AtomicUsize, Mutex, MutexGuard};
 
 /// A request that completed successfully.
 #[derive(Debug)]
@@ -384,7 +385,7 @@ impl Slot for CompletionQueue {
 }
 
 /// Wakes a thread parked in [`park_until`].
-struct Unpark(std::thread::Thread);
+struct Unpark(thread::Thread);
 
 impl std::task::Wake for Unpark {
     fn wake(self: Arc<Self>) {
@@ -396,8 +397,8 @@ impl std::task::Wake for Unpark {
     }
 }
 
-thread_local! {
-    static PARK_WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+crate::sync::thread_local! {
+    static PARK_WAKER: Waker = Waker::from(Arc::new(Unpark(thread::current())));
 }
 
 /// A waker that unparks the calling thread.
@@ -413,14 +414,14 @@ pub(crate) fn park_until(slot: &dyn Slot, deadline: Option<Instant>, counters: &
             return true;
         }
         match deadline {
-            None => std::thread::park(),
+            None => thread::park(),
             Some(deadline) => {
-                let now = Instant::now();
+                let now = crate::sync::now();
                 if now >= deadline {
                     slot.unregister(counters);
                     return slot.is_ready();
                 }
-                std::thread::park_timeout(deadline - now);
+                thread::park_timeout(deadline - now);
             }
         }
     }

@@ -26,36 +26,68 @@
 //! only woken (a system call) if it registered a waker, that is, if it is parked or an
 //! async task waits on it.
 //!
-//! # Who runs it
+//! # Roles, transitions and invariants
 //!
-//! - **Submitting** ([`Shared::submit`]): the client inserts its request into the policy and
-//!   runs a turn. If the policy already holds `max_queued` requests, the client blocks until
-//!   completions make room (push-back), polling the backend itself if nobody does.
-//! - **Waiting** ([`Shared::block_on`]): if nobody holds the *poller* role, the waiting thread
-//!   takes it. It blocks in the backend's [`Waiter`] outside the lock, until a completion, a
-//!   wake-up, its own deadline or the policy's timer, runs a turn, and repeats until what it
-//!   waits for is done. Only the poller reaps while it holds the role, so it cannot miss the
-//!   completion it waits for. A thread that finds another poller registers a waker and parks.
-//! - **Giving the role up**: the poller gives it up once its own wait is over. If somebody
-//!   else still needs a poller (a parked thread or an async task with a registered waker, a
-//!   policy timer with requests held, a shutdown), it wakes the dispatcher thread to take
-//!   the role. A single client with many requests in flight thus submits, polls and
-//!   completes its own requests without any other thread, as fio does.
-//! - **The dispatcher thread** sleeps on a condition variable until it is wanted, then polls
-//!   as long as somebody needs it, and until the operations it dispatched itself (a policy
-//!   timer's requests, say) are reaped. Operations a client dispatched and nobody waits for
-//!   are reaped by whoever polls next (any waiting client, push-back, shutdown). When a
-//!   submitter's request makes the policy's timer earlier than the deadline the blocked
-//!   poller is waiting for, the submitter wakes the poller with the backend's [`Notifier`] so
-//!   the timer is honoured.
-//! - **A lane's thread keeps the timer** ([`Shared::block_on_lane`]). With nobody polling,
-//!   a thread about to block on its own lane while the policy holds requests for a timer
-//!   becomes the *timer keeper*: it blocks until the timer at the latest, then runs a turn.
-//!   While any lane's thread runs, nobody else is needed: it turns again, or blocks and keeps
-//!   the timer, or closes its lane. The dispatcher thread is only woken for a timer nobody
-//!   keeps, and a keeper blocked past a timer made earlier by another thread is woken through
-//!   its lane. (Waking the dispatcher thread for every linger window cost BFQ's psync readers a
-//!   fifth of their throughput: a context switch and an eventfd round trip per window.)
+//! A thread takes a role only under the lock, and every role but "running a turn" ends in a
+//! blocking wait outside it. The roles:
+//!
+//! - **client**: a thread in a [`Client`](crate::Client) call, running turns inline;
+//! - **poller** (`Core::poller`, at most one): the thread reaping the shared lane, blocked in
+//!   the backend's shared [`Waiter`] between turns;
+//! - **parked**: a thread waiting for an outcome while another polls;
+//! - **lane thread**: a job's thread blocked on its own lane (`LaneState::waiting`), the only
+//!   one reaping that lane meanwhile; the **keeper** (`Core::keeper`) is the lane thread that
+//!   blocks no later than the policy's timer;
+//! - **dispatcher thread**: the poller of last resort, asleep on `idle` when nobody wants it;
+//! - **exiting**: a thread that submitted to a backend that ties operations to their
+//!   submitter, waiting on `exits` before it exits.
+//!
+//! The transitions, each named after the function that makes it:
+//!
+//! | transition | from → to | what it must do |
+//! |---|---|---|
+//! | `submit_as` | client → client | insert, run a client turn (reaping the shared lane only if nobody polls), then `keep_timer` and `wake_room_poller` |
+//! | `poll` (take the role) | client or dispatcher → poller | only if nobody polls; `Purpose` says until what |
+//! | `poll` (block) | poller → poller, blocked | register the poller's waker on its slot, then wait until the deadline, the held timer, or a closed lane's recheck |
+//! | `poll` (give the role up) | poller → client | if somebody still needs a poller (`needs_dispatcher`), `want_dispatcher`; wake room waiters |
+//! | `block_on` (park) | client → parked | register a counted waker under the lock, while another thread polls |
+//! | `unlock_and_deliver` | any | fulfil outcomes after the lock; each wakes its slot's waker |
+//! | `block_on_lane` | client → lane thread | register the lane's waker, mark the lane waiting, become the keeper if nobody polls and nobody keeps the timer; on waking take everything on the lane (`reap_own_lane`) |
+//! | `keep_timer` | after a non-poller turn | a poller blocked past the timer is woken; with nobody polling, nothing if a lane thread is running, else the keeper is woken through its lane, else `want_dispatcher` |
+//! | `wake_room_poller` | after a non-poller turn | a poller or submitters waiting for room that the turn made are woken |
+//! | `want_dispatcher` / `run_dispatcher` | dispatcher: asleep → poller → asleep | takes the role once it is free; polls while `needs_dispatcher` or its own operations are out |
+//! | `close_lane` | lane thread → client | requests tagged with the lane go to the shared lane; `keep_timer` |
+//! | `outlive_submissions` | client → exiting | wait, submitting nothing, until the operations in flight now are done; the dispatcher polls for it |
+//! | `stop_after_panic` | any, lock poisoned | fail everything, close, wake every role |
+//!
+//! The invariants they keep:
+//!
+//! 1. **One reaper per completion channel.** At most one poller; only it reaps the shared
+//!    lane while it holds the role; only a lane's thread reaps its lane while it waits on it.
+//!    So a blocked thread cannot miss a completion on the channel it waits on.
+//! 2. **No lost wake-up.** A thread blocked for an outcome has a waker on the outcome's slot
+//!    that ends its block (the poller's rings the shared notifier, a parked thread's unparks
+//!    it, a lane thread's rings its lane's notifier), registered under the slot's lock after
+//!    the last look, so an outcome delivered by any other thread wakes it.
+//! 3. **Somebody polls for a parked waiter.** A counted waker (a parked thread, an async
+//!    task) is only registered while a poller exists or the dispatcher is wanted, and a
+//!    poller giving the role up hands it on while anybody still needs one: counted wakers, a
+//!    timer nobody keeps, an exiting thread, a shutdown.
+//! 4. **The timer is kept.** While requests wait for the policy's timer, some thread will run
+//!    a turn at it: a poller blocked no later than it, the keeper, a lane thread that is not
+//!    blocked (it turns again, or blocks and keeps it), or the dispatcher thread.
+//! 5. **Room wakes the pushed back.** Whichever turn makes room wakes who waits for it.
+//! 6. **Submitters outlive their operations** ([`crate::submitter`]).
+//! 7. **No progress on a timeout** but the policy's timer (and a closed lane's leftover
+//!    operations, looked at every [`LANE_RECHECK`]): whatever can end a wait wakes it.
+//!
+//! The `model_check` module runs these hand-offs under shuttle in every order it can find,
+//! with timeouts that never fire, and fails on a lost or doubled request or a deadlock.
+//!
+//! A single client with many requests in flight thus submits, polls and completes its own
+//! requests without any other thread, as fio does; and a psync job on its lane is woken by
+//! the kernel directly, and keeps BFQ's linger timers itself. (Waking the dispatcher thread
+//! for every linger window cost BFQ's psync readers a fifth of their throughput.)
 //!
 //! # Splitting a result among merged parts
 //!
@@ -86,8 +118,8 @@ use std::cell::Cell as StdCell;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError, Weak};
 use std::task::{Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -104,6 +136,7 @@ use crate::completion::{
 use crate::handle::{Message, Submission};
 use crate::stats::{Recorder, Sample};
 use crate::submitter::{self, OutlivesSubmissions, WaitOnReturn};
+use crate::sync::{now, AtomicBool, Condvar, Mutex, MutexGuard};
 
 /// One client request at the device, part of an operation.
 #[derive(Debug)]
@@ -242,20 +275,17 @@ impl Hasher for IdHasher {
     }
 }
 
-/// How often a poller looks at lanes it cannot wait on.
+/// How often a poller looks at a closed lane that still has operations at the device: they
+/// complete on the lane's own ring, which the poller's wait does not see, and the lane's
+/// thread no longer waits for them. (A job closes its lane once all its requests are done,
+/// so this does not happen in a job run.)
 const LANE_RECHECK: Duration = Duration::from_millis(1);
-
-/// The longest a poller with operations in flight blocks without running a turn. A safety
-/// net: about once in a hundred 2–3 s runs of eight depth-8 jobs on the loop device, the last
-/// job's thread stayed blocked as the poller with no deadline, its requests never completing,
-/// until a signal (a debugger attaching) made it run a turn. The cause is not found yet.
-const STALL_RECHECK: Duration = Duration::from_millis(10);
 
 /// Most operations a deferred submission leaves queued: the next one hands them all to the
 /// device, so that a job refilling its queue depth does not starve the device meanwhile.
 const DEFER_AT_MOST: usize = 4;
 
-thread_local! {
+crate::sync::thread_local! {
     /// An emptied outcome list kept per thread, swapped with the core's so that neither
     /// allocates in the steady state.
     static SPARE_OUTCOMES: StdCell<Outcomes> = const { StdCell::new(Vec::new()) };
@@ -331,7 +361,7 @@ impl Shared {
 
     fn new(parts: Parts, me: Weak<Shared>) -> Self {
         /// Engines made in this process so far: each one's number (never 0).
-        static ENGINES: AtomicU64 = AtomicU64::new(0);
+        static ENGINES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let id = ENGINES.fetch_add(1, Ordering::Relaxed) + 1;
         let ties_operations_to_submitter = parts.backend.ties_operations_to_submitter();
         let waiter = parts.backend.waiter();
@@ -477,9 +507,9 @@ impl Shared {
         if !core.has_after_unlock() {
             return;
         }
-        let mut batch = SPARE_OUTCOMES.take();
+        let mut batch = SPARE_OUTCOMES.with(StdCell::take);
         std::mem::swap(&mut batch, &mut core.outcomes);
-        let mut after = SPARE_AFTER.take();
+        let mut after = SPARE_AFTER.with(StdCell::take);
         std::mem::swap(&mut after.0, &mut core.doorbells);
         std::mem::swap(&mut after.1, &mut core.wakes);
         drop(core);
@@ -492,11 +522,11 @@ impl Shared {
         for notifier in after.1.drain(..) {
             notifier.notify();
         }
-        SPARE_AFTER.set(after);
+        SPARE_AFTER.with(|spare| spare.set(after));
         for (completer, outcome) in batch.drain(..) {
             completer.complete(outcome);
         }
-        SPARE_OUTCOMES.set(batch);
+        SPARE_OUTCOMES.with(|spare| spare.set(batch));
         if let Some(error) = failed {
             self.lock().fail_everything(error);
         }
@@ -649,7 +679,7 @@ impl Shared {
     pub(crate) fn block_on(&self, slot: &dyn Slot, deadline: Option<Instant>) {
         let _exiting = self.note_submitter();
         loop {
-            if slot.is_ready() || deadline.is_some_and(|at| Instant::now() >= at) {
+            if slot.is_ready() || deadline.is_some_and(|at| now() >= at) {
                 return;
             }
             let mut core = self.lock();
@@ -724,7 +754,7 @@ impl Shared {
         let _exiting = self.note_submitter();
         // Lane waits are not counted as waiters: they need no poller.
         let uncounted = Counters::default();
-        let passed = || deadline.is_some_and(|at| Instant::now() >= at);
+        let passed = || deadline.is_some_and(|at| now() >= at);
         if slot.is_ready() || passed() {
             return;
         }
@@ -753,6 +783,10 @@ impl Shared {
             let waited = lane.waiter.wait(until);
             core = self.lock();
             core.set_waiting(lane.id, false);
+            // Take what woke us, completions or a notification alike: a notification left on
+            // the lane (a keeper woken for an earlier timer, with nothing of its own at the
+            // device) would end every later wait at once, and the thread would spin.
+            core.reap_own_lane(lane.id);
             if core.keeper.is_some_and(|keeper| keeper.lane == lane.id) {
                 core.keeper = None;
             }
@@ -800,7 +834,7 @@ impl Shared {
             }
             if core.closed
                 || self.purpose_met(&core, &purpose)
-                || deadline.is_some_and(|at| Instant::now() >= at)
+                || deadline.is_some_and(|at| now() >= at)
             {
                 break;
             }
@@ -849,22 +883,16 @@ impl Shared {
     }
 
     /// How long a poller blocks: until its deadline or the policy's timer, whichever is
-    /// first, and no longer than the lane recheck while operations are on lanes.
+    /// first, and no longer than the lane recheck while a closed lane has operations left.
+    /// Nothing else bounds the wait: whatever can end it wakes it (see [`Shared::poll`]).
     fn poll_until(&self, core: &Core, deadline: Option<Instant>) -> Option<Instant> {
         let timer = core.held_timer();
         let mut until = match (deadline, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        if !core.ops.is_empty() {
-            let soon = Instant::now() + STALL_RECHECK;
-            until = Some(until.map_or(soon, |at| at.min(soon)));
-        }
-        if core.lanes_busy() {
-            // Operations on lanes complete on their own rings, which this wait does not
-            // see: look again soon (they matter here only when their thread has stopped
-            // waiting, at the end of a job or in a shutdown).
-            let soon = Instant::now() + LANE_RECHECK;
+        if core.orphaned_lane_ops() {
+            let soon = now() + LANE_RECHECK;
             until = Some(until.map_or(soon, |at| at.min(soon)));
         }
         until
@@ -949,6 +977,29 @@ impl Shared {
             let me: Weak<dyn OutlivesSubmissions> = self.me.clone();
             me
         })
+    }
+
+    /// Who holds which role now, for a model's failure message.
+    #[cfg(all(test, ioslice_model))]
+    pub(crate) fn roles(&self) -> String {
+        let core = self.lock();
+        format!(
+            "poller {:?} blocked {} until {:?}, timer {:?} (held {}), keeper {:?}, lanes {:?}, \
+             pending {}, ops {}, dispatcher wanted {} asleep {}, waiting {}, now {:?}",
+            core.poller,
+            core.poller_blocked,
+            core.poll_deadline,
+            core.timer,
+            core.held_timer().is_some(),
+            core.keeper,
+            core.lanes,
+            core.pending.len(),
+            core.ops.len(),
+            core.dispatcher_wanted,
+            core.dispatcher_asleep,
+            self.counters.waiting.load(Ordering::SeqCst),
+            now(),
+        )
     }
 
     /// Stop: no more requests are accepted; the dispatcher thread drains and closes.
@@ -1076,7 +1127,8 @@ pub(crate) struct Core {
 impl Core {
     /// Engine time: nanoseconds since start, never going backwards.
     fn now(&mut self) -> Nanos {
-        let elapsed = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let elapsed = now().saturating_duration_since(self.started);
+        let elapsed = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         self.last_now = self.last_now.max(elapsed);
         self.last_now
     }
@@ -1306,7 +1358,7 @@ impl Core {
         if self.done.is_empty() {
             return;
         }
-        let finished = Instant::now();
+        let finished = now();
         let mut done = std::mem::take(&mut self.done);
         for io_done in done.drain(..) {
             self.complete_op(io_done, finished);
@@ -1487,6 +1539,14 @@ impl Core {
         }
     }
 
+    /// The lane's own thread, just woken, takes everything its lane holds: completions, to be
+    /// completed at its next turn, and a pending notification.
+    fn reap_own_lane(&mut self, lane: usize) {
+        let mut done = std::mem::take(&mut self.done);
+        self.backend.reap_lane(lane, &mut done);
+        self.done = done;
+    }
+
     /// Mark a lane's thread as blocked on it (only it reaps the lane then) or not.
     fn set_waiting(&mut self, lane: usize, waiting: bool) {
         if let Some(state) = self.lanes.get_mut(lane) {
@@ -1494,9 +1554,13 @@ impl Core {
         }
     }
 
-    /// Operations are at the device on some thread's lane.
-    fn lanes_busy(&self) -> bool {
-        self.lanes.iter().skip(1).any(|state| state.ops > 0)
+    /// Operations are at the device on a lane whose thread has closed it: nobody waits on
+    /// its ring, so a poller must look at it.
+    fn orphaned_lane_ops(&self) -> bool {
+        self.lanes
+            .iter()
+            .skip(1)
+            .any(|state| state.ops > 0 && !state.open)
     }
 
     fn count_lane_op(&mut self, lane: usize) {

@@ -10,8 +10,8 @@
 
 use std::io;
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Instant;
+
+use crate::sync::thread::{self, JoinHandle};
 
 use ioslice_core::group::GroupError;
 use ioslice_core::limit::Limits;
@@ -241,7 +241,7 @@ impl EngineBuilder {
             }
         };
 
-        let started = Instant::now();
+        let started = crate::sync::now();
         let recorder = Arc::new(Recorder::new(started));
         let backend_name = self.backend.name();
         let shared = Shared::start(Parts {
@@ -256,7 +256,7 @@ impl EngineBuilder {
             max_queued: self.submission_queue,
         });
         let dispatcher = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("ioslice-dispatch".into())
             .spawn(move || dispatcher.run_dispatcher())
             .map_err(EngineError::Spawn)?;

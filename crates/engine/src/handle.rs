@@ -235,7 +235,7 @@ impl Client {
             direction,
             offset,
             buffer,
-            submitted: Instant::now(),
+            submitted: crate::sync::now(),
         };
         self.send(transfer, completer, true, SHARED_LANE);
         future

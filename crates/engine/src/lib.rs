@@ -78,8 +78,11 @@ mod dispatcher;
 pub mod engine;
 pub mod handle;
 pub mod job_run;
+#[cfg(all(test, ioslice_model))]
+mod model_check;
 pub mod stats;
 mod submitter;
+mod sync;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
 pub use buffer::AlignedBuffer;

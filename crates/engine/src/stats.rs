@@ -9,13 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use ioslice_core::Direction;
 
 use crate::completion::Counters;
+use crate::sync::{Mutex, MutexGuard};
 
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -211,7 +212,7 @@ impl Recorder {
 
     /// Copy everything out.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        let elapsed = self.started.elapsed();
+        let elapsed = crate::sync::now().saturating_duration_since(self.started);
         let cancelled = self.counters.cancelled.load(Ordering::Relaxed);
         let tables = self.lock();
         Snapshot {

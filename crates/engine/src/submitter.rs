@@ -42,7 +42,7 @@ impl Drop for Submitted {
     }
 }
 
-thread_local! {
+crate::sync::thread_local! {
     /// The id of the engine noted last: noting it again costs one comparison.
     static LAST: Cell<u64> = const { Cell::new(0) };
     static SUBMITTED: Submitted = Submitted::default();

@@ -1,20 +1,30 @@
 //! An in-memory backend: a `Vec<u8>` stands in for the device, and every pushed operation
-//! completes at the next [`Backend::reap`] (the engine reaps right after submitting, so it
-//! completes inline unless the device is held). It is meant for examples and tests, so it can
-//! also inject faults (an errno or a short transfer for operations covering an offset),
-//! hold completions back until released (a stalled device), and count what happened.
+//! completes at the next [`Backend::reap`] of its lane (the engine reaps right after
+//! submitting, so it completes inline unless the device is held). It is meant for examples and
+//! tests, so it can also inject faults (an errno or a short transfer for operations covering
+//! an offset), hold completions back until released (a stalled device), and count what
+//! happened.
+//!
+//! Two options make it behave as io_uring does where the engine's threads meet it:
+//! [`MemoryBackend::with_lanes`] gives it lanes (a queue, waiter and notifier per lane, as
+//! io_uring's ring per lane), and [`MemoryBackend::tied_to_submitter`] ties each operation to
+//! the thread that submitted it: once a test says that thread has exited
+//! ([`MemoryProbe::thread_exited`]), its operations not yet done complete with `ECANCELED`,
+//! as the kernel cancels what it still owes an exiting task.
 //!
 //! Everything a test wants to look at after the backend has moved into an engine goes
 //! through a [`MemoryProbe`], a cloneable handle onto the same shared state.
 
 use std::collections::VecDeque;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use ioslice_core::Direction;
 
-use super::{Backend, IoDone, IoOp, Notifier, Waiter};
+use super::{Backend, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
+use crate::sync::thread::{self, ThreadId};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 
 /// A fault injected for every operation whose byte range covers an offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,16 +48,47 @@ pub struct LoggedOp {
     pub buffers: usize,
 }
 
+/// An operation pushed and not yet executed, with the thread that submitted it (once it has
+/// been submitted, if the backend ties operations to their submitter).
+#[derive(Debug)]
+struct Queued {
+    op: IoOp,
+    submitter: Option<ThreadId>,
+}
+
+/// One lane's queue (index 0: the shared lane, always open).
+#[derive(Debug, Default)]
+struct LaneQueue {
+    open: bool,
+    queue: VecDeque<Queued>,
+    notified: bool,
+}
+
 #[derive(Debug)]
 struct State {
     data: Vec<u8>,
-    notified: bool,
     held: bool,
     faults: Vec<(u64, Fault)>,
     wait_calls: u64,
     log: Vec<LoggedOp>,
-    /// Pushed, not yet executed.
-    queue: VecDeque<IoOp>,
+    /// Pushed, not yet executed, per lane.
+    lanes: Vec<LaneQueue>,
+    /// Most lanes open at once besides the shared one (0: no lanes).
+    max_lanes: usize,
+    /// Operations are tied to the thread that submitted them.
+    tied: bool,
+    /// Threads the test said have exited.
+    exited: Vec<ThreadId>,
+}
+
+impl State {
+    /// The open lane `lane`, or the shared lane.
+    fn lane_or_shared(&self, lane: usize) -> usize {
+        match self.lanes.get(lane) {
+            Some(queue) if queue.open => lane,
+            _ => 0,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -71,20 +112,40 @@ pub struct MemoryBackend {
 impl MemoryBackend {
     /// A zeroed device of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
+        let shared_lane = LaneQueue {
+            open: true,
+            ..LaneQueue::default()
+        };
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     data: vec![0; capacity],
-                    notified: false,
                     held: false,
                     faults: Vec::new(),
                     wait_calls: 0,
                     log: Vec::new(),
-                    queue: VecDeque::new(),
+                    lanes: vec![shared_lane],
+                    max_lanes: 0,
+                    tied: false,
+                    exited: Vec::new(),
                 }),
                 wake: Condvar::new(),
             }),
         }
+    }
+
+    /// Up to `max` lanes open at once besides the shared one, as io_uring has (builder
+    /// style; none by default).
+    pub fn with_lanes(self, max: usize) -> Self {
+        self.shared.lock().max_lanes = max;
+        self
+    }
+
+    /// Tie each operation to the thread that submits it, as io_uring does (builder style):
+    /// see [`MemoryProbe::thread_exited`].
+    pub fn tied_to_submitter(self) -> Self {
+        self.shared.lock().tied = true;
+        self
     }
 
     /// Every operation covering byte `offset` gets `fault` (builder style).
@@ -150,10 +211,42 @@ impl MemoryProbe {
     pub fn log(&self) -> Vec<LoggedOp> {
         self.shared.lock().log.clone()
     }
+
+    /// The thread `thread` has exited (call it once the thread is joined, which is after its
+    /// thread-local destructors, as the kernel sees a task exit): on a backend
+    /// [tied to the submitter](MemoryBackend::tied_to_submitter), the operations that thread
+    /// submitted and the device has not done yet complete with `ECANCELED`.
+    pub fn thread_exited(&self, thread: ThreadId) {
+        self.shared.lock().exited.push(thread);
+    }
+
+    /// Move the engine's virtual clock forward and wake every waiter, as time passing would
+    /// (a model's clock thread).
+    #[cfg(ioslice_model)]
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        let _state = self.shared.lock();
+        crate::sync::advance_clock(by);
+        self.shared.wake.notify_all();
+    }
 }
 
-/// Execute one operation against the device bytes.
-fn execute(state: &mut State, mut op: IoOp) -> IoDone {
+/// Execute one operation against the device bytes, or cancel it if the thread that submitted
+/// it has exited (a backend tied to its submitters).
+fn execute(state: &mut State, queued: Queued) -> IoDone {
+    let cancelled = queued
+        .submitter
+        .is_some_and(|thread| state.exited.contains(&thread));
+    if cancelled {
+        return IoDone {
+            token: queued.op.token,
+            result: Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+            buffers: queued.op.buffers,
+        };
+    }
+    execute_op(state, queued.op)
+}
+
+fn execute_op(state: &mut State, mut op: IoOp) -> IoDone {
     let total: usize = op.buffers.iter().map(|b| b.len()).sum();
     state.log.push(LoggedOp {
         direction: op.direction,
@@ -217,50 +310,131 @@ impl Backend for MemoryBackend {
     }
 
     fn push(&mut self, op: IoOp) {
-        self.shared.lock().queue.push_back(op);
-        // The operation can complete at once: a thread blocked in the waiter must reap it.
+        let mut state = self.shared.lock();
+        let lane = state.lane_or_shared(op.lane);
+        state.lanes[lane].queue.push_back(Queued {
+            op,
+            submitter: None,
+        });
+        drop(state);
+        // The operation can complete at once: a thread blocked in a waiter must reap it.
         self.shared.wake.notify_all();
     }
 
     fn submit(&mut self) -> io::Result<()> {
+        let mut state = self.shared.lock();
+        if state.tied {
+            let me = thread::current().id();
+            for lane in &mut state.lanes {
+                for queued in lane.queue.iter_mut().filter(|q| q.submitter.is_none()) {
+                    queued.submitter = Some(me);
+                }
+            }
+        }
         Ok(())
     }
 
     fn reap(&mut self, done: &mut Vec<IoDone>) -> bool {
+        self.reap_lane(SHARED_LANE, done)
+    }
+
+    fn reap_lane(&mut self, lane: usize, done: &mut Vec<IoDone>) -> bool {
         let mut state = self.shared.lock();
+        if lane >= state.lanes.len() {
+            return false;
+        }
         if !state.held {
-            while let Some(op) = state.queue.pop_front() {
-                let io_done = execute(&mut state, op);
+            while let Some(queued) = state.lanes[lane].queue.pop_front() {
+                let io_done = execute(&mut state, queued);
                 done.push(io_done);
             }
         }
-        std::mem::take(&mut state.notified)
+        std::mem::take(&mut state.lanes[lane].notified)
     }
 
     fn waiter(&self) -> Arc<dyn Waiter> {
-        Arc::new(MemoryWaiter {
-            shared: Arc::clone(&self.shared),
-        })
+        self.lane_waiter(SHARED_LANE)
+            .unwrap_or_else(|| unreachable!("the shared lane always has a waiter"))
     }
 
     fn notifier(&self) -> Notifier {
-        let shared = Arc::clone(&self.shared);
-        Notifier::new(move || {
-            shared.lock().notified = true;
-            shared.wake.notify_all();
-        })
+        self.lane_notifier(SHARED_LANE)
+            .unwrap_or_else(|| unreachable!("the shared lane always has a notifier"))
     }
 
     fn in_flight(&self) -> usize {
-        self.shared.lock().queue.len()
+        let state = self.shared.lock();
+        state.lanes.iter().map(|lane| lane.queue.len()).sum()
+    }
+
+    fn ties_operations_to_submitter(&self) -> bool {
+        self.shared.lock().tied
+    }
+
+    fn open_lane(&mut self) -> io::Result<Option<usize>> {
+        let mut state = self.shared.lock();
+        let open = state.lanes.iter().skip(1).filter(|lane| lane.open).count();
+        if open >= state.max_lanes {
+            return Ok(None);
+        }
+        let free = state
+            .lanes
+            .iter()
+            .skip(1)
+            .position(|lane| !lane.open && lane.queue.is_empty());
+        let lane = match free {
+            Some(index) => index + 1,
+            None => {
+                state.lanes.push(LaneQueue::default());
+                state.lanes.len() - 1
+            }
+        };
+        state.lanes[lane] = LaneQueue {
+            open: true,
+            ..LaneQueue::default()
+        };
+        Ok(Some(lane))
+    }
+
+    fn close_lane(&mut self, lane: usize) {
+        if lane != SHARED_LANE {
+            if let Some(queue) = self.shared.lock().lanes.get_mut(lane) {
+                queue.open = false;
+            }
+        }
+    }
+
+    fn lane_waiter(&self, lane: usize) -> Option<Arc<dyn Waiter>> {
+        let open = self.shared.lock().lanes.get(lane).is_some_and(|q| q.open);
+        open.then(|| {
+            let waiter: Arc<dyn Waiter> = Arc::new(MemoryWaiter {
+                shared: Arc::clone(&self.shared),
+                lane,
+            });
+            waiter
+        })
+    }
+
+    fn lane_notifier(&self, lane: usize) -> Option<Notifier> {
+        let open = self.shared.lock().lanes.get(lane).is_some_and(|q| q.open);
+        let shared = Arc::clone(&self.shared);
+        open.then(|| {
+            Notifier::new(move || {
+                if let Some(queue) = shared.lock().lanes.get_mut(lane) {
+                    queue.notified = true;
+                }
+                shared.wake.notify_all();
+            })
+        })
     }
 }
 
-/// Blocks until the device has operations to execute and is not held, a notification is
-/// pending, or a deadline passes.
+/// Blocks until the device has operations to execute on its lane and is not held, a
+/// notification for the lane is pending, or a deadline passes (on the engine's clock).
 #[derive(Debug)]
 struct MemoryWaiter {
     shared: Arc<Shared>,
+    lane: usize,
 }
 
 impl Waiter for MemoryWaiter {
@@ -268,7 +442,10 @@ impl Waiter for MemoryWaiter {
         let mut state = self.shared.lock();
         state.wait_calls += 1;
         loop {
-            if (!state.held && !state.queue.is_empty()) || state.notified {
+            let Some(lane) = state.lanes.get(self.lane) else {
+                return Ok(());
+            };
+            if (!state.held && !lane.queue.is_empty()) || lane.notified {
                 return Ok(());
             }
             state = match deadline {
@@ -278,7 +455,7 @@ impl Waiter for MemoryWaiter {
                     .wait(state)
                     .unwrap_or_else(PoisonError::into_inner),
                 Some(deadline) => {
-                    let now = Instant::now();
+                    let now = crate::sync::now();
                     if now >= deadline {
                         return Ok(());
                     }
