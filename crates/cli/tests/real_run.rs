@@ -506,96 +506,96 @@ fn fill_tmpfs(tmpfs: &SmallTmpfs, jobs: &Path, options: &str) -> Filled {
     }
 }
 
-#[test]
-fn ignore_error_eagain_enospc_122_goes_on_past_enospc_on_writes_as_fio_does() {
+/// What fio 3.33 reported for a write job filling the 2 MiB tmpfs: exit status, `total_err`,
+/// the writes issued, and whether the `io_u error` line went to stderr.
+struct FioFill {
+    status: i32,
+    total_err: u64,
+    issued_writes: u64,
+    io_u_error_line: bool,
+}
+
+/// Run the filling job with each of `options` and check ioslice reports what fio did.
+fn assert_fills_as_fio(options: &[&str], fio: &FioFill) {
     let Some(tmpfs) = SmallTmpfs::mount() else {
         return;
     };
     let jobs = temp_dir();
+    for options in options {
+        let filled = fill_tmpfs(&tmpfs, jobs.path(), options);
+        let (status, text, err) = &filled.normal;
+        assert_eq!(filled.status, Some(fio.status), "{options}");
+        assert_eq!(*status, Some(fio.status), "{options}: {err}");
+        let job = &filled.job;
+        assert_eq!(
+            [
+                &job["error"],
+                &job["total_err"],
+                &job["first_error"],
+                &job["write"]["io_bytes"]
+            ],
+            [28, fio.total_err, 28, 2_097_152],
+            "{options}"
+        );
+        if fio.io_u_error_line {
+            assert!(
+                err.contains("No space left on device: write offset=2097152, buflen=4096"),
+                "{options}: {err}"
+            );
+        }
+        for line in [
+            "j: (groupid=0, jobs=1): err=28".to_string(),
+            format!("issued rwts: total=0,{},0,0", fio.issued_writes),
+            format!(
+                "errors    : total={}, first_error=28/<No space left on device>",
+                fio.total_err
+            ),
+        ] {
+            assert!(text.contains(&line), "{options}: {line} in {text}");
+        }
+    }
+}
+
+#[test]
+fn ignore_error_eagain_enospc_122_goes_on_past_enospc_on_writes_as_fio_does() {
     // fio's documented example names EAGAIN for reads and ENOSPC and 122 for writes. fio 3.33,
     // with and without continue_on_error=write (a kind given errors is continued on): exit 0,
     // "err=28", "issued rwts: total=0,1024,0,0", "errors    : total=512,
     // first_error=28/<No space left on device>"; JSON error 28, total_err 512, first_error 28,
     // write io_bytes 2097152.
-    for options in [
-        "continue_on_error=write\nignore_error=EAGAIN,ENOSPC:122\n",
-        "ignore_error=EAGAIN,ENOSPC:122\n",
-    ] {
-        let filled = fill_tmpfs(&tmpfs, jobs.path(), options);
-        let (status, text, err) = &filled.normal;
-        assert_eq!(filled.status, Some(0), "{options}");
-        assert_eq!(*status, Some(0), "{options}: {err}");
-        let job = &filled.job;
-        assert_eq!(
-            [
-                &job["error"],
-                &job["total_err"],
-                &job["first_error"],
-                &job["write"]["io_bytes"]
-            ],
-            [28, 512, 28, 2_097_152],
-            "{options}"
-        );
-        assert!(
-            text.contains("j: (groupid=0, jobs=1): err=28"),
-            "{options}: {text}"
-        );
-        assert!(
-            text.contains("issued rwts: total=0,1024,0,0"),
-            "{options}: {text}"
-        );
-        assert!(
-            text.contains("errors    : total=512, first_error=28/<No space left on device>"),
-            "{options}: {text}"
-        );
-    }
+    let fio = FioFill {
+        status: 0,
+        total_err: 512,
+        issued_writes: 1024,
+        io_u_error_line: false,
+    };
+    assert_fills_as_fio(
+        &[
+            "continue_on_error=write\nignore_error=EAGAIN,ENOSPC:122\n",
+            "ignore_error=EAGAIN,ENOSPC:122\n",
+        ],
+        &fio,
+    );
 }
 
 #[test]
 fn ignore_error_enospc_is_for_reads_and_a_write_stops_at_enospc_as_fio_does() {
-    let Some(tmpfs) = SmallTmpfs::mount() else {
-        return;
-    };
-    let jobs = temp_dir();
     // One list is the READ list, so under continue_on_error=write ENOSPC on a write is fatal,
     // as with no ignore_error= at all. fio 3.33, both: exit 1, stderr "fio: io_u error on file
     // /mnt/x/f: No space left on device: write offset=2097152, buflen=4096", "err=28",
     // "issued rwts: total=0,513,0,0", "errors    : total=1, first_error=28/<No space left on
     // device>"; JSON error 28, total_err 1, first_error 28, write io_bytes 2097152.
-    for options in [
-        "continue_on_error=write\nignore_error=ENOSPC\n",
-        "continue_on_error=write\n",
-    ] {
-        let filled = fill_tmpfs(&tmpfs, jobs.path(), options);
-        let (status, text, err) = &filled.normal;
-        assert_eq!(filled.status, Some(1), "{options}");
-        assert_eq!(*status, Some(1), "{options}: {err}");
-        let job = &filled.job;
-        assert_eq!(
-            [
-                &job["error"],
-                &job["total_err"],
-                &job["first_error"],
-                &job["write"]["io_bytes"]
-            ],
-            [28, 1, 28, 2_097_152],
-            "{options}"
-        );
-        assert!(
-            err.contains("No space left on device: write offset=2097152, buflen=4096"),
-            "{options}: {err}"
-        );
-        assert!(
-            text.contains("j: (groupid=0, jobs=1): err=28"),
-            "{options}: {text}"
-        );
-        assert!(
-            text.contains("issued rwts: total=0,513,0,0"),
-            "{options}: {text}"
-        );
-        assert!(
-            text.contains("errors    : total=1, first_error=28/<No space left on device>"),
-            "{options}: {text}"
-        );
-    }
+    let fio = FioFill {
+        status: 1,
+        total_err: 1,
+        issued_writes: 513,
+        io_u_error_line: true,
+    };
+    assert_fills_as_fio(
+        &[
+            "continue_on_error=write\nignore_error=ENOSPC\n",
+            "continue_on_error=write\n",
+        ],
+        &fio,
+    );
 }

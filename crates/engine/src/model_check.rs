@@ -102,6 +102,26 @@ fn assert_clean(engine: Engine, requests: u64) {
     assert_eq!((stats.queued, stats.in_flight), (0, 0));
 }
 
+/// The main thread writes and reads a block of its own while `threads` run, joins them and
+/// the device thread, and checks that the engine served `requests` cleanly.
+fn main_thread_joins(
+    engine: Engine,
+    threads: Vec<thread::JoinHandle<()>>,
+    device: thread::JoinHandle<()>,
+    requests: u64,
+) {
+    let main = engine
+        .handle()
+        .client(9, "/", IoPriority::default())
+        .expect("client");
+    write_and_read(&main, 8, 9);
+    for thread in threads {
+        thread.join().expect("client thread");
+    }
+    device.join().expect("device thread");
+    assert_clean(engine, requests);
+}
+
 /// Holds and releases the device a few times while clients run, so that requests sit at
 /// the device across the clients' hand-offs.
 fn device_thread(probe: MemoryProbe) -> thread::JoinHandle<()> {
@@ -126,15 +146,7 @@ fn clients_wait_for_their_requests() {
             thread::spawn(move || write_and_read(&client.expect("client"), t, t as u8 + 1))
         })
         .collect();
-    let main = handle
-        .client(9, "/", IoPriority::default())
-        .expect("client");
-    write_and_read(&main, 8, 9);
-    for thread in threads {
-        thread.join().expect("client thread");
-    }
-    device.join().expect("device thread");
-    assert_clean(engine, 8);
+    main_thread_joins(engine, threads, device, 8);
 }
 
 #[test]
@@ -273,15 +285,7 @@ fn jobs_on_lanes() {
             })
         })
         .collect();
-    let main = handle
-        .client(9, "/", IoPriority::default())
-        .expect("client");
-    write_and_read(&main, 8, 9);
-    for job in jobs {
-        job.join().expect("job thread");
-    }
-    device.join().expect("device thread");
-    assert_clean(engine, 6);
+    main_thread_joins(engine, jobs, device, 6);
 }
 
 #[test]
