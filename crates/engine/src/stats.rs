@@ -113,7 +113,11 @@ impl Entry {
             (true, Direction::Write) => figures.bytes_written += sample.bytes,
         }
         let micros = u64::try_from(sample.latency.as_micros()).unwrap_or(u64::MAX);
-        self.histogram.saturating_record(micros);
+        // `record` grows the histogram as needed; `saturating_record` alone would clamp
+        // anything beyond the first 2 ms to its initial bound, 2 µs.
+        if self.histogram.record(micros).is_err() {
+            self.histogram.saturating_record(micros);
+        }
     }
 
     fn figures(&self) -> Figures {
@@ -234,5 +238,37 @@ impl Recorder {
             double_completions: tables.double_completions,
             cancelled,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(latency: Duration) -> Sample {
+        Sample {
+            group: Arc::from("/"),
+            process: 1,
+            direction: Direction::Read,
+            bytes: 4096,
+            ok: true,
+            latency,
+        }
+    }
+
+    #[test]
+    fn latencies_of_milliseconds_and_seconds_are_kept_as_they_are() {
+        let mut entry = Entry::default();
+        for micros in [150, 7_387, 12_000, 2_500_000] {
+            entry.record(&sample(Duration::from_micros(micros)));
+        }
+        let latency = entry.figures().latency;
+        // Three significant figures: within 0.1 %.
+        assert!(
+            (2_497_000..=2_503_000).contains(&latency.max),
+            "{latency:?}"
+        );
+        assert!((7_380..=7_395).contains(&latency.p50), "{latency:?}");
+        assert!(latency.mean > 600_000.0, "{latency:?}");
     }
 }
