@@ -1,6 +1,6 @@
 //! The simulated host's settings, as `--host key=value,...` gives them: memory and
-//! writeback (the page cache), read-ahead, the host's reaction time, and how the kernel
-//! marks O_DIRECT writes.
+//! writeback (the page cache), read-ahead, the host's reaction time, how the kernel marks
+//! O_DIRECT writes, and a driver queue in front of the device's own.
 //!
 //! Every key names the Linux setting it models, in that setting's unit.
 
@@ -88,6 +88,17 @@ const KEYS: &[HostKey] = &[
         help: "from a completion to the process's next submission (default 20)",
         apply: |config, value| {
             config.host_latency = integer(value, 0, 1_000_000)? * 1_000;
+            Some(())
+        },
+    },
+    HostKey {
+        name: "driver_queue",
+        expects: "commands, 0..=65536",
+        help: "commands the host's driver takes before the device's own queue, first come \
+               first served; the elevator sees this depth (128: a loop device over ioslice \
+               emulate; default 0, none)",
+        apply: |config, value| {
+            config.driver_queue = integer(value, 0, 65_536)? as usize;
             Some(())
         },
     },

@@ -23,6 +23,7 @@ use ioslice_fio::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::device::driver_queue::DriverQueue;
 use crate::device::{Command, DeviceModel};
 use crate::host::DirectWrites;
 use crate::id_hash::IdMap;
@@ -54,6 +55,11 @@ pub struct SimConfig {
     pub page_cache: PageCacheConfig,
     /// How O_DIRECT writes reach the elevator.
     pub direct_writes: DirectWrites,
+    /// Commands the host's driver takes before the device's own queue, first come first
+    /// served (the loop device's 128 tags over `ioslice emulate`); the elevator sees this
+    /// depth. 0, or no more than the device's own depth: none, the elevator sees the
+    /// device's.
+    pub driver_queue: usize,
 }
 
 impl SimConfig {
@@ -72,6 +78,7 @@ impl SimConfig {
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),
             direct_writes: DirectWrites::Sync,
+            driver_queue: 0,
         }
     }
 }
@@ -282,7 +289,10 @@ fn mix(mut z: u64) -> u64 {
 impl<'a> Simulation<'a> {
     fn new(job_file: &'a JobFile, config: &SimConfig) -> Result<Self, SimError> {
         check_supported(job_file).map_err(job_error)?;
-        let device = build_device(&config.device)?;
+        let mut device = build_device(&config.device)?;
+        if config.driver_queue > device.info().queue_depth {
+            device = Box::new(DriverQueue::new(device, config.driver_queue));
+        }
         let info = device.info();
         let groups = job_file
             .group_tree(&config.group_weights, &config.group_limits)
