@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod cgroup_arg;
 mod commands;
 mod compare;
+mod emulate;
 
 /// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.
 const EXIT_USAGE: u8 = 2;
@@ -30,6 +31,9 @@ enum Command {
     Run(commands::RunArgs),
     /// Run the same job file under several schedulers (and client counts) and compare.
     Compare(compare::CompareArgs),
+    /// Serve a simulated device in real time as a file through FUSE (a block device with
+    /// `losetup --direct-io=on`), until SIGINT or SIGTERM.
+    Emulate(emulate::EmulateArgs),
     /// List the simulated device presets with every parameter and where its value comes from.
     Devices,
     /// List the schedulers with their tunables, defaults and units.
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run(&args),
         Command::Compare(args) => compare::compare(&args).map(Into::into),
+        Command::Emulate(args) => emulate::emulate(&args),
         Command::Devices => Ok(commands::devices().into()),
         Command::Schedulers => Ok(commands::schedulers().into()),
     };

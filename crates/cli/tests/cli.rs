@@ -782,3 +782,28 @@ fn run_shows_the_weight_the_scheduler_used_and_the_limits() {
         "noop weighs no cgroups: {text}"
     );
 }
+
+#[test]
+fn emulate_refuses_a_bad_mountpoint_device_or_transport_with_one_line() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().expect("utf-8");
+    let empty = dir.path().to_str().expect("utf-8");
+    if !std::path::Path::new("/dev/fuse").exists() {
+        let output = ioslice(&["emulate", missing]);
+        assert_user_error(&output, &["/dev/fuse"]);
+        return;
+    }
+    assert_user_error(
+        &ioslice(&["emulate", missing]),
+        &["mountpoint", "missing", "no such directory"],
+    );
+    assert_user_error(
+        &ioslice(&["emulate", empty, "--device", "sim:floppy"]),
+        &["--device", "floppy"],
+    );
+    assert_user_error(
+        &ioslice(&["emulate", empty, "--transport", "fast"]),
+        &["--transport", "'fast'", "FIXED_US+PER_MIB_US"],
+    );
+}
