@@ -56,6 +56,8 @@ kernel_scheds=(none mq-deadline bfq bfq:slice_idle=0)
 ioslice_scheds=(noop bfq bfq:parallel_lead=0 bfq:parallel=0 bfq:slice_idle=0)
 
 say() { printf 'kernel-compare: %s\n' "$*" >&2; }
+# shellcheck source=lib/kernel-runs.sh
+source "$here/lib/kernel-runs.sh"
 
 while (($#)); do
     case $1 in
@@ -103,26 +105,19 @@ out_dir=$(cd "$out_dir" && pwd)
 # --- Cleanup, registered before anything is made. -------------------------------------------------
 work=""       # scratch directory; the tmpfs is mounted at $work/mnt
 loop=""       # /dev/loopN
-cg_parent=""  # the cgroup holding g1..g8
-child_pids=() # fio processes running in the background (killed if we are interrupted)
 cleanup() {
     local rc=$?
     set +e
     if [[ -n $halt_poll_saved ]]; then
         echo "$halt_poll_saved" >"$halt_poll_file" || say "could not restore $halt_poll_file to $halt_poll_saved"
     fi
-    for pid in "${child_pids[@]}"; do kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
+    kr_kill_children
     if [[ -n $loop ]]; then losetup -d "$loop" || say "could not detach $loop"; fi
     if [[ -n $work ]]; then
         mountpoint -q "$work/mnt" && { umount "$work/mnt" || say "could not unmount $work/mnt"; }
         rm -rf "$work"
     fi
-    if [[ -n $cg_parent && -d $cg_parent ]]; then
-        # A cgroup can only be removed once empty: children first, then the parent.
-        for d in "$cg_parent"/*/; do [[ -d $d ]] && rmdir "$d"; done
-        rmdir "$cg_parent" || say "could not remove cgroup $cg_parent"
-    fi
+    kr_cgroups_cleanup
     exit "$rc"
 }
 trap cleanup EXIT
@@ -144,6 +139,7 @@ halt_poll_note="not a haltpoll guest"
 
 # --- The device: a file on tmpfs behind a loop device with direct I/O. ---------------------------
 work=$(mktemp -d /tmp/kernel-compare-work.XXXXXX)
+kr_work=$work
 mkdir "$work/mnt"
 mount -t tmpfs -o "size=${tmpfs_mib}m" kernel-compare "$work/mnt"
 backing="$work/mnt/backing"
@@ -173,104 +169,14 @@ fi
 offered=$(tr -d '[]' <"$sysq/scheduler")
 say "kernel schedulers offered for $loop_name: $offered"
 
-# Set the device's kernel scheduler: "none", "mq-deadline", "bfq" or "bfq:slice_idle=0".
-# Switching elevators builds a fresh instance, so every run starts from the default tunables.
-set_kernel_sched() {
-    local spec=$1 name tunables kv
-    name=${spec%%:*}
-    tunables=""
-    [[ $spec == *:* ]] && tunables=${spec#*:}
-    echo "$name" >"$sysq/scheduler"
-    grep -q "\[$name\]" "$sysq/scheduler" || { say "could not select $name"; return 1; }
-    if [[ -n $tunables ]]; then
-        IFS=, read -ra kvs <<<"$tunables"
-        for kv in "${kvs[@]}"; do echo "${kv#*=}" >"$sysq/iosched/${kv%%=*}"; done
-    fi
-}
+set_kernel_sched() { kr_set_kernel_sched "$sysq" "$1"; }
 
-# --- Cgroups for the weighted groups. -------------------------------------------------------------
-# fio's cgroup=/cgroup_weight= cannot be used on current kernels: under cgroup v1 fio writes
-# blkio.weight, CFQ's file, which went with CFQ in Linux 5.0 (bfq's is blkio.bfq.weight), and the
-# job fails with EACCES; under v2 it writes io.weight, which only the iocost controller reads, not
-# bfq. So the script makes the groups itself and starts each group's fio process inside its group.
-# Prefer a cgroup v2 hierarchy with the io controller; else the v1 blkio hierarchy (hybrid setups
-# such as this project's CI machines bind the block controller to v1).
-cg_mode=""
-cg_root=""
-while read -r _ mnt fstype opts _; do
-    if [[ $fstype == cgroup2 && -z $cg_mode ]] && grep -qw io "$mnt/cgroup.controllers" 2>/dev/null; then
-        cg_mode=v2 cg_root=$mnt
-    elif [[ $fstype == cgroup && ,$opts, == *,blkio,* && -z $cg_root ]]; then
-        cg_root=$mnt
-    fi
-done </proc/mounts
-if [[ -z $cg_mode && -n $cg_root ]]; then cg_mode=v1; fi
-if [[ -z $cg_mode ]]; then
-    say "no cgroup hierarchy with the io/blkio controller: the weighted groups run unweighted"
-else
-    cg_parent="$cg_root/kernel-compare.$$"
-    if [[ $cg_mode == v2 ]]; then
-        # v2: the io controller must be enabled in every ancestor's subtree_control.
-        grep -qw io "$cg_root/cgroup.subtree_control" || echo +io >"$cg_root/cgroup.subtree_control"
-        mkdir "$cg_parent"
-        echo +io >"$cg_parent/cgroup.subtree_control"
-    else
-        mkdir "$cg_parent"
-    fi
-    say "cgroups: $cg_mode at $cg_parent"
-fi
+# --- Cgroups for the weighted groups (bench/lib/kernel-runs.sh). -----------------------------------
+kr_cgroups_init
+cg_mode=$kr_cg_mode
 
-# Give group $1 the weight $2 in whichever files this kernel has; a file that is missing (no bfq,
-# no iocost) is simply skipped. Returns 1 if no weight file took the weight.
-set_group_weight() {
-    local dir=$1 weight=$2 f ok=1
-    for f in blkio.bfq.weight io.bfq.weight io.weight; do
-        if [[ -f $dir/$f ]] && echo "$weight" >"$dir/$f" 2>/dev/null; then ok=0; fi
-    done
-    return "$ok"
-}
-
-# The job sections of a job file with their cgroup_weight (one "name weight" per line; weight 0 when
-# the section names none). [global] is not a job.
-job_weights() {
-    awk '/^[[:space:]]*\[/ { gsub(/[][[:space:]]/, ""); sec = $0; if (sec != "global") { order[++n] = sec; w[sec] = 0 } next }
-         /^[[:space:]]*cgroup_weight[[:space:]]*=/ { sub(/^[^=]*=[[:space:]]*/, ""); w[sec] = $0 + 0 }
-         END { for (i = 1; i <= n; i++) print order[i], w[order[i]] }' "$1"
-}
-
-# --- One kernel run: fio under the device's current scheduler. ----------------------------------
-# $1 job file, $2 output prefix. A job file with cgroup_weight= lines runs as one fio process per
-# section, each moved into its cgroup before it execs fio; the others as one fio process.
-run_kernel() {
-    local job=$1 prefix=$2 name weight filtered pid rc=0
-    local -a names=() weights=()
-    while read -r name weight; do names+=("$name"); weights+=("$weight"); done < <(job_weights "$job")
-    if ! grep -Eq '^[[:space:]]*cgroup_weight[[:space:]]*=' "$job"; then
-        fio --output-format=json+ --output="$prefix.json" "$job" >"$prefix.log" 2>&1
-        return
-    fi
-    # The job file without its cgroup lines: fio must not try to make the cgroups itself.
-    filtered="$work/$(basename "$job")"
-    grep -Ev '^[[:space:]]*cgroup(_weight)?[[:space:]]*=' "$job" >"$filtered"
-    child_pids=()
-    for i in "${!names[@]}"; do
-        name=${names[$i]}
-        if [[ -n $cg_mode ]]; then
-            mkdir -p "$cg_parent/$name"
-            set_group_weight "$cg_parent/$name" "${weights[$i]}" ||
-                say "warning: no weight file took ${weights[$i]} for $name"
-        fi
-        (
-            # The subshell moves itself into the group, then becomes fio (same PID).
-            if [[ -n $cg_mode ]]; then echo "$BASHPID" >"$cg_parent/$name/cgroup.procs"; fi
-            exec fio --section="$name" --output-format=json+ --output="$prefix.$name.json" "$filtered"
-        ) >"$prefix.$name.log" 2>&1 &
-        child_pids+=($!)
-    done
-    for pid in "${child_pids[@]}"; do wait "$pid" || rc=$?; done
-    child_pids=()
-    return "$rc"
-}
+# --- One kernel run: fio under the device's current scheduler, the weighted sections in cgroups. --
+run_kernel() { kr_run_fio "$1" "$2"; }
 
 # --- ioslice: is `ioslice run --device` there, and does it work on this device? ------------------
 ioslice_reason=""
