@@ -107,7 +107,7 @@ kr_run_fio() {
         return
     fi
     # The job file without its cgroup lines: fio must not try to make the cgroups itself.
-    filtered="$kr_work/$(basename "$job")"
+    filtered="$kr_work/without-cgroups.$(basename "$job")"
     grep -Ev '^[[:space:]]*cgroup(_weight)?[[:space:]]*=' "$job" >"$filtered"
     kr_child_pids=()
     for i in "${!names[@]}"; do

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# bench/kernel-vs-ioslice.sh — the kernel's elevators and ioslice's policies on the same disk model.
+#
+# For each row of a matrix of job files, runs fio under the kernel's bfq, mq-deadline and none on
+# a loop device over `ioslice emulate --device PRESET` (the weighted groups in real cgroups), and
+# ioslice's simulator on the same preset under bfq, deadline and noop, with the same arrangement
+# (`--host driver_queue=128`: the loop device's deep queue in front of the model's own). Then one
+# table: per row, each kernel elevator beside its ioslice counterpart, with per-job bandwidth,
+# per-group share, total, pooled p99 completion latency, and a verdict: the shares in the same
+# order, each within ±10 % of the kernel's, and the total within ±15 %.
+#
+# Usage: sudo bench/kernel-vs-ioslice.sh [--runtime SECONDS] [--rows REGEX] [--ioslice PATH] [--out DIR]
+#   --runtime  seconds per run (default 20; KV_RUNTIME in the job files)
+#   --rows     only the rows whose name matches REGEX (the names: seq-G-groups-qdD, and the job
+#              files in bench/kernel-vs-ioslice/ without .fio)
+#   --ioslice  the ioslice binary (default target/release/ioslice, built if missing)
+#   --out      where the raw JSON, the generated job files and the table are kept (default
+#              /tmp/kernel-vs-ioslice.DATE); `bench/lib/kernel-vs-ioslice-report.py DIR/manifest.tsv
+#              RUNTIME` prints the table again from them
+#
+# The rows: weighted sequential readers (64 KiB, O_DIRECT) in 2, 4 and 8 cgroups at queue depth
+# 1, 4 and 16 on sim:sata-7200 (weights 100:500; 100/300/600/1000; 100 to 800), and every job
+# file in bench/kernel-vs-ioslice/, whose first line names its device (`; device: sim:...`).
+# Needs root, /dev/fuse, fio, losetup and python3; without them it says why and exits 0.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_root=$(cd "$here/.." && pwd)
+runtime=20
+rows_regex=.
+ioslice_bin=$repo_root/target/release/ioslice
+out_dir=""
+kernel_scheds=(bfq mq-deadline none)
+ioslice_scheds=(bfq deadline noop)
+
+say() { printf 'kernel-vs-ioslice: %s\n' "$*" >&2; }
+# shellcheck source=lib/kernel-runs.sh
+source "$here/lib/kernel-runs.sh"
+
+while (($#)); do
+    case $1 in
+    --runtime) runtime=$2; shift 2 ;;
+    --rows) rows_regex=$2; shift 2 ;;
+    --ioslice) ioslice_bin=$2; shift 2 ;;
+    --out) out_dir=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) say "unknown argument '$1' (see --help)"; exit 2 ;;
+    esac
+done
+if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, got '$runtime'"; exit 2; fi
+
+if ((EUID != 0)); then echo "kernel-vs-ioslice: needs root (FUSE mounts, loop devices, cgroups; skipping)"; exit 0; fi
+for tool in fio losetup python3; do
+    command -v "$tool" >/dev/null || { echo "kernel-vs-ioslice: needs $tool (skipping)"; exit 0; }
+done
+[[ -c /dev/fuse ]] || { echo "kernel-vs-ioslice: needs /dev/fuse (skipping)"; exit 0; }
+[[ -x $ioslice_bin ]] || (cd "$repo_root" && cargo build --release --locked -p ioslice >&2)
+
+out_dir=${out_dir:-/tmp/kernel-vs-ioslice.$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+
+work=""; loop=""; emulator=""; mnt=""
+stop_emulator() {
+    if [[ -n $loop ]]; then losetup -d "$loop" || say "could not detach $loop"; loop=""; fi
+    if [[ -n $emulator ]]; then
+        kill -INT "$emulator" 2>/dev/null
+        wait "$emulator" || say "the emulator exited with an error (see $out_dir/emulate.*.err)"
+        emulator=""
+    fi
+}
+cleanup() {
+    local rc=$?
+    set +e
+    kr_kill_children
+    stop_emulator
+    if [[ -n $mnt ]] && mountpoint -q "$mnt"; then umount -l "$mnt"; fi
+    [[ -n $work ]] && rm -rf "$work"
+    kr_cgroups_cleanup
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+work=$(mktemp -d /tmp/kernel-vs-ioslice.XXXXXX)
+kr_work=$work
+kr_cgroups_init
+
+# --- The matrix: generated weighted-reader rows, then the job files. ------------------------------
+# seq-G-groups-qdD: one sequential 64 KiB O_DIRECT reader per group, each in a 100 GiB region.
+weights_for() {
+    case $1 in
+    2) echo "100 500" ;;
+    4) echo "100 300 600 1000" ;;
+    8) echo "100 200 300 400 500 600 700 800" ;;
+    esac
+}
+write_weighted_row() {
+    local groups=$1 depth=$2 file=$3 engine=libaio i=0 w
+    ((depth == 1)) && engine=psync
+    {
+        echo "; device: sim:sata-7200"
+        printf '[global]\nfilename=${KV_DEVICE}\ndirect=1\nioengine=%s\niodepth=%s\nrw=read\nbs=64k\nsize=100g\nruntime=${KV_RUNTIME}\ntime_based\n' "$engine" "$depth"
+        for w in $(weights_for "$groups"); do
+            i=$((i + 1))
+            printf '[g%s]\ncgroup=g%s\ncgroup_weight=%s\noffset=%sg\n' "$i" "$i" "$w" "$(((i - 1) * 110))"
+        done
+    } >"$file"
+}
+rows=()
+mkdir -p "$out_dir/jobs"
+for groups in 2 4 8; do
+    for depth in 1 4 16; do
+        name=seq-$groups-groups-qd$depth
+        write_weighted_row "$groups" "$depth" "$out_dir/jobs/$name.fio"
+        rows+=("$name:$out_dir/jobs/$name.fio")
+    done
+done
+for file in "$here"/kernel-vs-ioslice/*.fio; do
+    rows+=("$(basename "$file" .fio):$file")
+done
+
+# --- Runs, one emulated device at a time. ---------------------------------------------------------
+manifest="$out_dir/manifest.tsv"
+: >"$manifest"
+current_device=""
+start_emulator() {
+    local device=$1 name
+    stop_emulator
+    [[ -n $mnt ]] && mountpoint -q "$mnt" && umount -l "$mnt"
+    mnt="$work/mnt.${device//[:=,]/-}"
+    mkdir -p "$mnt"
+    "$ioslice_bin" emulate "$mnt" --device "$device" >"$out_dir/emulate.${device//[:=,]/-}.out" \
+        2>"$out_dir/emulate.${device//[:=,]/-}.err" &
+    emulator=$!
+    for _ in $(seq 100); do [[ -e $mnt/disk ]] && break; sleep 0.1; done
+    [[ -e $mnt/disk ]] || { say "the emulator did not start: $(tail -n 1 "$out_dir/emulate.${device//[:=,]/-}.err")"; exit 1; }
+    loop=$(losetup --direct-io=on --find --show "$mnt/disk")
+    name=$(basename "$loop")
+    # The model's rotational flag, as a real disk's driver would set it.
+    case $device in sim:ssd* | sim:null*) echo 0 >"/sys/block/$name/queue/rotational" ;; *) echo 1 >"/sys/block/$name/queue/rotational" ;; esac
+    current_device=$device
+    say "emulating $device as $loop"
+}
+
+for row in "${rows[@]}"; do
+    name=${row%%:*}
+    job=${row#*:}
+    [[ $name =~ $rows_regex ]] || continue
+    device=$(sed -n '1s/^; device: //p' "$job")
+    [[ $device == sim:* ]] || { say "$job: first line must be '; device: sim:PRESET'"; exit 2; }
+    [[ $device == "$current_device" ]] || start_emulator "$device"
+    sysq="/sys/block/$(basename "$loop")/queue"
+    for i in "${!kernel_scheds[@]}"; do
+        ksched=${kernel_scheds[$i]}
+        isched=${ioslice_scheds[$i]}
+        prefix="$out_dir/$name.kernel-$ksched"
+        say "$name: kernel $ksched on $device (${runtime}s)"
+        kr_set_kernel_sched "$sysq" "$ksched"
+        if KV_DEVICE=$loop KV_RUNTIME=$runtime kr_run_fio "$job" "$prefix"; then
+            kfiles=$(compgen -G "$prefix*.json" | tr '\n' ' ')
+        else
+            kfiles="SKIP: fio failed, see $prefix*.log"
+        fi
+        iprefix="$out_dir/$name.ioslice-$isched"
+        if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
+            --host driver_queue=128 --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then
+            ifiles=$iprefix.json
+        else
+            ifiles="SKIP: ioslice failed: $(tail -n 1 "$iprefix.log")"
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$job" "$device" "$ksched" "$kfiles" "$isched" "$ifiles" >>"$manifest"
+    done
+done
+stop_emulator
+
+python3 "$here/lib/kernel-vs-ioslice-report.py" "$manifest" "$runtime" | tee "$out_dir/table.txt"
+say "raw JSON and logs in $out_dir"

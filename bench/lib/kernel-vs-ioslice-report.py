@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The table of bench/kernel-vs-ioslice.sh: each kernel elevator beside its ioslice counterpart.
+
+    kernel-vs-ioslice-report.py MANIFEST RUNTIME [--markdown]
+
+Reads the manifest the script writes (row, job file, device, kernel elevator, its fio JSON files,
+ioslice policy, its JSON file; tab-separated) and prints, per row, each pair's total bandwidth,
+per-job (or per-group) shares, the worst job's p99 completion latency, the completion time of
+jobs that are not time based, and a verdict: the shares in the same order, each within ±10 % of
+the kernel's, and the total within ±15 %.
+"""
+
+import json
+import re
+import sys
+
+SHARE_TOLERANCE = 0.10
+TOTAL_TOLERANCE = 0.15
+
+
+def load(path):
+    # fio may print a warning line before its JSON: start at the first brace.
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])
+
+
+def sections(jobfile):
+    """Job sections in order, with their cgroup weight (None if unweighted)."""
+    found, section = [], None
+    for line in open(jobfile):
+        line = line.strip()
+        m = re.match(r"^\[(.+)\]$", line)
+        if m:
+            section = m.group(1).strip()
+            if section != "global":
+                found.append([section, None])
+            continue
+        m = re.match(r"^cgroup_weight\s*=\s*(\d+)", line)
+        if m and found and found[-1][0] == section:
+            found[-1][1] = int(m.group(1))
+    return found
+
+
+def run_result(files):
+    """Bytes a second per job, the worst p99 completion latency (µs), runtimes of untimed jobs."""
+    jobs = []
+    for f in files.split():
+        jobs.extend(load(f).get("jobs", []))
+    rate, p99, runtime_ms = {}, 0.0, {}
+    for j in jobs:
+        name = j["jobname"]
+        rate[name] = rate.get(name, 0) + j["read"]["bw_bytes"] + j["write"]["bw_bytes"]
+        for d in ("read", "write"):
+            pct = j[d].get("clat_ns", {}).get("percentile", {})
+            if j[d]["io_bytes"] and "99.000000" in pct:
+                p99 = max(p99, pct["99.000000"] / 1000)
+        runtime_ms[name] = j.get("job_runtime", 0)
+    return dict(rate=rate, p99=p99, runtime_ms=runtime_ms)
+
+
+def out_of_order(k_shares, m_shares):
+    """Whether two jobs whose kernel shares differ by more than the tolerance come out the
+    other way round (shares within the tolerance of each other have no order to keep)."""
+    for i, (ki, mi) in enumerate(zip(k_shares, m_shares)):
+        for kj, mj in zip(k_shares[i + 1:], m_shares[i + 1:]):
+            if ki > kj * (1 + SHARE_TOLERANCE) and mi < mj:
+                return True
+            if kj > ki * (1 + SHARE_TOLERANCE) and mj < mi:
+                return True
+    return False
+
+
+def verdict(kernel, mine, names):
+    k_total = sum(kernel["rate"].get(n, 0) for n in names)
+    m_total = sum(mine["rate"].get(n, 0) for n in names)
+    if not k_total or not m_total:
+        return "no data", []
+    k_shares = [kernel["rate"].get(n, 0) / k_total for n in names]
+    m_shares = [mine["rate"].get(n, 0) / m_total for n in names]
+    problems = []
+    if len(names) > 1 and out_of_order(k_shares, m_shares):
+        problems.append("share order")
+    if len(names) > 1:
+        worst = max(abs(m / k - 1) if k else (1 if m else 0) for m, k in zip(m_shares, k_shares))
+        if worst > SHARE_TOLERANCE:
+            problems.append(f"shares off by up to {100 * worst:.0f}%")
+    total = m_total / k_total - 1
+    if abs(total) > TOTAL_TOLERANCE:
+        problems.append(f"total {100 * total:+.0f}%")
+    return ("agrees" if not problems else "DIFFERS: " + ", ".join(problems)), m_shares
+
+
+def describe(label, result, names, weights):
+    total = sum(result["rate"].get(n, 0) for n in names)
+    shares = " ".join(f"{100 * result['rate'].get(n, 0) / total:5.1f}" if total else "    -" for n in names)
+    untimed = [f"{n} done in {result['runtime_ms'][n] / 1000:.2f}s" for n in names
+               if n in result["runtime_ms"] and result["runtime_ms"][n] and n in UNTIMED]
+    extra = ("; " + ", ".join(untimed)) if untimed else ""
+    return f"   {label:<20}{total / 1e6:>9.1f}{result['p99']:>10.0f}   {shares}{extra}"
+
+
+UNTIMED = set()
+
+
+def markdown(rows, order):
+    """One line per pair: the figures docs/fidelity.md shows."""
+    out = ["| row | kernel / ioslice | kernel MB/s | ioslice MB/s | total | worst share (points) | verdict |",
+           "|---|---|---|---|---|---|---|"]
+    for name in order:
+        row = rows[name]
+        names = [s for s, _ in sections(row["job"])]
+        for ksched, kfiles, isched, ifiles in row["pairs"]:
+            if kfiles.startswith("SKIP") or ifiles.startswith("SKIP"):
+                continue
+            kernel, mine = run_result(kfiles), run_result(ifiles)
+            k_total = sum(kernel["rate"].get(n, 0) for n in names)
+            m_total = sum(mine["rate"].get(n, 0) for n in names)
+            worst = 0.0
+            if len(names) > 1 and k_total and m_total:
+                # In share points: a relative figure means nothing where the kernel gave ~0.
+                worst = max(abs(mine["rate"].get(n, 0) / m_total - kernel["rate"].get(n, 0) / k_total)
+                            for n in names)
+            said, _ = verdict(kernel, mine, names)
+            total = f"{100 * (m_total / k_total - 1):+.0f} %" if k_total else "-"
+            share = f"{100 * worst:.1f}" if len(names) > 1 else "-"
+            out.append(f"| {name} | {ksched} / {isched} | {k_total / 1e6:.1f} | {m_total / 1e6:.1f} | {total} | "
+                       f"{share} | {'agrees' if said == 'agrees' else 'differs'} |")
+    return "\n".join(out)
+
+
+def main():
+    manifest, runtime = sys.argv[1], sys.argv[2]
+    as_markdown = len(sys.argv) > 3 and sys.argv[3] == "--markdown"
+    rows = {}
+    order = []
+    for line in open(manifest):
+        name, job, device, ksched, kfiles, isched, ifiles = line.rstrip("\n").split("\t")
+        if name not in rows:
+            rows[name] = dict(job=job, device=device, pairs=[])
+            order.append(name)
+        rows[name]["pairs"].append((ksched, kfiles, isched, ifiles))
+    if as_markdown:
+        print(markdown(rows, order))
+        return
+    out, agree, total_pairs = [], 0, 0
+    for name in order:
+        row = rows[name]
+        secs = sections(row["job"])
+        names = [s for s, _ in secs]
+        weights = [w for _, w in secs]
+        UNTIMED.clear()
+        text = open(row["job"]).read()
+        if "time_based=0" in text:
+            UNTIMED.update(re.findall(r"^\[(\w+)\][^\[]*?time_based=0", text, re.M | re.S))
+        out.append(f"== {name} on {row['device']}")
+        if any(w is not None for w in weights):
+            wsum = sum(w or 0 for w in weights)
+            out.append("   weight shares %:   " + " ".join(f"{100 * (w or 0) / wsum:5.1f}" for w in weights))
+        out.append(f"   {'elevator':<20}{'MB/s':>9}{'p99 µs':>10}   shares % ({' '.join(names)})")
+        for ksched, kfiles, isched, ifiles in row["pairs"]:
+            if kfiles.startswith("SKIP") or ifiles.startswith("SKIP"):
+                out.append(f"   kernel {ksched} / ioslice {isched}: {kfiles if kfiles.startswith('SKIP') else ifiles}")
+                continue
+            kernel, mine = run_result(kfiles), run_result(ifiles)
+            said, _ = verdict(kernel, mine, names)
+            total_pairs += 1
+            agree += said == "agrees"
+            out.append(describe(f"kernel {ksched}", kernel, names, weights))
+            out.append(describe(f"ioslice {isched}", mine, names, weights) + f"   {said}")
+        out.append("")
+    out.append(f"{agree} of {total_pairs} pairs agree ({runtime} s a run). A pair agrees when ioslice's shares are in the")
+    out.append(f"kernel's order, each within ±{100 * SHARE_TOLERANCE:.0f} % of the kernel's, and its total within "
+               f"±{100 * TOTAL_TOLERANCE:.0f} %. p99 µs is the worst job's 99th")
+    out.append("percentile completion latency. Kernel runs: fio on a loop device over `ioslice emulate`; ioslice runs:")
+    out.append("the simulator on the same preset with --host driver_queue=128.")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
