@@ -32,6 +32,10 @@ pub struct EmulateArgs {
     /// queue depth 1 through the loop device).
     #[arg(long, value_name = "off|US+US", default_value = "off")]
     pub transport: String,
+    /// Write one line per command to FILE as it completes (arrival, hand-over and completion
+    /// times in µs, direction, sector, sectors, commands the model held).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 /// `FIXED_US+PER_MIB_US`.
@@ -72,6 +76,7 @@ pub fn emulate(args: &EmulateArgs) -> Result<Printed, String> {
         store: args.store.clone(),
         max_background: args.max_background,
         transport,
+        log: args.log.clone(),
     };
     // Signals are taken before mounting, so that none arriving meanwhile is lost.
     let mut signals =

@@ -12,6 +12,8 @@
 //! Touched by the disk thread only; the session thread holds the sending end of its channel.
 
 use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -27,6 +29,11 @@ use crate::summary::{Latency, Summary};
 /// How long before a model event the disk thread stops sleeping and spins: a thread woken
 /// from a timed sleep on this VM is 20–30 µs late on average, up to 80 µs.
 const SPIN: Duration = Duration::from_micros(60);
+
+/// The command log's first line: what its columns are.
+pub const LOG_HEADER: &str = "# arrived_us submitted_us completed_us direction sector sectors \
+                              in_flight (times from the emulator's start; in_flight: commands \
+                              the model held once this one was handed over)\n";
 
 /// How a request is answered once the model completes it (or failed if it cannot be).
 pub(crate) trait Answer: Send {
@@ -90,15 +97,25 @@ pub(crate) struct Disk {
 impl Disk {
     /// Start the disk thread around `model`; the clock starts at `started`; read buffers
     /// go back to `buffers` once answered.
+    /// With `log`, one line per command goes there as it completes (see [`LOG_HEADER`]).
     pub(crate) fn start(
         model: Box<dyn DeviceModel>,
         started: Instant,
         buffers: Arc<Buffers>,
+        log: Option<File>,
     ) -> std::io::Result<Self> {
         let (sender, receiver) = std::sync::mpsc::channel();
+        let log = match log {
+            Some(file) => {
+                let mut log = BufWriter::new(file);
+                log.write_all(LOG_HEADER.as_bytes())?;
+                Some(log)
+            }
+            None => None,
+        };
         let thread = std::thread::Builder::new()
             .name("ioslice-disk".into())
-            .spawn(move || Serving::new(model, started, buffers).run(&receiver))?;
+            .spawn(move || Serving::new(model, started, buffers, log).run(&receiver))?;
         Ok(Self { sender, thread })
     }
 
@@ -118,6 +135,8 @@ impl Disk {
 struct AtDevice {
     arrival: Arrival,
     submitted: Nanos,
+    /// Commands the model held once this one was handed over, itself included.
+    in_flight: usize,
 }
 
 /// The disk thread's state.
@@ -134,6 +153,7 @@ struct Serving {
     stopping: bool,
     tally: Tally,
     buffers: Arc<Buffers>,
+    log: Option<BufWriter<File>>,
 }
 
 /// Counts and times for the summary.
@@ -145,7 +165,12 @@ struct Tally {
 }
 
 impl Serving {
-    fn new(model: Box<dyn DeviceModel>, started: Instant, buffers: Arc<Buffers>) -> Self {
+    fn new(
+        model: Box<dyn DeviceModel>,
+        started: Instant,
+        buffers: Arc<Buffers>,
+        log: Option<BufWriter<File>>,
+    ) -> Self {
         let depth = model.info().queue_depth.max(1);
         let histogram = || Histogram::new(3).expect("3 significant figures is a valid precision");
         Self {
@@ -159,6 +184,7 @@ impl Serving {
             completed: Vec::new(),
             stopping: false,
             buffers,
+            log,
             tally: Tally {
                 summary: Summary::default(),
                 service: histogram(),
@@ -237,11 +263,38 @@ impl Serving {
             for tag in std::mem::take(&mut self.completed) {
                 if let Some(done) = self.at_device.remove(&tag) {
                     self.tally.record_completion(&done, due, sent);
+                    self.log(&done, due);
                     done.arrival.answer.complete(&self.buffers);
                 }
             }
             // A slot freed at `due` takes the next queued command at once, as a drive would.
             self.submit();
+        }
+    }
+
+    /// One line in the command log, if there is one (it stops at the first write error).
+    fn log(&mut self, done: &AtDevice, due: Nanos) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        let arrived = done.arrival.arrived.saturating_duration_since(self.started);
+        let line = writeln!(
+            log,
+            "{:.1} {:.1} {:.1} {} {} {} {}",
+            arrived.as_nanos() as f64 / 1e3,
+            done.submitted as f64 / 1e3,
+            due as f64 / 1e3,
+            if done.arrival.direction == Direction::Read {
+                'R'
+            } else {
+                'W'
+            },
+            done.arrival.offset / 512,
+            done.arrival.len.div_ceil(512),
+            done.in_flight,
+        );
+        if line.is_err() {
+            self.log = None;
         }
     }
 
@@ -276,6 +329,7 @@ impl Serving {
                 AtDevice {
                     arrival,
                     submitted: self.model_now,
+                    in_flight: self.model.in_flight(),
                 },
             );
         }
@@ -422,7 +476,8 @@ mod tests {
             running: VecDeque::new(),
         };
         let started = Instant::now();
-        let disk = Disk::start(Box::new(model), started, Arc::default()).expect("disk thread");
+        let disk =
+            Disk::start(Box::new(model), started, Arc::default(), None).expect("disk thread");
         let (answered, answers) = mpsc::channel();
         let sent = Instant::now();
         for id in 0..3u64 {

@@ -40,6 +40,7 @@ pub mod summary;
 pub mod transport;
 
 use std::ffi::CString;
+use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -50,6 +51,7 @@ use fuser::{BackgroundSession, Config, MountOption, Session, SessionACL};
 use ioslice_sim::device::DeviceInfo;
 use ioslice_sim::preset::{self, DeviceError, DeviceSpec};
 
+pub use disk::LOG_HEADER;
 pub use filesystem::DISK_FILE;
 pub use summary::{Latency, Summary};
 pub use transport::Transport;
@@ -117,6 +119,14 @@ pub enum EmulateError {
         /// Why.
         source: io::Error,
     },
+    /// The command log could not be made.
+    #[error("--log {path}: {source}")]
+    Log {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// A thread could not be started.
     #[error("cannot start the emulator's threads: {0}")]
     Spawn(io::Error),
@@ -136,6 +146,10 @@ pub struct EmulatorConfig {
     /// The emulator's own round trip, taken out of what the model sees (see [`transport`];
     /// [`Transport::NONE`] by default).
     pub transport: Transport,
+    /// Write one line per command here as it completes: when it arrived, was handed to the
+    /// model and completed, its direction, place and length, and how many commands the model
+    /// held then.
+    pub log: Option<PathBuf>,
 }
 
 impl EmulatorConfig {
@@ -149,6 +163,7 @@ impl EmulatorConfig {
             store: None,
             max_background: Self::DEFAULT_MAX_BACKGROUND,
             transport: Transport::NONE,
+            log: None,
         }
     }
 }
@@ -182,7 +197,14 @@ impl Emulator {
         let capacity = info.capacity_sectors * 512;
         let store = Store::open(config.store.as_deref(), capacity)?;
         let buffers = Arc::new(Buffers::default());
-        let disk = Disk::start(model, Instant::now(), Arc::clone(&buffers))
+        let log = match &config.log {
+            Some(path) => Some(File::create(path).map_err(|source| EmulateError::Log {
+                path: path.clone(),
+                source,
+            })?),
+            None => None,
+        };
+        let disk = Disk::start(model, Instant::now(), Arc::clone(&buffers), log)
             .map_err(EmulateError::Spawn)?;
         let owner = std::fs::metadata(mountpoint)
             .map(|metadata| (metadata.uid(), metadata.gid()))

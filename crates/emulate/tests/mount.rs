@@ -120,7 +120,12 @@ fn a_read_is_answered_no_sooner_than_the_model_completes_it() {
     }
     let dir = tempfile::tempdir().expect("a mountpoint");
     // No command queueing, 7200 rpm: each random read takes milliseconds.
-    let mut emulator = Emulator::mount(dir.path(), &config("sim:ide-2004")).expect("mounts");
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    let config = EmulatorConfig {
+        log: Some(log.path().to_path_buf()),
+        ..config("sim:ide-2004")
+    };
+    let mut emulator = Emulator::mount(dir.path(), &config).expect("mounts");
     let file = open_direct(&emulator.disk_path());
     let mut storage = Vec::new();
     let buffer = aligned(&mut storage, 4096);
@@ -141,6 +146,18 @@ fn a_read_is_answered_no_sooner_than_the_model_completes_it() {
         mean_waited >= summary.service.mean,
         "answered before the model: {mean_waited:.0} µs against {summary}"
     );
+    // The command log: its header, then one line per read, in order, with its place.
+    let text = std::fs::read_to_string(log.path()).expect("the log");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), ioslice_emulate::LOG_HEADER.lines().next());
+    let commands: Vec<Vec<&str>> = lines.map(|line| line.split(' ').collect()).collect();
+    assert_eq!(commands.len() as u64, reads);
+    for (i, fields) in commands.iter().enumerate() {
+        let offset = (i as u64 * 2_654_435_761 % (60 << 30)) & !4095;
+        assert_eq!(fields[3..6], ["R", &(offset / 512).to_string(), "8"]);
+        let times: Vec<f64> = fields[..3].iter().map(|t| t.parse().expect("µs")).collect();
+        assert!(times[0] <= times[1] && times[1] < times[2], "{fields:?}");
+    }
 }
 
 #[test]
