@@ -412,50 +412,11 @@ fn lower_timer_slack() {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
     use std::sync::mpsc;
 
-    use ioslice_sim::device::DeviceInfo;
+    use ioslice_sim::device::null::NullDevice;
 
     use super::*;
-
-    /// Completes every command `latency` after it was submitted, `depth` at once.
-    struct FixedLatency {
-        latency: Nanos,
-        depth: usize,
-        running: VecDeque<(Nanos, u64)>,
-    }
-
-    impl DeviceModel for FixedLatency {
-        fn info(&self) -> DeviceInfo {
-            DeviceInfo {
-                name: "fixed".into(),
-                capacity_sectors: 1 << 20,
-                queue_depth: self.depth,
-                rotational: false,
-            }
-        }
-
-        fn in_flight(&self) -> usize {
-            self.running.len()
-        }
-
-        fn submit(&mut self, command: Command, now: Nanos) {
-            self.running.push_back((now + self.latency, command.tag));
-        }
-
-        fn next_event(&self) -> Option<Nanos> {
-            self.running.front().map(|&(at, _)| at)
-        }
-
-        fn advance(&mut self, now: Nanos, completed: &mut Vec<u64>) {
-            while self.running.front().is_some_and(|&(at, _)| at <= now) {
-                if let Some((_, tag)) = self.running.pop_front() {
-                    completed.push(tag);
-                }
-            }
-        }
-    }
 
     /// Says on a channel which request was answered, and when.
     struct Recorded(u64, mpsc::Sender<(u64, Instant)>);
@@ -470,11 +431,8 @@ mod tests {
 
     #[test]
     fn requests_wait_their_turn_and_are_never_answered_before_the_model_completes_them() {
-        let model = FixedLatency {
-            latency: 2_000_000,
-            depth: 1,
-            running: VecDeque::new(),
-        };
+        // Every command takes 2 ms, one at a time.
+        let model = NullDevice::new("null".into(), 2_000_000, 1, 1 << 20);
         let started = Instant::now();
         let disk =
             Disk::start(Box::new(model), started, Arc::default(), None).expect("disk thread");
