@@ -25,8 +25,9 @@ def load(path):
 
 
 def sections(jobfile):
-    """Job sections in order, with their cgroup weight (None if unweighted)."""
-    found, section = [], None
+    """Jobs in order, with their cgroup weight (None if unweighted): a section with numjobs=N
+    stands for N jobs, named SECTION.0 to SECTION.N-1 (as run_result names fio's clones)."""
+    found, section, clones = [], None, {}
     for line in open(jobfile):
         line = line.strip()
         m = re.match(r"^\[(.+)\]$", line)
@@ -38,7 +39,14 @@ def sections(jobfile):
         m = re.match(r"^cgroup_weight\s*=\s*(\d+)", line)
         if m and found and found[-1][0] == section:
             found[-1][1] = int(m.group(1))
-    return found
+        m = re.match(r"^numjobs\s*=\s*(\d+)", line)
+        if m and section and section != "global":
+            clones[section] = int(m.group(1))
+    jobs = []
+    for name, weight in found:
+        count = clones.get(name, 1)
+        jobs.extend([[name, weight]] if count == 1 else [[f"{name}.{i}", weight] for i in range(count)])
+    return jobs
 
 
 def run_result(files):
@@ -47,8 +55,17 @@ def run_result(files):
     for f in files.split():
         jobs.extend(load(f).get("jobs", []))
     rate, p99, runtime_ms = {}, 0.0, {}
+    seen = {}
+    clones = {}
+    for j in jobs:
+        clones[j["jobname"]] = clones.get(j["jobname"], 0) + 1
     for j in jobs:
         name = j["jobname"]
+        if clones[name] > 1:
+            # numjobs clones share a name: tell them apart by their order.
+            index = seen.get(name, 0)
+            seen[name] = index + 1
+            name = f"{name}.{index}"
         rate[name] = rate.get(name, 0) + j["read"]["bw_bytes"] + j["write"]["bw_bytes"]
         for d in ("read", "write"):
             pct = j[d].get("clat_ns", {}).get("percentile", {})
