@@ -5,14 +5,15 @@ use std::path::PathBuf;
 
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
-use ioslice_engine::job_run::{run as run_jobs, RunConfig};
+use ioslice_engine::job_run::{run_traced as run_jobs, RunConfig};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_sim::preset::{presets, DeviceSpec};
-use ioslice_sim::simulation::{run as simulate, SimConfig};
+use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 
 use crate::cgroup_arg;
+use crate::trace::{TraceArgs, TraceFile};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
@@ -73,6 +74,9 @@ pub struct RunArgs {
     /// partition table (fio's allow_mounted_write). Only for a real `--device` path.
     #[arg(long = "allow-mounted-write")]
     pub allow_mounted_write: bool,
+    /// The trace of the run.
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 /// What a command prints on stdout, and its exit status.
@@ -94,8 +98,9 @@ impl From<String> for Printed {
 /// render the report.
 pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
+    let trace = args.trace.resolve()?;
     if !args.simulation.device.starts_with("sim:") {
-        return run_real(args, format);
+        return run_real(args, format, trace);
     }
     if args.allow_mounted_write {
         return Err(
@@ -115,14 +120,27 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     apply_host(&mut config, &args.simulation.host)?;
-    let outcome = simulate(&job_file, &config).map_err(|e| e.to_string())?;
+    let outcome = match trace {
+        None => simulate(&job_file, &config),
+        Some((path, trace_format)) => {
+            let file = TraceFile::create(&path, trace_format)?;
+            let outcome = simulate_traced(&job_file, &config, &mut file.sink(None));
+            file.finish()?;
+            outcome
+        }
+    }
+    .map_err(|e| e.to_string())?;
     Ok(render(&outcome.report, format).into())
 }
 
 /// `run --device PATH`: the job file through the real engine on a file, directory or block
 /// device. Notes and fio's `io_u error` lines go to stderr; a job stopped by an I/O error
 /// makes the exit status 1, as in fio.
-fn run_real(args: &RunArgs, format: OutputFormat) -> Result<Printed, String> {
+fn run_real(
+    args: &RunArgs,
+    format: OutputFormat,
+    trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
+) -> Result<Printed, String> {
     if !args.simulation.host.is_empty() {
         return Err(
             "--host describes a simulated host: it does not apply to a real --device".into(),
@@ -140,7 +158,26 @@ fn run_real(args: &RunArgs, format: OutputFormat) -> Result<Printed, String> {
         group_weights: cgroup_arg::sim_weights(&overrides),
         group_limits: cgroup_arg::sim_limits(&overrides),
     };
-    let outcome = run_jobs(&job_file, &config).map_err(|e| e.to_string())?;
+    let file = match trace {
+        Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
+        None => None,
+    };
+    let sinks = file.as_ref().map(|file| {
+        move |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
+            Box::new(file.sink(label))
+        }
+    });
+    let outcome = run_jobs(
+        &job_file,
+        &config,
+        sinks
+            .as_ref()
+            .map(|sinks| sinks as ioslice_engine::job_run::TraceSinks<'_>),
+    );
+    if let Some(file) = &file {
+        file.finish()?;
+    }
+    let outcome = outcome.map_err(|e| e.to_string())?;
     for note in &outcome.notes {
         eprintln!("ioslice: note: {note}");
     }

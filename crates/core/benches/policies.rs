@@ -19,6 +19,10 @@
 //! Criterion reports throughput in elements per second; one element is one completed request.
 //! Before a policy is timed, a checked run of the same stream asserts that every request
 //! completes exactly once, that every process is served, and that the policy drains.
+//!
+//! The side-by-side pass also runs each policy with tracing on ([`ioslice_core::trace`]),
+//! its events drained after every call and dropped, and prints what that costs against the
+//! same policy untraced (which pays one branch per decision point).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -27,7 +31,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ioslice_core::time::{us, Nanos};
 use ioslice_core::{
     build_scheduler, Completion, Direction, Dispatch, GroupId, GroupTree, ProcessId, Request,
-    RequestId, Scheduler, SchedulerContext,
+    RequestId, Scheduler, SchedulerContext, TraceEvent,
 };
 
 /// Processes (one queue each under the per-process policies).
@@ -145,6 +149,8 @@ struct Driver {
     /// Whether processes issue a new read when one completes.
     issuing: bool,
     check: Option<Check>,
+    /// With tracing on: where the policy's events are drained after each call.
+    trace: Option<Vec<TraceEvent>>,
 }
 
 impl Driver {
@@ -177,6 +183,7 @@ impl Driver {
             completed: 0,
             issuing: true,
             check: checked.then(Check::default),
+            trace: None,
         };
         for p in 0..PROCESSES {
             driver.submit(p);
@@ -202,6 +209,23 @@ impl Driver {
             ..Request::new(id, ProcessId(p), Direction::Read, sector, SECTORS)
         };
         self.scheduler.insert(request, self.now);
+        self.drain_trace();
+    }
+
+    /// Trace the policy from now on.
+    fn traced(mut self) -> Self {
+        self.scheduler.set_tracing(true);
+        self.trace = Some(Vec::new());
+        self
+    }
+
+    /// With tracing on, take what the policy recorded in its last call, and drop it.
+    fn drain_trace(&mut self) {
+        if let Some(events) = &mut self.trace {
+            self.scheduler.drain_trace(events);
+            std::hint::black_box(&events);
+            events.clear();
+        }
     }
 
     /// Run until `count` more requests have completed, or (not issuing) until all have.
@@ -215,7 +239,9 @@ impl Driver {
                 if let Some(check) = &mut self.check {
                     check.dispatch_calls += 1;
                 }
-                match self.scheduler.dispatch(self.now) {
+                let answer = self.scheduler.dispatch(self.now);
+                self.drain_trace();
+                match answer {
                     Dispatch::Request(request) => {
                         let completion = Completion {
                             request,
@@ -272,6 +298,7 @@ impl Driver {
 
     fn complete(&mut self, completion: Completion) {
         self.scheduler.complete(&completion, self.now);
+        self.drain_trace();
         let p = completion.request.process.0;
         for id in completion.request.ids() {
             if let Some(check) = &mut self.check {
@@ -298,6 +325,7 @@ impl Driver {
                 self.submit(p);
             } else if process.outstanding == 0 {
                 self.scheduler.process_exited(ProcessId(p), self.now);
+                self.drain_trace();
             }
         }
     }
@@ -364,47 +392,64 @@ fn policies(c: &mut Criterion) {
 /// Each policy's cost relative to noop's, measured side by side: every round runs each policy
 /// for the same number of requests back to back, and the ratio to noop is taken within the
 /// round, so a machine that slows down or speeds up between rounds (these are shared and
-/// noisy) moves both sides alike. The median over the rounds is printed.
+/// noisy) moves both sides alike. The median over the rounds is printed. Each policy also
+/// runs traced in the same rounds, and its cost against itself untraced is printed beside.
 fn side_by_side() {
-    let mut drivers: Vec<(String, Driver)> = CASES
+    let warm = |driver: Driver| {
+        let mut driver = driver;
+        driver.run(WARM_UP_REQUESTS);
+        driver
+    };
+    let mut drivers: Vec<(String, Driver, Driver)> = CASES
         .iter()
         .map(|&(spec, grouped)| {
-            let mut driver = Driver::new(spec, grouped, false);
-            driver.run(WARM_UP_REQUESTS);
+            let plain = warm(Driver::new(spec, grouped, false));
+            let traced = warm(Driver::new(spec, grouped, false).traced());
             let label = if grouped {
                 spec.to_string()
             } else {
                 format!("{spec} (root group only)")
             };
-            (label, driver)
+            (label, plain, traced)
         })
         .collect();
-    let mut ratios = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); drivers.len()];
-    let mut nanos = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); drivers.len()];
+    let cases = drivers.len();
+    let mut ratios = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); cases];
+    let mut nanos = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); cases];
+    let mut traced_nanos = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); cases];
+    let mut traced_ratios = vec![Vec::with_capacity(SIDE_BY_SIDE_ROUNDS); cases];
+    let time = |driver: &mut Driver| {
+        let start = std::time::Instant::now();
+        driver.run(SIDE_BY_SIDE_REQUESTS);
+        start.elapsed().as_nanos() as f64 / SIDE_BY_SIDE_REQUESTS as f64
+    };
     for _ in 0..SIDE_BY_SIDE_ROUNDS {
-        let per_request: Vec<f64> = drivers
+        let per_request: Vec<(f64, f64)> = drivers
             .iter_mut()
-            .map(|(_, driver)| {
-                let start = std::time::Instant::now();
-                driver.run(SIDE_BY_SIDE_REQUESTS);
-                start.elapsed().as_nanos() as f64 / SIDE_BY_SIDE_REQUESTS as f64
-            })
+            .map(|(_, plain, traced)| (time(plain), time(traced)))
             .collect();
-        for (case, &cost) in per_request.iter().enumerate() {
-            ratios[case].push(cost / per_request[0]);
+        for (case, &(cost, traced)) in per_request.iter().enumerate() {
+            ratios[case].push(cost / per_request[0].0);
             nanos[case].push(cost);
+            traced_nanos[case].push(traced);
+            traced_ratios[case].push(traced / cost);
         }
     }
     eprintln!(
         "side by side, median of {SIDE_BY_SIDE_ROUNDS} rounds of {SIDE_BY_SIDE_REQUESTS} requests each:"
     );
-    eprintln!("{:<28} {:>12} {:>10}", "policy", "ns/request", "× noop");
-    for (case, (label, _)) in drivers.iter().enumerate() {
+    eprintln!(
+        "{:<28} {:>12} {:>10} {:>14} {:>16}",
+        "policy", "ns/request", "× noop", "traced ns/req", "traced/untraced"
+    );
+    for (case, (label, _, _)) in drivers.iter().enumerate() {
         eprintln!(
-            "{:<28} {:>12.0} {:>10.2}",
+            "{:<28} {:>12.0} {:>10.2} {:>14.0} {:>16.2}",
             label,
             median(&mut nanos[case]),
-            median(&mut ratios[case])
+            median(&mut ratios[case]),
+            median(&mut traced_nanos[case]),
+            median(&mut traced_ratios[case])
         );
     }
 }

@@ -5,6 +5,10 @@
 //! ([`Nanos`]), and anything a policy wants to happen later it says in its return value
 //! ([`Dispatch::WaitUntil`]). The simulator and the real engine are two drivers of the
 //! same policies.
+//!
+//! A policy can also say what it decided and why, as typed events ([`trace`]): the driver
+//! turns its tracing on, drains its events after each call and stamps them with the time.
+//! Off, which is how every policy starts, it costs a branch per decision.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +23,7 @@ pub mod request;
 pub mod scheduler;
 pub mod sector_order;
 pub mod time;
+pub mod trace;
 pub mod tunable;
 
 pub use group::{Group, GroupId, GroupTree};
@@ -27,4 +32,5 @@ pub use registry::{build_scheduler, SchedulerContext, SchedulerInfo, SCHEDULERS}
 pub use request::{Completion, Direction, ProcessId, Request, RequestId};
 pub use scheduler::{Dispatch, Inserted, Scheduler};
 pub use time::Nanos;
+pub use trace::{TraceEvent, TraceSink};
 pub use tunable::{SchedSpec, TunableError};

@@ -1,6 +1,6 @@
 //! The `Scheduler` trait every policy implements.
 
-use crate::{Completion, GroupId, Nanos, ProcessId, Request, RequestId};
+use crate::{Completion, GroupId, Nanos, ProcessId, Request, RequestId, TraceEvent};
 
 /// What `dispatch` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,4 +72,14 @@ pub trait Scheduler: Send {
     fn group_weight(&self, _group: GroupId) -> Option<u32> {
         None
     }
+
+    /// Turn recording of this policy's decisions on or off ([`crate::trace`]). Off, which
+    /// is how a policy starts, recording costs one branch per decision and builds nothing.
+    /// The default, for a policy that traces nothing, ignores it.
+    fn set_tracing(&mut self, _on: bool) {}
+
+    /// Move the events recorded since the last call to the end of `out`, in the order they
+    /// happened. The driver calls it after each call to the policy and stamps them with that
+    /// call's time. The default records nothing.
+    fn drain_trace(&mut self, _out: &mut Vec<TraceEvent>) {}
 }

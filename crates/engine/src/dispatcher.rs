@@ -124,8 +124,10 @@ use std::task::{Wake, Waker};
 use std::time::{Duration, Instant};
 
 use ioslice_core::request::SECTOR_SIZE;
+use ioslice_core::trace::Tracer;
 use ioslice_core::{
-    Completion, Dispatch, GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler,
+    Completion, Dispatch, GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler, TraceEvent,
+    TraceSink,
 };
 
 use crate::backend::{Backend, Doorbell, IoDone, IoOp, Notifier, Waiter, SHARED_LANE};
@@ -351,6 +353,8 @@ pub(crate) struct Parts {
     pub started: Instant,
     pub depth: usize,
     pub max_queued: usize,
+    /// Where the run's trace goes, if it is traced.
+    pub trace: Option<Box<dyn TraceSink + Send>>,
 }
 
 impl Shared {
@@ -368,9 +372,15 @@ impl Shared {
         let notifier = parts.backend.notifier();
         let backend_name = parts.backend.name();
         let counters = Arc::clone(&parts.recorder.counters);
+        let mut policy = parts.policy;
+        // Engine time starts at 0 with the engine: the trace's times are engine times.
+        let trace = parts
+            .trace
+            .map(|sink| Tracer::new(sink, 0, &parts.groups, policy.as_mut()));
         let core = Core {
             backend: parts.backend,
-            policy: parts.policy,
+            policy,
+            trace,
             recorder: Arc::clone(&parts.recorder),
             started: parts.started,
             depth: parts.depth,
@@ -611,6 +621,7 @@ impl Shared {
             Message::Exit(process) => {
                 let now = core.now();
                 core.policy.process_exited(process, now);
+                core.collect_trace(now);
             }
         }
         core.defer_submit = !flush;
@@ -925,6 +936,7 @@ impl Shared {
                 for process in processes {
                     core.policy.process_exited(process, now);
                 }
+                core.collect_trace(now);
                 let polling = core.poller.is_some();
                 core.turn_role = Some(Role::Dispatcher);
                 core.turn(!polling);
@@ -1058,6 +1070,9 @@ impl OutlivesSubmissions for Shared {
 pub(crate) struct Core {
     backend: Box<dyn Backend>,
     policy: Box<dyn Scheduler>,
+    /// Where the policy's decisions and the requests' arrivals, dispatches and completions
+    /// go, when the engine is traced.
+    trace: Option<Tracer<Box<dyn TraceSink + Send>>>,
     recorder: Arc<Recorder>,
     started: Instant,
     depth: usize,
@@ -1206,7 +1221,23 @@ impl Core {
         self.pending.insert(id, submission);
         // Merged or queued, the request stays pending under its own id; the carrier's
         // `merged` list names it when the policy dispatches it.
-        let _ = self.policy.insert(request, now);
+        match &mut self.trace {
+            None => {
+                let _ = self.policy.insert(request, now);
+            }
+            Some(trace) => {
+                trace.record(now, &TraceEvent::insert(&request));
+                let _ = self.policy.insert(request, now);
+                trace.collect(now, self.policy.as_mut());
+            }
+        }
+    }
+
+    /// Hand what the policy recorded in its last call, made at `now`, to the trace.
+    fn collect_trace(&mut self, now: Nanos) {
+        if let Some(trace) = &mut self.trace {
+            trace.collect(now, self.policy.as_mut());
+        }
     }
 
     /// One turn: reap (if `reap`), complete, dispatch while there is room, submit, publish.
@@ -1274,7 +1305,14 @@ impl Core {
         // One clock read per turn: its dispatches are one instant to the policy.
         let now = self.now();
         while self.backend.in_flight() < self.depth {
-            match self.policy.dispatch(now) {
+            let answer = self.policy.dispatch(now);
+            if let Some(trace) = &mut self.trace {
+                trace.collect(now, self.policy.as_mut());
+                if let Dispatch::Request(request) = &answer {
+                    trace.record(now, &TraceEvent::dispatch(request));
+                }
+            }
+            match answer {
                 Dispatch::Request(request) => self.issue(request, now),
                 Dispatch::WaitUntil(at) => {
                     // A time now or past is taken as the next nanosecond, as the simulator does.
@@ -1488,7 +1526,14 @@ impl Core {
                 dispatch_time: dispatched.dispatch_time,
                 error: dispatched.error,
             };
-            self.policy.complete(&completion, now);
+            match &mut self.trace {
+                None => self.policy.complete(&completion, now),
+                Some(trace) => {
+                    trace.record(now, &TraceEvent::complete(&completion, now));
+                    self.policy.complete(&completion, now);
+                    trace.collect(now, self.policy.as_mut());
+                }
+            }
         }
     }
 

@@ -16,7 +16,7 @@ use crate::sync::thread::{self, JoinHandle};
 use ioslice_core::group::GroupError;
 use ioslice_core::limit::Limits;
 use ioslice_core::{
-    build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TunableError,
+    build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink, TunableError,
 };
 
 use crate::backend::Backend;
@@ -127,6 +127,7 @@ pub struct EngineBuilder {
     groups: Vec<GroupSetting>,
     submission_queue: usize,
     policy: Option<PolicyFactory>,
+    trace: Option<Box<dyn TraceSink + Send>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -138,6 +139,7 @@ impl std::fmt::Debug for EngineBuilder {
             .field("groups", &self.groups)
             .field("submission_queue", &self.submission_queue)
             .field("own_policy", &self.policy.is_some())
+            .field("traced", &self.trace.is_some())
             .finish()
     }
 }
@@ -191,6 +193,15 @@ impl EngineBuilder {
     /// everything outstanding stays bounded.
     pub fn submission_queue(mut self, capacity: usize) -> Self {
         self.submission_queue = capacity;
+        self
+    }
+
+    /// Trace the run: every request's arrival, dispatch and completion and every decision of
+    /// the policy go to `sink` ([`ioslice_core::trace`]), stamped with the engine's time (since
+    /// it started). The sink is called with the engine's lock held: it should be quick (a
+    /// buffered writer).
+    pub fn trace(mut self, sink: Box<dyn TraceSink + Send>) -> Self {
+        self.trace = Some(sink);
         self
     }
 
@@ -254,6 +265,7 @@ impl EngineBuilder {
             started,
             depth: target.queue_depth,
             max_queued: self.submission_queue,
+            trace: self.trace,
         });
         let dispatcher = Arc::clone(&shared);
         let thread = thread::Builder::new()
@@ -289,6 +301,7 @@ impl Engine {
             groups: Vec::new(),
             submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
             policy: None,
+            trace: None,
         }
     }
 

@@ -10,7 +10,9 @@
 //! shutdown). Each request completes through an [`IoFuture`], which is both a
 //! runtime-agnostic `Future` and a blocking [`IoFuture::wait`].
 //!
-//! - [`engine`]: the builder, start and shutdown.
+//! - [`engine`]: the builder, start and shutdown; a traced engine
+//!   ([`EngineBuilder::trace`]) hands every request's insert, dispatch and completion and
+//!   every decision of its policy to a trace sink, on the real clock.
 //! - [`handle`]: handles and per-process clients; requests are checked for alignment here.
 //! - `dispatcher` (private): the engine's core, who runs it, and the dispatcher thread.
 //! - [`completion`]: futures, results and errors (each error names its errno).

@@ -1,13 +1,16 @@
 //! Simulator speed: simulated requests per second, whole pipeline (job generation, policy,
-//! device model, statistics), every policy on `sim:null`.
+//! device model, statistics), every policy on `sim:null`; then the same runs traced, every
+//! event handed to a sink that drops it, which is what tracing costs before any rendering
+//! or writing (an untraced run pays one branch per call to the policy).
 //!
 //!     cargo bench -p ioslice-sim --bench simulator
 //!
 //! Criterion reports throughput in elements per second: one element is one request.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ioslice_core::{Nanos, TraceEvent, TraceSink};
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig};
+use ioslice_sim::simulation::{run, run_traced, SimConfig};
 
 /// 8 processes of random 4 KiB reads, 4 in flight each, 25 000 requests each.
 const JOB: &str = "\
@@ -28,7 +31,7 @@ fn simulator(c: &mut Criterion) {
     let job_file = parse_str(JOB, "bench.fio", &ParseOptions::default()).expect("bench job parses");
     let mut group = c.benchmark_group("simulated requests");
     group.sample_size(10);
-    for sched in ["noop", "deadline", "anticipatory", "cfq"] {
+    for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
         let config = SimConfig::new(
             1,
             sched.parse().expect("valid scheduler"),
@@ -41,6 +44,30 @@ fn simulator(c: &mut Criterion) {
         });
     }
     group.finish();
+    let mut group = c.benchmark_group("simulated requests, traced");
+    group.sample_size(10);
+    for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
+        let config = SimConfig::new(
+            1,
+            sched.parse().expect("valid scheduler"),
+            "sim:null".parse().expect("valid device"),
+        );
+        let requests = run(&job_file, &config).expect("bench runs").submitted;
+        group.throughput(Throughput::Elements(requests));
+        group.bench_function(format!("{sched} on sim:null"), |b| {
+            b.iter(|| run_traced(&job_file, &config, &mut Dropped).expect("bench runs"))
+        });
+    }
+    group.finish();
+}
+
+/// A trace sink that drops every event (after making sure it was built).
+struct Dropped;
+
+impl TraceSink for Dropped {
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        std::hint::black_box((time, event));
+    }
 }
 
 criterion_group!(benches, simulator);

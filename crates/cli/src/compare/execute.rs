@@ -1,18 +1,22 @@
 //! Running a comparison: every scheduler × client count is an independent simulation, so
 //! they run on every core (rayon) and come back in plan order, whatever the threads did.
-//! A progress bar (runs done / total) shows on stderr when it is a terminal.
+//! A progress bar (runs done / total) shows on stderr when it is a terminal. With `--trace`,
+//! every run's trace file is created before the first run starts, and each run writes its own.
+
+use std::path::PathBuf;
 
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ioslice_fio::JobFile;
-use ioslice_sim::simulation::{run as simulate, SimConfig};
+use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 use rayon::prelude::*;
 
 use super::measure::{measure, RunResult};
 use super::plan::Plan;
 use super::sched::ResolvedScheduler;
 use crate::cgroup_arg;
+use crate::trace::{file_label, run_path, TraceFile};
 
 /// One run of the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +51,19 @@ pub fn runs(plan: &Plan) -> Vec<RunSpec> {
 /// that fails (in plan order) is the error.
 pub fn execute(plan: &Plan) -> Result<Vec<Finished>, String> {
     let specs = runs(plan);
+    let traces = match &plan.trace {
+        Some((path, format)) => trace_paths(plan, &specs, path)
+            .iter()
+            .map(|path| TraceFile::create(path, *format).map(Some))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![None; specs.len()],
+    };
     let progress = progress_bar(specs.len());
     let results: Vec<Result<Finished, String>> = specs
         .par_iter()
-        .map(|&spec| {
-            let result = run_one(plan, spec);
+        .zip(&traces)
+        .map(|(&spec, trace)| {
+            let result = run_one(plan, spec, trace.as_ref());
             progress.inc(1);
             result
         })
@@ -60,16 +72,50 @@ pub fn execute(plan: &Plan) -> Result<Vec<Finished>, String> {
     results.into_iter().collect()
 }
 
-/// One simulation, reduced to its result.
-fn run_one(plan: &Plan, spec: RunSpec) -> Result<Finished, String> {
+/// Each run's trace file: `path` with the scheduler (and the client count, with `--clients`)
+/// inserted before its extension; a scheduler listed twice alike gets `-2`, `-3`, … after
+/// its name.
+pub fn trace_paths(plan: &Plan, specs: &[RunSpec], path: &std::path::Path) -> Vec<PathBuf> {
+    let mut names: Vec<String> = Vec::new();
+    for scheduler in &plan.schedulers {
+        let base = file_label(&scheduler.spec.to_string());
+        let mut name = base.clone();
+        let mut copy = 1;
+        while names.contains(&name) {
+            copy += 1;
+            name = format!("{base}-{copy}");
+        }
+        names.push(name);
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            let label = match spec.clients {
+                Some(n) => format!("{}.c{n}", names[spec.scheduler]),
+                None => names[spec.scheduler].clone(),
+            };
+            run_path(path, &label)
+        })
+        .collect()
+}
+
+/// One simulation, reduced to its result; traced into `trace` if given.
+fn run_one(plan: &Plan, spec: RunSpec, trace: Option<&TraceFile>) -> Result<Finished, String> {
     let scheduler = &plan.schedulers[spec.scheduler];
     let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
     config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
     config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
-    let outcome =
-        simulate(&job_file, &config).map_err(|e| format!("{}: {e}", describe(scheduler, spec)))?;
+    let outcome = match trace {
+        None => simulate(&job_file, &config),
+        Some(file) => {
+            let outcome = simulate_traced(&job_file, &config, &mut file.sink(None));
+            file.finish()?;
+            outcome
+        }
+    }
+    .map_err(|e| format!("{}: {e}", describe(scheduler, spec)))?;
     Ok(Finished {
         spec,
         result: measure(&outcome.report, &plan.columns),

@@ -2,8 +2,9 @@
 //! printed as the classic mailing-list tables or as one JSON document.
 //!
 //! Every argument is checked before the first run ([`plan`]); the runs are independent
-//! simulations with the same job file, seed and device, run in parallel ([`execute`]);
-//! the output is the same bytes whatever the threads did ([`table`], [`json`]).
+//! simulations with the same job file, seed and device, run in parallel ([`execute`]), each
+//! traced into a file of its own with `--trace`; the output is the same bytes whatever the
+//! threads did ([`table`], [`json`]).
 
 use std::path::PathBuf;
 
@@ -46,6 +47,9 @@ pub struct CompareArgs {
         default_value = "normal"
     )]
     pub output_format: String,
+    /// The trace of each run.
+    #[command(flatten)]
+    pub trace: crate::trace::TraceArgs,
 }
 
 /// Check the arguments, run every scheduler × client count, and print the result.

@@ -48,12 +48,15 @@ pub struct Plan {
     pub format: CompareFormat,
     /// `--host` settings of every run.
     pub host: Vec<String>,
+    /// `--trace`: the file name each run's trace file is made from, and the format.
+    pub trace: Option<(std::path::PathBuf, ioslice_core::trace::TraceFormat)>,
 }
 
 impl Plan {
     /// Check every argument; nothing runs yet.
     pub fn new(args: &CompareArgs) -> Result<Self, String> {
         let format = parse_format(&args.output_format)?;
+        let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
         let device = parse_device(&args.simulation.device)?;
@@ -80,6 +83,7 @@ impl Plan {
             cgroup_overrides,
             format,
             host: args.simulation.host.clone(),
+            trace,
         })
     }
 

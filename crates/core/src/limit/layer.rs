@@ -1,14 +1,17 @@
 //! The limit layer: a [`Scheduler`] around another that holds limited groups' requests and
 //! releases them into it in priority order as the groups' token buckets allow, and tells it
-//! which processes it must not idle for so that it keeps that order.
+//! which processes it must not idle for so that it keeps that order. Traced, it records each
+//! hold, release and change of who is outranked, with the wrapped policy's own events in
+//! between in the order they happened.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
+use crate::trace::TraceBuffer;
 use crate::{
     Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
-    RequestId, Scheduler,
+    RequestId, Scheduler, TraceEvent,
 };
 
 const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
@@ -113,6 +116,8 @@ pub struct LimitLayer {
     members: BTreeMap<ProcessId, Member>,
     /// The members the policy has been told are outranked.
     outranked: BTreeSet<ProcessId>,
+    /// Holds, releases and the policy's events, in order, when tracing is on.
+    trace: TraceBuffer,
 }
 
 impl std::fmt::Debug for LimitLayer {
@@ -170,6 +175,7 @@ impl LimitLayer {
             in_policy_per_process: BTreeMap::new(),
             members: BTreeMap::new(),
             outranked: BTreeSet::new(),
+            trace: TraceBuffer::default(),
         }
     }
 
@@ -191,7 +197,20 @@ impl LimitLayer {
         info.limited(request.direction.index()).then_some(group)
     }
 
-    fn hold(&mut self, direction: usize, group: usize, request: Request) {
+    fn hold(&mut self, direction: usize, group: usize, request: Request, now: Nanos) {
+        if self.trace.is_enabled() {
+            let event = TraceEvent::Hold {
+                request: request.id,
+                process: request.process,
+                group: request.group,
+                direction: request.direction,
+                bytes: request.bytes(),
+                wait: self
+                    .ready_at(direction, group, request.bytes(), now)
+                    .saturating_sub(now),
+            };
+            self.trace.push(event);
+        }
         let member = Member {
             group,
             direction,
@@ -304,6 +323,13 @@ impl LimitLayer {
     /// learns first who it now outranks, so that it stops idling for them as it queues it.
     fn insert_released(&mut self, request: Request, direction: usize, top: usize, now: Nanos) {
         let id = request.id;
+        self.trace.emit(|| TraceEvent::Release {
+            request: id,
+            process: request.process,
+            group: request.group,
+            direction: request.direction,
+            waited: now.saturating_sub(request.submit_time),
+        });
         let released = Released {
             direction,
             top,
@@ -311,7 +337,9 @@ impl LimitLayer {
         };
         self.track(id, released);
         self.tell_outranked(now);
-        if let Inserted::Merged(_) = self.inner.insert(request, now) {
+        let inserted = self.inner.insert(request, now);
+        self.trace.pull(self.inner.as_mut());
+        if let Inserted::Merged(_) = inserted {
             // It leaves with a request of the same process and group, counted already.
             self.untrack(id);
         }
@@ -378,7 +406,10 @@ impl LimitLayer {
             } else {
                 self.outranked.remove(&process);
             }
+            self.trace
+                .emit(|| TraceEvent::Outranked { process, outranked });
             self.inner.set_outranked(process, outranked, now);
+            self.trace.pull(self.inner.as_mut());
         }
     }
 
@@ -423,12 +454,14 @@ impl Scheduler for LimitLayer {
     fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
         match self.holds(&request) {
             Some(group) => {
-                self.hold(request.direction.index(), group, request);
+                self.hold(request.direction.index(), group, request, now);
                 Inserted::Queued
             }
             None => {
                 self.tell_outranked(now);
-                self.inner.insert(request, now)
+                let inserted = self.inner.insert(request, now);
+                self.trace.pull(self.inner.as_mut());
+                inserted
             }
         }
     }
@@ -437,6 +470,7 @@ impl Scheduler for LimitLayer {
         self.release(now);
         self.tell_outranked(now);
         let answer = self.inner.dispatch(now);
+        self.trace.pull(self.inner.as_mut());
         if let Dispatch::Request(request) = &answer {
             if !self.in_policy.is_empty() {
                 for id in request.ids() {
@@ -456,6 +490,7 @@ impl Scheduler for LimitLayer {
 
     fn complete(&mut self, completion: &Completion, now: Nanos) {
         self.inner.complete(completion, now);
+        self.trace.pull(self.inner.as_mut());
     }
 
     fn queued(&self) -> usize {
@@ -471,10 +506,16 @@ impl Scheduler for LimitLayer {
         // It sends nothing more: there is no next request of its to rank.
         self.members.remove(&process);
         if self.outranked.remove(&process) {
+            self.trace.emit(|| TraceEvent::Outranked {
+                process,
+                outranked: false,
+            });
             self.inner.set_outranked(process, false, now);
+            self.trace.pull(self.inner.as_mut());
         }
         self.tell_outranked(now);
         self.inner.process_exited(process, now);
+        self.trace.pull(self.inner.as_mut());
     }
 
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
@@ -485,5 +526,14 @@ impl Scheduler for LimitLayer {
     /// tree's weights, but the device's share is the policy's to decide.
     fn group_weight(&self, group: GroupId) -> Option<u32> {
         self.inner.group_weight(group)
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+        self.inner.set_tracing(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
     }
 }

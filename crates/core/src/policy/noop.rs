@@ -6,8 +6,9 @@
 use std::collections::VecDeque;
 
 use crate::merge::{MergeIndex, RequestSlab, SlotKey};
+use crate::trace::TraceBuffer;
 use crate::tunable::{TunableDef, Tunables};
-use crate::{Completion, Dispatch, Inserted, Nanos, Request, RequestId, Scheduler};
+use crate::{Completion, Dispatch, Inserted, Nanos, Request, RequestId, Scheduler, TraceEvent};
 
 /// The noop policy.
 #[derive(Debug, Clone, Default)]
@@ -16,6 +17,8 @@ pub struct Noop {
     merges: MergeIndex,
     /// Arrival order. An entry whose request was coalesced into another is stale and skipped.
     fifo: VecDeque<(SlotKey, RequestId)>,
+    /// Merges, when tracing is on.
+    trace: TraceBuffer,
 }
 
 impl Noop {
@@ -46,6 +49,11 @@ impl Noop {
         else {
             return Err(request);
         };
+        self.trace.emit(|| TraceEvent::Merge {
+            request: request.id,
+            into: self.slab.get(key).id,
+            position: kind,
+        });
         self.merges.merge(&mut self.slab, key, kind, request);
         let survivor_id =
             match self
@@ -53,6 +61,10 @@ impl Noop {
                 .coalesce_candidate(&self.slab, key, kind, Request::mergeable_with)
             {
                 Some((survivor, absorbed)) => {
+                    self.trace.emit(|| TraceEvent::Coalesce {
+                        into: self.slab.get(survivor).id,
+                        absorbed: self.slab.get(absorbed).id,
+                    });
                     self.merges.coalesce(&mut self.slab, survivor, absorbed);
                     self.slab.get(survivor).id
                 }
@@ -94,6 +106,14 @@ impl Scheduler for Noop {
 
     fn queued(&self) -> usize {
         self.slab.len()
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
     }
 }
 

@@ -53,7 +53,7 @@ mod queue;
 
 pub use anticipation::AnticipationState;
 
-use anticipation::{Anticipation, Candidate};
+use anticipation::{Anticipation, BreakReason, Candidate};
 use batch::Batches;
 use process_stats::{Statistics, ONE};
 use queue::{Class, Queue};
@@ -61,8 +61,12 @@ use queue::{Class, Queue};
 use crate::merge::SlotKey;
 use crate::registry::SchedulerContext;
 use crate::time::ms;
+use crate::trace::{BatchClass, BatchStart, IdleEnd, IdleKind, QueueRef, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
-use crate::{Completion, Dispatch, Inserted, Nanos, ProcessId, Request, Scheduler};
+use crate::{
+    Completion, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request, Scheduler,
+    TraceEvent,
+};
 
 /// Largest value of the kernel's `int` tunables.
 const INT_MAX: i64 = i32::MAX as i64;
@@ -123,6 +127,12 @@ pub struct Anticipatory {
     head: [u64; 2],
     /// `read_expire` and `write_expire`: FIFO deadlines of the sync and async classes.
     fifo_expire: [Nanos; 2],
+    /// Batches and anticipation, when tracing is on.
+    trace: TraceBuffer,
+    /// Tracing: the group and priority of the anticipated process's last sync request.
+    anticipated: (GroupId, IoPriority),
+    /// Tracing: a FIFO head chosen because it expired, and by how much.
+    expired_pick: Option<(SlotKey, Nanos)>,
 }
 
 /// What the dispatch logic settled on (a request may still wait for a class change).
@@ -191,6 +201,9 @@ impl Anticipatory {
             statistics: Statistics::default(),
             head: [0; 2],
             fifo_expire,
+            trace: TraceBuffer::default(),
+            anticipated: (GroupId::ROOT, IoPriority::default()),
+            expired_pick: None,
         }
     }
 
@@ -244,7 +257,7 @@ impl Anticipatory {
         if !self.anticipation.timer_due(now) {
             return;
         }
-        self.anticipation.finish();
+        self.finish_anticipation(IdleEnd::Timer);
         if let Some(process) = self.anticipation.process {
             self.statistics.anticipation_timed_out(process);
         }
@@ -252,10 +265,49 @@ impl Anticipatory {
 
     /// Whether to stop (or not start) waiting, given this candidate.
     fn should_break(&mut self, candidate: Option<Candidate>, now: Nanos) -> bool {
+        self.break_reason(candidate, now).is_some()
+    }
+
+    /// Why to stop (or not start) waiting, given this candidate.
+    fn break_reason(&mut self, candidate: Option<Candidate>, now: Nanos) -> Option<BreakReason> {
         let head = self.head[self.batch.class.index()];
         self.anticipation
             .break_reason(&mut self.statistics, candidate, head, now)
-            .is_some()
+    }
+
+    /// The process anticipation is about, as the trace names it.
+    fn anticipated_queue(&self) -> QueueRef {
+        QueueRef {
+            process: self.anticipation.process,
+            group: self.anticipated.0,
+            priority: self.anticipated.1,
+        }
+    }
+
+    /// Start waiting for the anticipated process.
+    fn begin_anticipation(&mut self) {
+        if self.trace.is_enabled() && self.anticipation.state == AnticipationState::Off {
+            let event = TraceEvent::IdleStart {
+                queue: self.anticipated_queue(),
+                kind: IdleKind::Anticipation,
+                window: self.anticipation.expire,
+            };
+            self.trace.push(event);
+        }
+        self.anticipation.begin_wait();
+    }
+
+    /// Stop waiting for the anticipated process, for `reason`.
+    fn finish_anticipation(&mut self, reason: IdleEnd) {
+        if self.trace.is_enabled() && self.anticipation.is_waiting() {
+            let event = TraceEvent::IdleEnd {
+                queue: self.anticipated_queue(),
+                kind: IdleKind::Anticipation,
+                reason,
+            };
+            self.trace.push(event);
+        }
+        self.anticipation.finish();
     }
 
     /// Whether to keep the disk idle rather than dispatch `next` (or nothing).
@@ -271,11 +323,20 @@ impl Anticipatory {
 
     /// Whether the FIFO of `class` is due for a check and its head has expired.
     fn fifo_expired(&mut self, class: Class, now: Nanos) -> bool {
-        self.batch.fifo_check_due(class, now)
-            && self
-                .queue
-                .fifo_head(class)
-                .is_some_and(|(deadline, _)| now > deadline)
+        if !self.batch.fifo_check_due(class, now) {
+            return false;
+        }
+        let Some((deadline, slot)) = self
+            .queue
+            .fifo_head(class)
+            .filter(|&(deadline, _)| now > deadline)
+        else {
+            return false;
+        };
+        if self.trace.is_enabled() {
+            self.expired_pick = Some((slot, now - deadline));
+        }
+        true
     }
 
     /// The head of a class's FIFO; the class is known to have requests queued.
@@ -296,7 +357,24 @@ impl Anticipatory {
             }
         }
         let class = self.batch.choose_next(sync_pending, async_pending, now);
-        self.serve(self.fifo_head(class), class, now)
+        let selection = self.serve(self.fifo_head(class), class, now);
+        if self.trace.is_enabled() {
+            let expired = matches!(selection, Selection::Request(slot)
+                if self.expired_pick.is_some_and(|(pick, _)| pick == slot));
+            self.trace.push(TraceEvent::BatchStart {
+                class: match class {
+                    Class::Sync => BatchClass::Sync,
+                    Class::Async => BatchClass::Async,
+                },
+                start: if expired {
+                    BatchStart::Expired
+                } else {
+                    BatchStart::FifoHead
+                },
+                starved: false,
+            });
+        }
+        selection
     }
 
     /// Continue the current batch: an expired sync FIFO head, anticipation, or the next
@@ -334,6 +412,9 @@ impl Anticipatory {
     /// Hand a request to the device: the head moves, anticipation turns to its process
     /// (none for async), and the counts follow.
     fn send(&mut self, slot: SlotKey) -> Request {
+        if self.trace.is_enabled() {
+            self.trace_send(slot);
+        }
         let request = self.queue.take(slot);
         let class = Class::of(&request);
         self.head[class.index()] = request.end_sector();
@@ -346,6 +427,23 @@ impl Anticipatory {
             self.statistics.forget_if_done(previous, anticipated);
         }
         request
+    }
+
+    /// Tracing: the request at `slot` goes to the device; an expired FIFO head says so, and a
+    /// sync request's group and priority name the process anticipation turns to.
+    #[cold]
+    #[inline(never)]
+    fn trace_send(&mut self, slot: SlotKey) {
+        let request = self.queue.get(slot);
+        if Class::of(request) == Class::Sync {
+            self.anticipated = (request.group, request.priority);
+        }
+        if let Some((pick, late)) = self.expired_pick.take() {
+            if pick == slot {
+                let request = request.id;
+                self.trace.push(TraceEvent::FifoExpired { request, late });
+            }
+        }
     }
 
     /// The answer while anticipating.
@@ -365,9 +463,16 @@ impl Scheduler for Anticipatory {
     fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
         self.run_timer(now);
         let process = request.process;
+        let request_id = request.id;
         let request = match self.queue.merge(request) {
             Ok(merged) => {
-                if merged.coalesced {
+                self.trace.emit(|| TraceEvent::Merge {
+                    request: request_id,
+                    into: merged.into.0,
+                    position: merged.into.1,
+                });
+                if let Some((into, absorbed)) = merged.coalesced {
+                    self.trace.push(TraceEvent::Coalesce { into, absorbed });
                     self.statistics.unqueued(process);
                 }
                 return Inserted::Merged(merged.carrier);
@@ -384,8 +489,10 @@ impl Scheduler for Anticipatory {
         self.statistics.queued(request.process);
         let deadline = now.saturating_add(self.fifo_expire[class.index()]);
         self.queue.enqueue(request, class, deadline);
-        if self.anticipation.is_waiting() && self.should_break(Some(candidate), now) {
-            self.anticipation.finish();
+        if self.anticipation.is_waiting() {
+            if let Some(reason) = self.break_reason(Some(candidate), now) {
+                self.finish_anticipation(idle_end(reason));
+            }
         }
         Inserted::Queued
     }
@@ -412,7 +519,7 @@ impl Scheduler for Anticipatory {
             // The class changed and the old batch's requests are still at the device.
             Selection::Request(_) => Dispatch::WaitUntil(now.saturating_add(AWAIT_COMPLETION)),
             Selection::Anticipate => {
-                self.anticipation.begin_wait();
+                self.begin_anticipation();
                 self.waiting(now)
             }
         }
@@ -441,8 +548,10 @@ impl Scheduler for Anticipatory {
         self.anticipation.outranked.remove(&process);
         self.statistics.exited(process);
         let anticipated = self.anticipation.process == Some(process);
-        if anticipated && self.anticipation.is_waiting() && self.should_break(None, now) {
-            self.anticipation.finish();
+        if anticipated && self.anticipation.is_waiting() {
+            if let Some(reason) = self.break_reason(None, now) {
+                self.finish_anticipation(idle_end(reason));
+            }
         }
         self.statistics
             .forget_if_done(process, self.anticipation.process);
@@ -458,7 +567,30 @@ impl Scheduler for Anticipatory {
         }
         self.anticipation.outranked.insert(process);
         if self.anticipation.process == Some(process) && self.anticipation.is_waiting() {
-            self.anticipation.finish();
+            self.finish_anticipation(IdleEnd::Outranked);
         }
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
+    }
+}
+
+/// How the trace names the reason anticipation was broken.
+fn idle_end(reason: BreakReason) -> IdleEnd {
+    match reason {
+        BreakReason::NoProcess => IdleEnd::ServiceEnded,
+        BreakReason::SameProcess => IdleEnd::RequestArrived,
+        BreakReason::Outranked => IdleEnd::Outranked,
+        BreakReason::TimedOut => IdleEnd::Timer,
+        BreakReason::Queued | BreakReason::Dispatched => IdleEnd::OtherRequests,
+        BreakReason::Close => IdleEnd::CloseRequest,
+        BreakReason::Exited => IdleEnd::ProcessExited,
+        BreakReason::ExitLikely => IdleEnd::ExitLikely,
+        BreakReason::ThinkTime => IdleEnd::ThinkTime,
     }
 }

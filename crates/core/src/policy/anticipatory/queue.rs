@@ -47,8 +47,11 @@ impl Class {
 pub(super) struct Merged {
     /// The queued request that now carries the incoming one.
     pub carrier: RequestId,
-    /// Whether the grown request also absorbed a queued neighbour (one request fewer).
-    pub coalesced: bool,
+    /// The queued request the incoming one joined, and at which end.
+    pub into: (RequestId, MergeKind),
+    /// The grown request and a queued neighbour became one (one request fewer): the
+    /// survivor and the absorbed request.
+    pub coalesced: Option<(RequestId, RequestId)>,
 }
 
 /// Every queued request, on its class's sort list and FIFO, and indexed for merging.
@@ -93,29 +96,34 @@ impl Queue {
             return Err(incoming);
         };
         let class = Class::of(self.slab.get(slot));
+        let into = (self.slab.get(slot).id, kind);
         self.sort[class.index()].remove(&self.sort_key(slot));
         self.merge.merge(&mut self.slab, slot, kind, incoming);
         self.sort[class.index()].insert(self.sort_key(slot));
-        let survivor = self.coalesce(slot, kind);
+        let coalesced = self.coalesce(slot, kind);
+        let survivor = coalesced.map_or(slot, |(survivor, _)| survivor);
         Ok(Merged {
-            carrier: self.slab.get(survivor.unwrap_or(slot)).id,
-            coalesced: survivor.is_some(),
+            carrier: self.slab.get(survivor).id,
+            into,
+            coalesced: coalesced.map(|(_, absorbed)| (self.slab.get(survivor).id, absorbed)),
         })
     }
 
     /// After the request at `slot` grew at its `kind` end, absorb the queued neighbour it
-    /// now touches, if any. Returns the survivor if there was a coalesce.
-    fn coalesce(&mut self, slot: SlotKey, kind: MergeKind) -> Option<SlotKey> {
+    /// now touches, if any. Returns the survivor and the absorbed request's id if there was
+    /// a coalesce.
+    fn coalesce(&mut self, slot: SlotKey, kind: MergeKind) -> Option<(SlotKey, RequestId)> {
         let (survivor, absorbed) =
             self.merge
                 .coalesce_candidate(&self.slab, slot, kind, Request::mergeable_with)?;
         // The survivor precedes the absorbed request on disk, so its start (and sort place)
         // stays; the absorbed one leaves every list.
         let class = Class::of(self.slab.get(absorbed));
+        let absorbed_id = self.slab.get(absorbed).id;
         self.sort[class.index()].remove(&self.sort_key(absorbed));
         self.fifo.coalesce(survivor, absorbed);
         self.merge.coalesce(&mut self.slab, survivor, absorbed);
-        Some(survivor)
+        Some((survivor, absorbed_id))
     }
 
     /// Queue a request of its own in `class`, with this FIFO deadline.
@@ -200,7 +208,8 @@ mod tests {
             merged,
             Merged {
                 carrier: RequestId(0),
-                coalesced: true
+                into: (RequestId(0), MergeKind::Back),
+                coalesced: Some((RequestId(0), RequestId(1)))
             }
         );
         assert_eq!(queue.len(), 1);

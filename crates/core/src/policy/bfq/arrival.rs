@@ -5,9 +5,11 @@
 //! running dry: *hole recovery*), put it on the scheduling engine, and maybe preempt the queue in
 //! service.
 
-use crate::{GroupId, Inserted, Nanos, PriorityClass, ProcessId, Request};
+use crate::trace::{IdleEnd, PreemptReason, RaiseEnd};
+use crate::{GroupId, Inserted, Nanos, PriorityClass, ProcessId, Request, TraceEvent};
 
 use super::queue::{Expiration, Queue, QueueId, QueueKind};
+use super::tracing::raise_kind;
 use super::weight_raising::{Deserves, MIN_IDLE_TIME};
 use super::wf2q::Owner;
 use super::Bfq;
@@ -35,11 +37,22 @@ impl Bfq {
         let queue = self.queue_mut(id);
         queue.outstanding += 1;
         queue.depth = queue.depth.max(queue.outstanding);
+        let request_id = request.id;
         let request = match self
             .store
             .merge(self.queues[id].as_mut().expect("live queue"), request)
         {
-            Ok(carrier) => return Inserted::Merged(carrier),
+            Ok(merged) => {
+                self.trace.emit(|| TraceEvent::Merge {
+                    request: request_id,
+                    into: merged.into,
+                    position: merged.position,
+                });
+                if let Some((into, absorbed)) = merged.coalesced {
+                    self.trace.push(TraceEvent::Coalesce { into, absorbed });
+                }
+                return Inserted::Merged(merged.carrier);
+            }
             Err(request) => request,
         };
         self.learn_from_arrival(id, &request, now);
@@ -200,7 +213,7 @@ impl Bfq {
         if small && !timed_out && self.idle_inputs(id).boosts_throughput_without_issues() {
             return;
         }
-        self.idle_until = None;
+        self.stop_idling(IdleEnd::RequestArrived);
         if timed_out {
             self.expire(id, Expiration::BudgetTimeout, now);
         }
@@ -222,6 +235,9 @@ impl Bfq {
         self.raise_on_busy(id, idle_long, in_burst, now);
         let (budget, back_shift) = if self.parallel {
             // One request per turn; a lingering queue keeps its timestamps (`wf2q.rs`).
+            if self.trace.is_enabled() && self.lingering.contains_key(&id) {
+                self.trace_linger_end(id, IdleEnd::RequestArrived);
+            }
             self.forget_lingering(id);
             (self.next_cost(id), None)
         } else {
@@ -249,6 +265,7 @@ impl Bfq {
             queue.raising.last_busy = now;
             return;
         }
+        let before = queue.raising.coefficient;
         // Merged queues are kept out of raising: they serve cooperating processes, which
         // are seldom interactive or soft real-time.
         let default_weight = queue.orig_weight == DEFAULT_WEIGHT && !queue.coop;
@@ -265,6 +282,17 @@ impl Bfq {
             Deserves::Nothing
         };
         queue.raising.on_busy(deserves, in_burst, duration, now);
+        let after = queue.raising.coefficient;
+        // A period renewed as it runs is not a new start.
+        if after != before && after > 1 {
+            self.trace_raise_start(id, now);
+        } else if after != before {
+            self.emit(|bfq| TraceEvent::RaiseEnd {
+                queue: bfq.queue_ref(id),
+                kind: raise_kind(before),
+                reason: RaiseEnd::LargeBurst,
+            });
+        }
     }
 
     /// The budget a queue becomes busy with: the budget it had left if it ran dry moments ago
@@ -333,12 +361,21 @@ impl Bfq {
         let raised_enough =
             self.queue(id).raising.coefficient >= self.queue(current).raising.coefficient;
         let idling_in_vain = self.idle_until.is_some() && !self.better_to_idle(current);
-        if (wants_to_preempt && raised_enough)
-            || self.higher_class_or_weight(id, current)
-            || idling_in_vain
-        {
-            self.expire(current, Expiration::Preempted, now);
-        }
+        let reason = if wants_to_preempt && raised_enough {
+            PreemptReason::HoleRecovery
+        } else if self.higher_class_or_weight(id, current) {
+            PreemptReason::HigherClassOrWeight
+        } else if idling_in_vain {
+            PreemptReason::IdlingInVain
+        } else {
+            return;
+        };
+        self.emit(|bfq| TraceEvent::Preempt {
+            queue: bfq.queue_ref(current),
+            by: bfq.queue_ref(id),
+            reason,
+        });
+        self.expire(current, Expiration::Preempted, now);
     }
 
     /// A higher class, or a higher weight — compared between the queues if they share a group,

@@ -21,7 +21,8 @@
 //! own code.
 
 use crate::time::ms;
-use crate::{Nanos, PriorityClass, ProcessId, Request};
+use crate::trace::{IdleEnd, RaiseEnd};
+use crate::{Nanos, PriorityClass, ProcessId, Request, TraceEvent};
 
 use super::queue::{Expiration, QueueId};
 use super::Bfq;
@@ -128,13 +129,18 @@ impl Bfq {
     /// `process` moves from queue `from` to `target`, which becomes shared; `from` keeps the
     /// requests it has and goes away once they are served and no process uses it.
     fn merge_queues(&mut self, process: ProcessId, from: QueueId, target: QueueId, now: Nanos) {
+        self.emit(|bfq| TraceEvent::QueueMerge {
+            process,
+            from: bfq.queue_ref(from),
+            into: bfq.queue_ref(target),
+        });
         self.sync_queues.insert(process, target);
         let io_bound = self.queue(from).io_bound;
         let target_queue = self.queue_mut(target);
         target_queue.processes += 1;
         target_queue.coop = true;
         target_queue.io_bound |= io_bound;
-        self.hand_over_raising(from, target);
+        self.hand_over_raising(from, target, now);
         let queue = self.queue_mut(from);
         queue.merged_into = Some(target);
         queue.processes = queue.processes.saturating_sub(1);
@@ -145,9 +151,12 @@ impl Bfq {
     }
 
     /// A raised queue merged into an unraised one passes its raising on.
-    fn hand_over_raising(&mut self, from: QueueId, target: QueueId) {
+    fn hand_over_raising(&mut self, from: QueueId, target: QueueId, now: Nanos) {
         if self.queue(from).raising.coefficient == 1 || self.queue(target).raising.coefficient > 1 {
             return;
+        }
+        if let Some(kind) = self.queue(from).raising.kind() {
+            self.trace_raise_end(from, kind, RaiseEnd::HandedOver);
         }
         for (id, raising) in [
             (target, self.queue(from).raising.clone()),
@@ -163,15 +172,19 @@ impl Bfq {
             self.engine.get_mut(entity).new_weight = weight;
             self.reweigh_busy(id, old_weight, was_raised);
         }
+        self.trace_raise_start(target, now);
     }
 
     /// The last process of a sync queue left it (exited, or merged elsewhere): stop idling
     /// for it, and free it once nothing refers to it.
     pub(super) fn no_process_left(&mut self, id: QueueId, now: Nanos) {
         self.queue_mut(id).process_gone = true;
+        if self.trace.is_enabled() && self.lingering.contains_key(&id) {
+            self.trace_linger_end(id, IdleEnd::ProcessExited);
+        }
         self.stop_lingering(id);
         if self.in_service == Some(id) && self.idle_until.is_some() && self.queue(id).is_empty() {
-            self.idle_until = None;
+            self.stop_idling(IdleEnd::ProcessExited);
             self.expire(id, Expiration::NoMoreRequests, now);
         }
         self.release_if_unused(id);
@@ -189,6 +202,11 @@ impl Bfq {
             return id;
         }
         queue.processes -= 1;
+        self.emit(|bfq| TraceEvent::QueueSplit {
+            process: request.process,
+            from: bfq.queue_ref(id),
+        });
+        let queue = self.queue_mut(id);
         let (think_time, seek, io_bound) = (queue.think_time, queue.seek, queue.io_bound);
         let group = queue.group;
         let own = self.create_queue(Some(request.process), true, group, request, now);

@@ -9,7 +9,7 @@
 //!
 //! Source: `reference/kernel-schedulers.md` §2.5 ("I/O injection", Linux ≥ 5.2). Our own code.
 
-use crate::{Nanos, Request};
+use crate::{Nanos, Request, TraceEvent};
 
 use super::queue::QueueId;
 use super::Bfq;
@@ -26,7 +26,13 @@ impl Bfq {
             .or_else(|| self.woken_with_work(in_service))
             .or_else(|| self.any_injectable(in_service))?;
         let slot = self.queue(chosen).next_request?;
-        Some(self.serve(chosen, slot, now, true))
+        let request = self.serve(chosen, slot, now, true);
+        self.emit(|bfq| TraceEvent::Inject {
+            request: request.id,
+            queue: bfq.queue_ref(chosen),
+            holder: bfq.queue_ref(in_service),
+        });
+        Some(request)
     }
 
     /// Whether a queue has a next request within its budget.

@@ -49,6 +49,7 @@ mod parallel;
 mod peak_rate;
 mod queue;
 mod service;
+mod tracing;
 mod weight_raising;
 mod wf2q;
 
@@ -59,9 +60,11 @@ use crate::id_map::IdMap;
 use crate::registry::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::{ms, us};
+use crate::trace::TraceBuffer;
 use crate::tunable::{TunableDef, TunableError, Tunables};
 use crate::{
     Completion, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request, Scheduler,
+    TraceEvent,
 };
 
 use idling::{HwTag, IdleInputs};
@@ -210,6 +213,8 @@ pub struct Bfq {
     lingering: BTreeMap<QueueId, Option<Nanos>>,
     /// The device's mean service time (parallel service: whom to linger for).
     service_time: parallel::ServiceTime,
+    /// Budgets, idling, weight raising, preemption and injection, when tracing is on.
+    trace: TraceBuffer,
 }
 
 impl Bfq {
@@ -363,6 +368,7 @@ impl Bfq {
             parallel,
             lingering: BTreeMap::new(),
             service_time: parallel::ServiceTime::default(),
+            trace: TraceBuffer::default(),
         })
     }
 
@@ -524,6 +530,14 @@ impl Scheduler for Bfq {
 
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
         self.exited(process, now);
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
     }
 
     /// The weight of the group's entity: the group's own (1–1000) when set, else 100.

@@ -40,7 +40,8 @@
 //! a lead cost such readers a sixth of their throughput. What the lead buys is measured in
 //! `docs/bfq-fast-devices.md`.
 
-use crate::{Dispatch, Nanos};
+use crate::trace::{IdleEnd, IdleKind};
+use crate::{Dispatch, Nanos, TraceEvent};
 
 use super::idling::MIN_THINK_TIME;
 use super::queue::{Expiration, QueueId};
@@ -132,6 +133,11 @@ impl Bfq {
         if linger {
             let deadline = self.linger_deadline(id, now);
             self.lingering.insert(id, deadline);
+            self.emit(|bfq| TraceEvent::IdleStart {
+                queue: bfq.queue_ref(id),
+                kind: IdleKind::Linger,
+                window: deadline.map_or(0, |at| at.saturating_sub(now)),
+            });
         }
         self.in_service = None;
         self.release_if_unused(id);
@@ -200,6 +206,7 @@ impl Bfq {
     fn stop_all_lingering(&mut self) {
         let queues: Vec<QueueId> = self.lingering.keys().copied().collect();
         for id in queues {
+            self.trace_linger_end(id, IdleEnd::Released);
             self.stop_lingering(id);
         }
         self.engine.stop_all_lingering();
@@ -217,6 +224,7 @@ impl Bfq {
             .map(|(&id, _)| id)
             .collect();
         for id in ended {
+            self.trace_linger_end(id, IdleEnd::Timer);
             self.stop_lingering(id);
         }
     }

@@ -22,6 +22,19 @@ pub(super) struct SlotInfo {
     pub(super) fifo_key: (Nanos, u64),
 }
 
+/// What merging an arriving request did.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Merged {
+    /// The queued request that now carries it.
+    pub(super) carrier: crate::RequestId,
+    /// The queued request it joined.
+    pub(super) into: crate::RequestId,
+    /// At which end.
+    pub(super) position: MergeKind,
+    /// The grown request absorbed a neighbour: the survivor and the absorbed request.
+    pub(super) coalesced: Option<(crate::RequestId, crate::RequestId)>,
+}
+
 /// Why a queue stopped being served (the kernel's `BFQQE_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Expiration {
@@ -290,30 +303,39 @@ impl RequestStore {
     }
 
     /// Merge a request into a queued one of `queue`, coalescing a neighbour it then touches.
-    /// Returns the carrier's id, or the request back.
-    pub(super) fn merge(
-        &mut self,
-        queue: &mut Queue,
-        request: Request,
-    ) -> Result<crate::RequestId, Request> {
+    /// Returns what it did, or the request back.
+    pub(super) fn merge(&mut self, queue: &mut Queue, request: Request) -> Result<Merged, Request> {
         let Some((slot, kind)) = queue.merges.find(&self.slab, &request, same_kind) else {
             return Err(request);
         };
+        let into = self.slab.get(slot).id;
         queue.merges.merge(&mut self.slab, slot, kind, request);
-        let carrier = self.coalesce(queue, slot, kind);
-        Ok(self.slab.get(carrier).id)
+        let (carrier, absorbed) = self.coalesce(queue, slot, kind);
+        let carrier = self.slab.get(carrier).id;
+        Ok(Merged {
+            carrier,
+            into,
+            position: kind,
+            coalesced: absorbed.map(|absorbed| (carrier, absorbed)),
+        })
     }
 
     /// After a merge, absorb a neighbour the grown request now touches. The survivor keeps
     /// the earlier due time and takes that request's place in the FIFO, as the kernel's
-    /// `bfq_requests_merged` does.
-    fn coalesce(&mut self, queue: &mut Queue, slot: SlotKey, kind: MergeKind) -> SlotKey {
+    /// `bfq_requests_merged` does. Returns the survivor, and the absorbed request's id.
+    fn coalesce(
+        &mut self,
+        queue: &mut Queue,
+        slot: SlotKey,
+        kind: MergeKind,
+    ) -> (SlotKey, Option<crate::RequestId>) {
         let Some((survivor, absorbed)) = queue
             .merges
             .coalesce_candidate(&self.slab, slot, kind, same_kind)
         else {
-            return slot;
+            return (slot, None);
         };
+        let absorbed_id = self.slab.get(absorbed).id;
         if queue.next_request == Some(absorbed) {
             queue.next_request = Some(survivor);
         }
@@ -326,7 +348,7 @@ impl RequestStore {
             }
         }
         self.drop_stale_fifo_head(queue);
-        survivor
+        (survivor, Some(absorbed_id))
     }
 
     /// Let `slot` stand in the FIFO where the entry with `sequence` is.
@@ -398,8 +420,13 @@ mod tests {
         let early_start = store.add(&mut queue, read(2, 0), 20);
         let filler = read(3, 8);
         // [8, 16) back-merges into [0, 8), which then touches [16, 24) and absorbs it.
-        let carrier = store.merge(&mut queue, filler).expect("merges");
-        assert_eq!(carrier, RequestId(2));
+        let merged = store.merge(&mut queue, filler).expect("merges");
+        assert_eq!(merged.carrier, RequestId(2));
+        assert_eq!(
+            (merged.into, merged.position),
+            (RequestId(2), MergeKind::Back)
+        );
+        assert_eq!(merged.coalesced, Some((RequestId(2), RequestId(1))));
         assert_eq!(queue.queued(), 1);
         assert!(!store.slab.contains(late_start));
         assert_eq!(store.slab.get(early_start).sectors, 24);

@@ -5,10 +5,12 @@
 //! next queue.
 
 use crate::merge::SlotKey;
-use crate::{Dispatch, Nanos, Request};
+use crate::trace::IdleEnd;
+use crate::{Dispatch, Nanos, Request, TraceEvent};
 
 use super::budget::{self, TurnEnd, TurnLength};
 use super::queue::{Expiration, QueueId};
+use super::tracing::TraceIdle;
 use super::wf2q::CLASSES;
 use super::{Bfq, InFlight};
 
@@ -69,6 +71,15 @@ impl Bfq {
             queue.raising.coefficient
         };
         queue.budget_timeout = Some(now.saturating_add(timeout.saturating_mul(stretch)));
+        self.emit(|bfq| {
+            let queue = bfq.queue(id);
+            TraceEvent::BudgetStart {
+                queue: bfq.queue_ref(id),
+                budget: bfq.engine.get(queue.entity).budget,
+                timeout: timeout.saturating_mul(stretch),
+                raising: queue.raising.coefficient,
+            }
+        });
         Some(id)
     }
 
@@ -80,13 +91,13 @@ impl Bfq {
             if now < until && queue.next_request.is_some() {
                 // A request arrived while idling and the driver asks to dispatch (the kernel's
                 // unplug): stop idling and serve it.
-                self.idle_until = None;
+                self.stop_idling(IdleEnd::RequestArrived);
                 return self.next_step(id, now);
             }
             if now < until {
                 return Next::Hold(Some(until));
             }
-            self.idle_until = None;
+            self.stop_idling(IdleEnd::Timer);
             return Next::Expire(if timed_out {
                 Expiration::BudgetTimeout
             } else {
@@ -131,6 +142,14 @@ impl Bfq {
         self.queue_mut(id).fifo_checked = true;
         if let Some(head) = expired {
             self.queue_mut(id).next_request = Some(head);
+            self.emit(|bfq| TraceEvent::FifoExpired {
+                request: bfq.store.slab.get(head).id,
+                late: bfq
+                    .queue(id)
+                    .fifo
+                    .front()
+                    .map_or(0, |&(due, _, _)| now.saturating_sub(due)),
+            });
             return Some(head);
         }
         Some(next)
@@ -235,6 +254,20 @@ impl Bfq {
             self.queue_mut(id).io_bound = false;
         }
         let next_budget = self.feedback(id, reason, service);
+        let idle_end = if reason == Expiration::Preempted {
+            IdleEnd::Preempted
+        } else {
+            IdleEnd::ServiceEnded
+        };
+        self.stop_idling(idle_end);
+        self.emit(|bfq| TraceEvent::BudgetEnd {
+            queue: bfq.queue_ref(id),
+            reason: reason.into(),
+            service,
+            budget,
+            charged: charge.max(service),
+            next_budget,
+        });
         let has_work = !self.queue(id).is_empty();
         if !has_work {
             self.ran_dry(id, reason, budget.saturating_sub(service), now);
@@ -326,15 +359,34 @@ impl Bfq {
     }
 
     /// Weight raising may end at a dispatch; a changed weight applies at the next activation.
+    #[inline]
     pub(super) fn update_raising(&mut self, id: QueueId, now: Nanos) {
+        // Not raised: nothing can end.
+        if self.queue(id).raising.coefficient > 1 {
+            self.update_raised(id, now);
+        }
+    }
+
+    /// [`Bfq::update_raising`] for a raised queue.
+    fn update_raised(&mut self, id: QueueId, now: Nanos) {
         let queue = self.queue(id);
         let (old_weight, was_raised, in_burst) = (
             queue.weight(),
             queue.raising.coefficient > 1,
             queue.in_large_burst,
         );
-        if !self.queue_mut(id).raising.update(in_burst, now) {
+        let before = queue.raising.coefficient;
+        let Some(reason) = self.queue_mut(id).raising.update(in_burst, now) else {
             return;
+        };
+        self.emit(|bfq| TraceEvent::RaiseEnd {
+            queue: bfq.queue_ref(id),
+            kind: super::tracing::raise_kind(before),
+            reason,
+        });
+        if self.queue(id).raising.coefficient > 1 {
+            // A soft real-time period fell back to the interactive one it interrupted.
+            self.trace_raise_start(id, now);
         }
         let weight = self.queue(id).weight();
         let entity = self.queue(id).entity;
@@ -349,5 +401,8 @@ impl Bfq {
     pub(super) fn start_idling(&mut self, idle: Nanos, now: Nanos) {
         self.idle_started = now;
         self.idle_until = Some(now.saturating_add(idle));
+        if self.trace.is_enabled() {
+            self.trace_idle(TraceIdle::Start(idle));
+        }
     }
 }

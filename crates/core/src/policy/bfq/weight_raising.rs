@@ -17,6 +17,7 @@
 //! Source: `reference/kernel-schedulers.md` §2.5 ("Low-latency heuristics"). Our own code.
 
 use crate::time::{ms, SECOND};
+use crate::trace::{RaiseEnd, RaiseKind};
 use crate::{GroupId, Nanos};
 
 /// The interactive coefficient (`bfq_wr_coeff`).
@@ -94,6 +95,15 @@ impl WeightRaising {
         self.coefficient > INTERACTIVE_COEFFICIENT
     }
 
+    /// Which raising runs, if any.
+    pub(super) fn kind(&self) -> Option<RaiseKind> {
+        match self.coefficient {
+            1 => None,
+            _ if self.is_soft_rt() => Some(RaiseKind::SoftRealTime),
+            _ => Some(RaiseKind::Interactive),
+        }
+    }
+
     /// A queue becomes busy and deserves `deserves` (`in_burst`: it belongs to a large burst).
     pub(super) fn on_busy(
         &mut self,
@@ -166,14 +176,15 @@ impl WeightRaising {
 
     /// Check the raising at a dispatch: it ends in a large burst, when its time is up (a soft
     /// real-time period falls back to a running interactive one) or after too much service.
-    /// Returns whether the coefficient changed.
-    pub(super) fn update(&mut self, in_burst: bool, now: Nanos) -> bool {
+    /// Returns why, when the coefficient changed.
+    pub(super) fn update(&mut self, in_burst: bool, now: Nanos) -> Option<RaiseEnd> {
         if self.coefficient == 1 {
-            return false;
+            return None;
         }
         let before = self.coefficient;
-        if in_burst {
+        let reason = if in_burst {
             self.end();
+            RaiseEnd::LargeBurst
         } else if now > self.start.saturating_add(self.duration) {
             match self.interactive_start.take() {
                 Some(start) if now <= start.saturating_add(self.interactive_duration) => {
@@ -183,10 +194,14 @@ impl WeightRaising {
                 }
                 _ => self.end(),
             }
+            RaiseEnd::Expired
         } else if !self.is_soft_rt() && self.service > MAX_SERVICE {
             self.end();
-        }
-        self.coefficient != before
+            RaiseEnd::TooMuchService
+        } else {
+            return None;
+        };
+        (self.coefficient != before).then_some(reason)
     }
 
     /// Stop raising.
@@ -287,14 +302,24 @@ mod tests {
         let mut raising = WeightRaising::default();
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 0);
         assert_eq!(raising.coefficient, 30);
-        assert!(!raising.update(false, 5 * SECOND));
-        assert!(raising.update(false, 5 * SECOND + 1));
+        assert_eq!(raising.update(false, 5 * SECOND), None);
+        assert_eq!(
+            raising.update(false, 5 * SECOND + 1),
+            Some(RaiseEnd::Expired)
+        );
         assert_eq!(raising.coefficient, 1);
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 10 * SECOND);
         raising.service = MAX_SERVICE + 1;
-        assert!(raising.update(false, 10 * SECOND));
+        assert_eq!(
+            raising.update(false, 10 * SECOND),
+            Some(RaiseEnd::TooMuchService)
+        );
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 20 * SECOND);
-        assert!(raising.update(true, 20 * SECOND), "a large burst ends it");
+        assert_eq!(
+            raising.update(true, 20 * SECOND),
+            Some(RaiseEnd::LargeBurst),
+            "a large burst ends it"
+        );
     }
 
     #[test]
@@ -305,15 +330,15 @@ mod tests {
         // Busy again at 4 s, still deserving: the period keeps its start and service.
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 4 * SECOND);
         assert_eq!(raising.service, 1000);
-        assert!(!raising.update(false, 5 * SECOND));
+        assert_eq!(raising.update(false, 5 * SECOND), None);
         assert!(
-            raising.update(false, 5 * SECOND + 1),
+            raising.update(false, 5 * SECOND + 1).is_some(),
             "ends 5 s after it began"
         );
         // A new period starts afresh.
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 6 * SECOND);
         assert_eq!((raising.service, raising.coefficient), (0, 30));
-        assert!(!raising.update(false, 11 * SECOND));
+        assert_eq!(raising.update(false, 11 * SECOND), None);
     }
 
     #[test]
@@ -322,12 +347,15 @@ mod tests {
         raising.on_busy(Deserves::Interactive, false, 5 * SECOND, 0);
         raising.on_busy(Deserves::SoftRealTime, false, 5 * SECOND, SECOND);
         assert_eq!(raising.coefficient, 3000);
-        assert!(raising.update(false, SECOND + ms(301)));
+        assert_eq!(
+            raising.update(false, SECOND + ms(301)),
+            Some(RaiseEnd::Expired)
+        );
         assert_eq!(
             raising.coefficient, 30,
             "the interactive period runs until 5 s"
         );
-        assert!(raising.update(false, 5 * SECOND + 1));
+        assert!(raising.update(false, 5 * SECOND + 1).is_some());
         assert_eq!(raising.coefficient, 1);
     }
 

@@ -136,6 +136,10 @@ impl Cfq {
                 q.coop = false;
                 q.split_coop = false;
             } else {
+                self.emit(|cfq| crate::TraceEvent::QueueSplit {
+                    process,
+                    from: cfq.queue_ref(queue),
+                });
                 self.detach_process(process, queue);
                 return None;
             }
@@ -143,6 +147,11 @@ impl Cfq {
         let Some(target) = self.queues[queue].new_queue else {
             return Some(queue);
         };
+        self.emit(|cfq| crate::TraceEvent::QueueMerge {
+            process,
+            from: cfq.queue_ref(queue),
+            into: cfq.queue_ref(target),
+        });
         if let Some(state) = self.processes.get_mut(&process) {
             state.sync_queue = Some(target);
         }
@@ -197,7 +206,7 @@ mod tests {
             cfq.insert(read(id, 1 + (id % 2) as u32, id << 24), now);
         }
         assert!(cfq.queues[two].seek.seeky());
-        cfq.expire_active(false, now);
+        cfq.expire_active(false, crate::trace::ServiceEnd::SliceExpired, now);
         assert!(cfq.queues[two].split_coop);
         // Each process leaves at its next request; the last one keeps the queue.
         cfq.insert(read(100, 1, 1 << 40), now);

@@ -15,7 +15,8 @@
 //! wait, the next queue becomes active while the device is still busy.
 
 use crate::merge::SlotKey;
-use crate::{Nanos, Request};
+use crate::trace::ServiceEnd;
+use crate::{Nanos, Request, TraceEvent};
 
 use super::queue::QueueId;
 use super::Cfq;
@@ -26,8 +27,8 @@ enum Verdict {
     Keep,
     /// Dispatch nothing now: wait for its next request or its requests in flight.
     Wait,
-    /// End its slice and choose the next queue.
-    Expire,
+    /// End its slice, for this reason, and choose the next queue.
+    Expire(ServiceEnd),
     /// End its slice and give the next one to this cooperating queue.
     HandOver(QueueId),
 }
@@ -45,7 +46,12 @@ impl Cfq {
         q.must_dispatch = false;
         let budget_spent = !q.sync && q.slice.dispatched >= self.async_request_budget(queue);
         if self.busy_queues > 1 && (budget_spent || self.queues[queue].is_idle_class()) {
-            self.expire_active(false, now);
+            let reason = if budget_spent {
+                ServiceEnd::BudgetExhausted
+            } else {
+                ServiceEnd::IdleClass
+            };
+            self.expire_active(false, reason, now);
         } else {
             self.choose_again_if_spent(queue, now);
         }
@@ -76,13 +82,16 @@ impl Cfq {
             if self.slab.is_empty() {
                 return None;
             }
-            match self.judge_active(active, now) {
+            let reason = match self.judge_active(active, now) {
                 Verdict::Keep => return Some(active),
                 Verdict::Wait => return None,
-                Verdict::Expire => {}
-                Verdict::HandOver(queue) => cooperator = Some(queue),
-            }
-            self.expire_active(false, now);
+                Verdict::Expire(reason) => reason,
+                Verdict::HandOver(queue) => {
+                    cooperator = Some(queue);
+                    ServiceEnd::Cooperator
+                }
+            };
+            self.expire_active(false, reason, now);
         }
         if cooperator.is_none() {
             self.choose_group(now);
@@ -97,7 +106,7 @@ impl Cfq {
         let q = &self.queues[queue];
         if q.wait_busy && !q.is_empty() {
             // The group is backlogged again: wait_busy did its job.
-            return Verdict::Expire;
+            return Verdict::Expire(ServiceEnd::WaitBusyDone);
         }
         if self.slice_used(queue, now) && !q.must_dispatch {
             // A group's last queue, idling with requests in flight, keeps its group on the tree.
@@ -105,7 +114,7 @@ impl Cfq {
             if last_in_group && q.is_empty() && q.dispatched > 0 && self.should_idle(queue) {
                 return Verdict::Wait;
             }
-            return self.group_idle_verdict(queue);
+            return self.group_idle_verdict(queue, ServiceEnd::SliceExpired);
         }
         if !q.is_empty() {
             return Verdict::Keep;
@@ -123,12 +132,12 @@ impl Cfq {
         if self.queues[queue].dispatched > 0 && self.should_idle(queue) {
             return Verdict::Wait;
         }
-        self.group_idle_verdict(queue)
+        self.group_idle_verdict(queue, ServiceEnd::NoMoreRequests)
     }
 
     /// With `group_idle`, the last queue of a group with requests in flight waits for them,
-    /// unless the group's processes think too long.
-    fn group_idle_verdict(&self, queue: QueueId) -> Verdict {
+    /// unless the group's processes think too long; otherwise the slice ends for `reason`.
+    fn group_idle_verdict(&self, queue: QueueId, reason: ServiceEnd) -> Verdict {
         let group = &self.groups[self.queues[queue].group.index()];
         let group_idle = self.config.group_idle;
         if group_idle > 0
@@ -138,7 +147,7 @@ impl Cfq {
         {
             Verdict::Wait
         } else {
-            Verdict::Expire
+            Verdict::Expire(reason)
         }
     }
 
@@ -157,6 +166,9 @@ impl Cfq {
         self.active = Some(queue);
         self.active_process = None;
         self.idle_timer = None;
+        self.emit(|cfq| TraceEvent::SliceStart {
+            queue: cfq.queue_ref(queue),
+        });
     }
 
     /// Dispatch the active queue's expired FIFO head, or its next request, within the caps.
@@ -167,6 +179,12 @@ impl Cfq {
         }
         if !self.may_dispatch(queue, now) {
             return None;
+        }
+        if let Some(slot) = expired {
+            self.emit(|cfq| TraceEvent::FifoExpired {
+                request: cfq.slab.get(slot).id,
+                late: now.saturating_sub(cfq.slots[slot].fifo_time),
+            });
         }
         let slot = expired.or(self.queues[queue].next_request)?;
         Some(self.dispatch_insert(queue, slot))

@@ -255,6 +255,15 @@ impl Cfq {
     pub(super) fn group_served(&mut self, queue: QueueId, now: Nanos) {
         let group = self.queues[queue].group;
         let charge = self.group_charge(queue, now);
+        self.emit(|cfq| crate::TraceEvent::GroupEnd {
+            group,
+            charge,
+            unit: if cfq.iops_mode() {
+                crate::trace::ChargeUnit::Requests
+            } else {
+                crate::trace::ChargeUnit::Time
+            },
+        });
         let vfraction = self.groups[group.index()].vfraction;
         let on_tree = self.groups[group.index()].tree_key.is_some();
         if on_tree {

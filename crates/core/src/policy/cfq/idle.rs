@@ -16,6 +16,7 @@
 //!   idles on a group's last queue instead. A group's last queue whose slice is about to end
 //!   waits busy for one more idle period so its group stays on the tree.
 
+use crate::trace::{IdleEnd, IdleKind, ServiceEnd};
 use crate::{Nanos, ProcessId};
 
 use super::queue::QueueId;
@@ -225,6 +226,12 @@ impl Cfq {
             self.config.slice_idle
         };
         self.idle_timer = Some(now.saturating_add(wait));
+        self.idle_kind = if group_idle {
+            IdleKind::Group
+        } else {
+            IdleKind::Queue
+        };
+        self.start_idle_window(queue, wait);
     }
 
     /// The active process is alive and, as far as its think time tells, will issue its next
@@ -272,6 +279,7 @@ impl Cfq {
         if !self.queues[queue].wait_request {
             return;
         }
+        self.end_idle_window(queue, IdleEnd::RequestArrived);
         if bytes > PAGE_SIZE || self.busy_queues > 1 {
             self.idle_timer = None;
             self.queues[queue].wait_request = false;
@@ -308,18 +316,22 @@ impl Cfq {
         let Some(queue) = self.active else {
             return;
         };
+        self.end_idle_window(queue, IdleEnd::Timer);
         self.queues[queue].wait_request = false;
         if self.queues[queue].must_dispatch {
             return;
         }
-        if !self.slice_used(queue, now) {
+        let reason = if self.slice_used(queue, now) {
+            ServiceEnd::SliceExpired
+        } else {
             if self.busy_queues == 0 || !self.queues[queue].is_empty() {
                 return;
             }
             // The wait failed: the queue no longer counts as deep.
             self.queues[queue].deep = false;
-        }
-        self.expire_active(false, now);
+            ServiceEnd::IdleTimeout
+        };
+        self.expire_active(false, reason, now);
     }
 
     /// A sync request completed: its process's and tree's think times start counting, and a
@@ -365,7 +377,12 @@ impl Cfq {
             q.wait_busy = true;
         }
         if self.slice_used(queue, now) || self.queues[queue].is_idle_class() {
-            self.expire_active(true, now);
+            let reason = if self.slice_used(queue, now) {
+                ServiceEnd::SliceExpired
+            } else {
+                ServiceEnd::IdleClass
+            };
+            self.expire_active(true, reason, now);
         } else if sync && self.queues[queue].is_empty() && self.close_cooperator(queue).is_none() {
             self.arm_slice_timer(now);
         }

@@ -48,6 +48,7 @@ mod service_tree;
 mod slice;
 #[cfg(test)]
 mod testing;
+mod tracing;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -56,9 +57,11 @@ use crate::merge::{RequestSlab, SlotKey};
 use crate::registry::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::ms;
+use crate::trace::{IdleKind, ServiceEnd, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
 use crate::{
     Completion, Dispatch, GroupId, Inserted, Nanos, ProcessId, Request, RequestId, Scheduler,
+    TraceEvent,
 };
 
 use cooperator::CooperatorIndex;
@@ -202,6 +205,12 @@ pub struct Cfq {
     cooperators: CooperatorIndex,
     /// Source of tie-breaking insertion numbers.
     sequence: u64,
+    /// Slices, idling, preemptions and group choices, when tracing is on.
+    trace: TraceBuffer,
+    /// What the armed idle timer waits for (the trace's kind of idle window).
+    idle_kind: IdleKind,
+    /// The trace shows an idle window open.
+    idle_traced: bool,
 }
 
 impl Cfq {
@@ -321,6 +330,9 @@ impl Cfq {
             hw_tag: HwTag::default(),
             cooperators: CooperatorIndex::default(),
             sequence: 0,
+            trace: TraceBuffer::default(),
+            idle_kind: IdleKind::Queue,
+            idle_traced: false,
         }
     }
 
@@ -347,7 +359,14 @@ impl Cfq {
     /// A request joins its queue (the kernel's `cfq_insert_request` and `cfq_rq_enqueued`),
     /// and preempts the active queue if a rule says so.
     fn enqueue(&mut self, queue: QueueId, request: Request, now: Nanos) {
-        if self.admit(queue, request, now).is_some() {
+        if let Some(reason) = self.admit(queue, request, now) {
+            if let Some(active) = self.active {
+                self.emit(|cfq| TraceEvent::Preempt {
+                    queue: cfq.queue_ref(active),
+                    by: cfq.queue_ref(queue),
+                    reason: reason.into(),
+                });
+            }
             self.preempt(queue, now);
         }
     }
@@ -410,7 +429,7 @@ impl Cfq {
             return;
         };
         if self.active == Some(queue) {
-            self.expire_active(false, now);
+            self.expire_active(false, ServiceEnd::ProcessExited, now);
         }
         let refs = &mut self.queues[queue].process_refs;
         *refs = refs.saturating_sub(1);
@@ -475,6 +494,14 @@ impl Scheduler for Cfq {
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
         self.fire_idle_timer(now);
         self.exit_process(process, now);
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
     }
 
     /// Requests merge only within one queue (the kernel's `cfq_allow_merge`): a process's

@@ -108,7 +108,7 @@ impl Cfq {
             return;
         };
         let old_type = self.workload_type(active);
-        self.expire_active(true, now);
+        self.expire_active(true, crate::trace::ServiceEnd::Preempted, now);
         if old_type != self.workload_type(queue) {
             // Otherwise the saved workload would be resumed and the preemption not happen.
             let group = self.queues[queue].group.index();

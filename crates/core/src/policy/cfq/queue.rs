@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::ops::{Index, IndexMut};
 
 use crate::merge::{MergeIndex, MergeKind, SlotKey};
-use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, RequestId};
+use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, RequestId, TraceEvent};
 
 use super::idle::SeekHistory;
 use super::service_tree::TreePosition;
@@ -54,6 +54,8 @@ pub(super) struct Slice {
 /// One queue.
 #[derive(Debug, Clone)]
 pub(super) struct Queue {
+    /// The process it was made for (sync queues; the trace names the queue after it).
+    pub(super) process: Option<ProcessId>,
     /// Sync (one process's reads and sync writes) or async (shared writeback).
     pub(super) sync: bool,
     /// The group it belongs to.
@@ -114,6 +116,7 @@ impl Queue {
             _ => priority.level.min(IoPriority::LEVELS - 1),
         };
         Self {
+            process: None,
             sync,
             group,
             class: priority.class,
@@ -284,6 +287,7 @@ impl Cfq {
         priority: IoPriority,
     ) -> QueueId {
         let mut queue = Queue::new(true, group, priority);
+        queue.process = Some(process);
         queue.process_refs = 1;
         let id = self.queues.alloc(queue);
         if let Some(state) = self.processes.get_mut(&process) {
@@ -431,6 +435,11 @@ impl Cfq {
             return Err(request);
         };
         let old_sector = self.slab.get(slot).sector;
+        self.trace.emit(|| TraceEvent::Merge {
+            request: request.id,
+            into: self.slab.get(slot).id,
+            position: kind,
+        });
         self.queues[queue]
             .merges
             .merge(&mut self.slab, slot, kind, request);
@@ -461,6 +470,10 @@ impl Cfq {
         let Some((survivor, absorbed)) = candidate else {
             return slot;
         };
+        self.trace.emit(|| TraceEvent::Coalesce {
+            into: self.slab.get(survivor).id,
+            absorbed: self.slab.get(absorbed).id,
+        });
         let mut next = self.queues[queue].next_request;
         if next == Some(absorbed) {
             next = self.find_next_request(queue, absorbed);

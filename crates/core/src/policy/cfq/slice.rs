@@ -8,7 +8,8 @@
 //! `2 × slice_idle` scaled like the slice. The slice starts at the queue's first completion.
 //! An async queue also has a request budget, `2 × slice_async_rq × (8 − level)`.
 
-use crate::{Nanos, PriorityClass};
+use crate::trace::ServiceEnd;
+use crate::{Nanos, PriorityClass, TraceEvent};
 
 use super::queue::QueueId;
 use super::Cfq;
@@ -90,6 +91,10 @@ impl Cfq {
         q.slice.end = now.saturating_add(slice);
         q.slice.allocated = slice;
         q.slice.new = false;
+        self.emit(|cfq| TraceEvent::SliceTimer {
+            queue: cfq.queue_ref(queue),
+            length: slice,
+        });
     }
 
     /// Whether the queue's slice has started and run out.
@@ -128,16 +133,23 @@ impl Cfq {
         2 * self.config.slice_async_rq * (8 - level)
     }
 
-    /// End the active queue's slice (the kernel's `__cfq_slice_expired`). `timed_out` (a
-    /// preemption) keeps the slice left over to credit its next turn. The group is charged;
-    /// the queue leaves the round robin if empty, else goes back on its tree at a new place.
-    pub(super) fn expire_active(&mut self, timed_out: bool, now: Nanos) {
+    /// End the active queue's slice (the kernel's `__cfq_slice_expired`) for `reason`.
+    /// `timed_out` (a preemption) keeps the slice left over to credit its next turn. The group
+    /// is charged; the queue leaves the round robin if empty, else goes back on its tree at a
+    /// new place.
+    pub(super) fn expire_active(&mut self, timed_out: bool, reason: ServiceEnd, now: Nanos) {
         let Some(queue) = self.active else {
             return;
         };
+        self.end_idle_window(queue, super::tracing::idle_end_for(reason));
         if self.queues[queue].wait_request {
             self.idle_timer = None;
         }
+        self.emit(|cfq| TraceEvent::SliceEnd {
+            queue: cfq.queue_ref(queue),
+            reason,
+            dispatched: cfq.queues[queue].slice.dispatched,
+        });
         let q = &mut self.queues[queue];
         q.wait_request = false;
         q.wait_busy = false;

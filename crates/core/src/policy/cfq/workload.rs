@@ -9,7 +9,7 @@
 //! workload slice is at least 2 ms. A group leaving service keeps what was left of its workload
 //! slice and resumes it next time.
 
-use crate::{GroupId, Nanos, PriorityClass};
+use crate::{GroupId, Nanos, PriorityClass, TraceEvent};
 
 use super::queue::QueueId;
 use super::service_tree::{TreeIndex, WorkloadType};
@@ -82,7 +82,8 @@ impl Cfq {
             return;
         };
         self.serving.group = Some(group);
-        match self.groups[group.index()].saved_workload {
+        let saved = self.groups[group.index()].saved_workload;
+        match saved {
             Some(saved) => {
                 self.serving.expires = Some(now.saturating_add(saved.slice));
                 self.serving.class = saved.class;
@@ -91,6 +92,15 @@ impl Cfq {
             None => self.serving.expires = None,
         }
         self.choose_workload(group, now);
+        self.emit(|cfq| TraceEvent::GroupStart {
+            group,
+            class: cfq.serving.class,
+            workload: cfq.serving.workload.into(),
+            slice: cfq.serving.expires.map_or(0, |at| at.saturating_sub(now)),
+            resumed: saved.is_some_and(|saved| {
+                (saved.class, saved.workload) == (cfq.serving.class, cfq.serving.workload)
+            }),
+        });
     }
 
     /// Choose the class, and unless the current workload of that class still has queues and

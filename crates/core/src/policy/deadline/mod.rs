@@ -27,8 +27,9 @@ use fifo::Fifos;
 
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
 use crate::time::ms;
+use crate::trace::{BatchClass, BatchStart, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
-use crate::{Completion, Direction, Dispatch, Inserted, Nanos, Request, Scheduler};
+use crate::{Completion, Direction, Dispatch, Inserted, Nanos, Request, Scheduler, TraceEvent};
 
 /// Largest value of the kernel's `int` tunables.
 const INT_MAX: i64 = i32::MAX as i64;
@@ -77,6 +78,8 @@ pub struct Deadline {
     /// Direction and sort-list position of the last dispatched request; the batch
     /// continues after it. Only the direction last dispatched has a "next" request.
     last: Option<(Direction, SortKey)>,
+    /// Merges and batches, when tracing is on.
+    trace: TraceBuffer,
 }
 
 impl Deadline {
@@ -142,6 +145,7 @@ impl Deadline {
             starved: 0,
             batching: 0,
             last: None,
+            trace: TraceBuffer::default(),
         }
     }
 
@@ -185,6 +189,11 @@ impl Deadline {
     fn merge_into(&mut self, slot: SlotKey, kind: MergeKind, incoming: Request) -> SlotKey {
         let direction = self.slab.get(slot).direction.index();
         let old_key = self.sort_key(slot);
+        self.trace.emit(|| TraceEvent::Merge {
+            request: incoming.id,
+            into: self.slab.get(slot).id,
+            position: kind,
+        });
         self.merge.merge(&mut self.slab, slot, kind, incoming);
         let new_key = self.sort_key(slot);
         if new_key != old_key {
@@ -204,6 +213,10 @@ impl Deadline {
         else {
             return slot;
         };
+        self.trace.emit(|| TraceEvent::Coalesce {
+            into: self.slab.get(survivor).id,
+            absorbed: self.slab.get(absorbed).id,
+        });
         let key = self.sort_key(absorbed);
         let direction = self.slab.get(absorbed).direction;
         self.sort[direction.index()].0.remove(&key);
@@ -243,6 +256,37 @@ impl Deadline {
             Some(next) if !expired => Some(next),
             _ => Some(head),
         }
+    }
+
+    /// Trace a new batch in `direction` starting at `slot`: where it starts and why, and an
+    /// expired FIFO head.
+    fn trace_batch_start(&mut self, direction: Direction, slot: SlotKey, now: Nanos) {
+        let Some((deadline, head)) = self.fifo.head(direction) else {
+            return;
+        };
+        let expired = now >= deadline;
+        let start = if expired && slot == head {
+            BatchStart::Expired
+        } else if self.next_in_sort(direction) == Some(slot) {
+            BatchStart::Sorted
+        } else {
+            BatchStart::FifoHead
+        };
+        if start == BatchStart::Expired {
+            let request = self.slab.get(slot).id;
+            self.trace.push(TraceEvent::FifoExpired {
+                request,
+                late: now - deadline,
+            });
+        }
+        self.trace.push(TraceEvent::BatchStart {
+            class: match direction {
+                Direction::Read => BatchClass::Read,
+                Direction::Write => BatchClass::Write,
+            },
+            start,
+            starved: direction == Direction::Write && !self.fifo.is_empty(Direction::Read),
+        });
     }
 
     /// Remove the request at `slot` from every structure and remember its position.
@@ -288,7 +332,12 @@ impl Scheduler for Deadline {
                 };
                 self.batching = 0;
                 match self.batch_start(direction, now) {
-                    Some(slot) => slot,
+                    Some(slot) => {
+                        if self.trace.is_enabled() {
+                            self.trace_batch_start(direction, slot, now);
+                        }
+                        slot
+                    }
                     None => return Dispatch::Empty,
                 }
             }
@@ -303,6 +352,14 @@ impl Scheduler for Deadline {
 
     fn queued(&self) -> usize {
         self.slab.len()
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_enabled(on);
+    }
+
+    fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        self.trace.drain_into(out);
     }
 }
 

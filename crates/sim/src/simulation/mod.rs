@@ -5,32 +5,46 @@
 //! `WaitUntil` comes due. Time starts at a seed-derived instant within the first second,
 //! which sets the disk's rotational position at the start; everything reported is relative
 //! to that start. All randomness comes from the seed, so a run is reproducible to the byte.
+//!
+//! [`run_traced`] also hands every event of the run to a trace sink ([`ioslice_core::trace`]):
+//! each request's arrival, dispatch and completion as the driver sees them, and every
+//! decision the policy records, stamped with the virtual time since the start. The trace is
+//! as reproducible as the run.
+//!
+//! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
+//! processes and the final report, in `report`; the traced variants of the calls to the
+//! policy, in `tracing`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use ioslice_core::request::SECTOR_SIZE;
+use ioslice_core::trace::Tracer;
 use ioslice_core::{
-    build_scheduler, Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, IoPriority,
-    Nanos, ProcessId, Request, RequestId, SchedSpec, Scheduler, SchedulerContext, TunableError,
+    build_scheduler, Completion, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos,
+    ProcessId, Request, RequestId, SchedSpec, Scheduler, SchedulerContext, TraceSink, TunableError,
 };
 use ioslice_fio::jobfile::check_supported;
-use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
+use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
-use ioslice_fio::{
-    CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport,
-};
-use rand::{Rng, SeedableRng};
+use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::device::driver_queue::DriverQueue;
 use crate::device::{Command, DeviceModel};
 use crate::host::DirectWrites;
 use crate::id_hash::IdMap;
-use crate::layout::{Layout, LayoutError};
+use crate::layout::LayoutError;
 use crate::page_cache::{PageCache, PageCacheConfig};
 use crate::preset::{build as build_device, DeviceError, DeviceSpec};
-use crate::readahead::{FileReadahead, ReadPlan};
+use crate::readahead::FileReadahead;
+
+mod memory;
+mod report;
+mod tracing;
+
+use report::build_processes;
 
 /// What a simulation runs with.
 #[derive(Debug, Clone)]
@@ -148,7 +162,20 @@ const FLUSHER: ProcessId = ProcessId(0);
 
 /// Run a job file in simulation.
 pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
-    let mut sim = Simulation::new(job_file, config)?;
+    let mut sim = Simulation::new(job_file, config, None)?;
+    sim.run();
+    Ok(sim.finish(config))
+}
+
+/// Run a job file in simulation and hand every event of the run to `trace`, stamped with the
+/// virtual time since the start of the run. The same seed gives the same events at the same
+/// times.
+pub fn run_traced(
+    job_file: &JobFile,
+    config: &SimConfig,
+    trace: &mut dyn TraceSink,
+) -> Result<SimOutcome, SimError> {
+    let mut sim = Simulation::new(job_file, config, Some(trace))?;
     sim.run();
     Ok(sim.finish(config))
 }
@@ -276,6 +303,8 @@ struct Simulation<'a> {
     read_ahead_bytes: u64,
     /// Every group but the root with the weight the policy gives it and its limits.
     cgroups: Vec<CgroupSettings>,
+    /// Where the events go, when the run is traced.
+    trace: Option<Tracer<&'a mut dyn TraceSink>>,
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
@@ -287,7 +316,11 @@ fn mix(mut z: u64) -> u64 {
 }
 
 impl<'a> Simulation<'a> {
-    fn new(job_file: &'a JobFile, config: &SimConfig) -> Result<Self, SimError> {
+    fn new(
+        job_file: &'a JobFile,
+        config: &SimConfig,
+        trace: Option<&'a mut dyn TraceSink>,
+    ) -> Result<Self, SimError> {
         check_supported(job_file).map_err(job_error)?;
         let mut device = build_device(&config.device)?;
         if config.driver_queue > device.info().queue_depth {
@@ -302,7 +335,7 @@ impl<'a> Simulation<'a> {
             rotational: info.rotational,
             queue_depth: info.queue_depth,
         };
-        let scheduler = build_scheduler(&config.scheduler, &context)?;
+        let mut scheduler = build_scheduler(&config.scheduler, &context)?;
         let cgroups = CgroupSettings::of_run(&groups, scheduler.as_ref());
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
@@ -312,6 +345,7 @@ impl<'a> Simulation<'a> {
             }
         }
         let epoch = mix(config.seed) % 1_000_000_000;
+        let trace = trace.map(|sink| Tracer::new(sink, epoch, &groups, scheduler.as_mut()));
         Ok(Self {
             job_file,
             scheduler,
@@ -344,6 +378,7 @@ impl<'a> Simulation<'a> {
             readahead_counts: ReadaheadCounts::default(),
             read_ahead_bytes: config.page_cache.read_ahead_bytes,
             cgroups,
+            trace,
         })
     }
 
@@ -451,6 +486,9 @@ impl<'a> Simulation<'a> {
                     process.end = self.now;
                     let pid = process.pid;
                     self.scheduler.process_exited(pid, self.now);
+                    if self.trace.is_some() {
+                        self.trace_collect();
+                    }
                     self.maybe_next_phase();
                     self.maybe_drain_cache();
                     return;
@@ -520,162 +558,26 @@ impl<'a> Simulation<'a> {
         self.insert(request);
     }
 
-    /// A buffered read: from memory, from a read-ahead window in flight, or from the device.
-    fn buffered_read(&mut self, index: u32, unit: &IoUnit, request: Request) {
-        let process = &mut self.processes[index as usize];
-        let size = process.file_sizes[unit.file];
-        let plan = process.readahead[unit.file].read(
-            unit.offset,
-            unit.offset + unit.length,
-            size,
-            self.read_ahead_bytes,
-        );
-        match plan {
-            ReadPlan::Random => self.insert(request),
-            ReadPlan::Hit { issue } => {
-                self.readahead_counts.hits += 1;
-                self.issue_windows(index, unit.file, &issue, &request);
-                self.push_event(self.now, Event::Buffered(request.id.0));
-            }
-            ReadPlan::Wait { issue, window_end } => {
-                self.issue_windows(index, unit.file, &issue, &request);
-                let key = (index, unit.file, window_end);
-                let window = self.readahead_windows.get(&key).copied();
-                match window.and_then(|id| self.readahead_ios.get_mut(id)) {
-                    Some(io) => io.waiters.push(request.id.0),
-                    None => self.insert(request),
-                }
-            }
-        }
-    }
-
-    /// Read the windows read-ahead asked for, as sync reads of the reading process.
-    fn issue_windows(&mut self, index: u32, file: usize, windows: &[(u64, u64)], like: &Request) {
-        let base = self.processes[index as usize].file_sectors[file];
-        for &(start, end) in windows {
-            let id = self.next_request_id;
-            self.next_request_id += 1;
-            let first = base + start / SECTOR_SIZE;
-            let request = Request {
-                id: RequestId(id),
-                sector: first,
-                sectors: u32::try_from((base + end.div_ceil(SECTOR_SIZE)) - first)
-                    .unwrap_or(u32::MAX),
-                submit_time: self.now,
-                merged: Vec::new(),
-                ..like.clone()
-            };
-            self.readahead_ios.insert(
-                id,
-                ReadaheadIo {
-                    process: index,
-                    file,
-                    start,
-                    end,
-                    submit_time: self.now,
-                    waiters: Vec::new(),
-                },
-            );
-            self.readahead_windows.insert((index, file, end), id);
-            self.readahead_counts.submitted += 1;
-            self.insert(request);
-        }
-    }
-
-    /// A read-ahead window is in memory: the reads waiting for it are done.
-    fn readahead_done(&mut self, io: ReadaheadIo) {
-        self.readahead_counts.completed += 1;
-        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
-        self.readahead_windows
-            .remove(&(io.process, io.file, io.end));
-        self.processes[io.process as usize].readahead[io.file].window_done(io.start, io.end);
-        for id in io.waiters {
-            self.complete_io(id);
-        }
-    }
-
     fn insert(&mut self, request: Request) {
         let direction = request.direction;
-        if let Inserted::Merged(_) = self.scheduler.insert(request, self.now) {
-            self.disk.merges[direction.index()] += 1;
-        }
-    }
-
-    /// A buffered write goes to the page cache: done once copied, unless the dirty limit
-    /// makes its writer wait for writeback.
-    fn buffered_write(&mut self, request: Request) {
-        let write = ThrottledWrite {
-            id: request.id.0,
-            start: request.sector,
-            end: request.end_sector(),
-        };
-        if self.cache.throttled() || !self.throttled.is_empty() {
-            self.throttled.push_back(write);
+        let inserted = if self.trace.is_some() {
+            self.insert_traced(request)
         } else {
-            self.cache.write(write.start, write.end);
-            self.push_event(self.now, Event::Buffered(write.id));
-        }
-        self.pump_flusher();
-    }
-
-    /// Let the flusher issue the writeback it wants to now.
-    fn pump_flusher(&mut self) {
-        while let Some((start, end)) = self.cache.next_writeback(!self.throttled.is_empty()) {
-            let id = self.next_request_id;
-            self.next_request_id += 1;
-            let request = Request {
-                submit_time: self.now,
-                ..Request::new(
-                    RequestId(id),
-                    FLUSHER,
-                    Direction::Write,
-                    start,
-                    u32::try_from(end - start).unwrap_or(u32::MAX),
-                )
-            };
-            self.writeback.insert(
-                id,
-                WritebackIo {
-                    sectors: end - start,
-                    submit_time: self.now,
-                },
-            );
-            self.writeback_counts.submitted += 1;
-            self.insert(request);
-        }
-    }
-
-    /// A flusher write completed: its memory is clean, and throttled writers may go on.
-    fn writeback_done(&mut self, io: WritebackIo) {
-        self.writeback_counts.completed += 1;
-        self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
-        self.cache.written(io.sectors);
-        while !self.cache.throttled() {
-            let Some(write) = self.throttled.pop_front() else {
-                break;
-            };
-            self.cache.write(write.start, write.end);
-            self.push_event(self.now, Event::Buffered(write.id));
-        }
-        self.pump_flusher();
-    }
-
-    /// Once every job is done, the flusher writes back whatever is still dirty.
-    fn maybe_drain_cache(&mut self) {
-        if self
-            .processes
-            .iter()
-            .all(|p| p.lifecycle == Lifecycle::Done)
-        {
-            self.cache.drain();
-            self.pump_flusher();
+            self.scheduler.insert(request, self.now)
+        };
+        if let Inserted::Merged(_) = inserted {
+            self.disk.merges[direction.index()] += 1;
         }
     }
 
     /// Hand the device requests while it has free slots and the policy has any to give.
     fn pump_dispatch(&mut self) {
         while self.device.in_flight() < self.queue_depth {
-            match self.scheduler.dispatch(self.now) {
+            let answer = self.scheduler.dispatch(self.now);
+            if self.trace.is_some() {
+                self.trace_dispatch(&answer);
+            }
+            match answer {
                 Dispatch::Request(request) => self.send_to_device(request),
                 Dispatch::WaitUntil(at) => {
                     // A policy asking to be woken now or in the past is woken at the next nanosecond.
@@ -743,7 +645,11 @@ impl<'a> Simulation<'a> {
             dispatch_time,
             error: None,
         };
-        self.scheduler.complete(&completion, self.now);
+        if self.trace.is_some() {
+            self.complete_traced(&completion);
+        } else {
+            self.scheduler.complete(&completion, self.now);
+        }
         for id in completion.request.ids() {
             self.complete_io(id.0);
         }
@@ -793,113 +699,6 @@ impl<'a> Simulation<'a> {
         clock.on_complete(self.now);
         self.pump_job(index);
     }
-
-    fn finish(mut self, config: &SimConfig) -> SimOutcome {
-        let elapsed = self.now - self.epoch;
-        let mut jobs = Vec::with_capacity(self.processes.len());
-        for process in &mut self.processes {
-            let spec = &self.job_file.jobs[process.spec_index];
-            let ramp_end = process
-                .clock
-                .as_ref()
-                .map_or(process.end, JobClock::ramp_end);
-            process.stats.runtime = process.end.saturating_sub(ramp_end);
-            jobs.push(JobReport {
-                description: JobDescription::of(
-                    spec,
-                    process.groupid,
-                    process.pid.0,
-                    process.priority,
-                ),
-                stats: std::mem::take(&mut process.stats),
-            });
-        }
-        let disk = &self.disk;
-        let to_ms = |ns: u64| ns / 1_000_000;
-        let disk_util = DiskUtil {
-            name: self.device.info().name,
-            ios: disk.ios,
-            merges: disk.merges,
-            ticks: [to_ms(disk.service_ns[0]), to_ms(disk.service_ns[1])],
-            in_queue: u64::try_from(disk.in_queue_ns / 1_000_000).unwrap_or(u64::MAX),
-            util: if elapsed == 0 {
-                0.0
-            } else {
-                100.0 * disk.busy_ns as f64 / elapsed as f64
-            },
-        };
-        SimOutcome {
-            report: RunReport {
-                version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
-                timestamp: 0,
-                global_options: self.job_file.global_options.clone(),
-                jobs,
-                disk_util: vec![disk_util],
-                scheduler: config.scheduler.to_string(),
-                device: self.device.info().name,
-                cgroups: std::mem::take(&mut self.cgroups),
-            },
-            submitted: self.submitted,
-            completed: self.completed,
-            duplicate_completions: self.duplicates,
-            elapsed,
-            writeback: WritebackCounts {
-                bytes_dirtied: self.cache.bytes_dirtied,
-                bytes_written: self.cache.bytes_written,
-                ..self.writeback_counts
-            },
-            readahead: self.readahead_counts,
-        }
-    }
-}
-
-/// One process per job clone, in job order, with its files placed on the disk, its
-/// reporting group and its stonewall phase. Returns the processes and the number of phases.
-fn build_processes(
-    job_file: &JobFile,
-    groups: &GroupTree,
-    capacity: u64,
-    seed: u64,
-) -> Result<(Vec<Process>, usize), SimError> {
-    let mut layout = Layout::new(capacity);
-    let mut processes = Vec::new();
-    let slots = ioslice_fio::job::phases_and_groups(&job_file.jobs);
-    for (spec_index, (spec, &(phase, groupid))) in job_file.jobs.iter().zip(&slots).enumerate() {
-        let group = groups.of_job(spec.cgroup.as_deref());
-        for clone in 0..spec.numjobs.max(1) {
-            let index = processes.len() as u32;
-            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
-            let file_sectors = plans
-                .iter()
-                .map(|plan| layout.place(&plan.name, plan.size))
-                .collect::<Result<Vec<_>, _>>()?;
-            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
-            let stream = spec.randseed.unwrap_or(seed);
-            processes.push(Process {
-                spec_index,
-                pid: ProcessId(index + 1),
-                group,
-                priority: spec.priority.unwrap_or_default(),
-                phase,
-                sync_writes: spec.direct || spec.sync_writes,
-                buffered_reads: !spec.direct,
-                direct_writes_async: false,
-                file_sizes: plans.iter().map(|plan| plan.size).collect(),
-                readahead: vec![FileReadahead::default(); plans.len()],
-                file_sectors,
-                pattern: Some(pattern),
-                clock: None,
-                rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
-                stats: JobStats::default(),
-                lifecycle: Lifecycle::Waiting,
-                wake_at: None,
-                end: 0,
-                groupid,
-            });
-        }
-    }
-    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
-    Ok((processes, phases))
 }
 
 fn job_error(error: impl std::fmt::Display) -> SimError {

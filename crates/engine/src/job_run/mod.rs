@@ -2,8 +2,8 @@
 //!
 //! [`run`] opens the files or the block device a job file names under one `--device`
 //! path, starts one [`Engine`] per file (each with its own policy instance), and drives
-//! every job process on its own thread with the same [`JobClock`] the simulator uses, on
-//! the real clock. Each process draws its offsets from the random stream the simulator would
+//! every job process on its own thread with the same
+//! [`JobClock`](ioslice_fio::workload::JobClock) the simulator uses, on the real clock. Each process draws its offsets from the random stream the simulator would
 //! give it for the same seed, so both runs issue the same I/O. The result is a
 //! [`RunReport`], printed in fio's formats like a simulation's.
 //!
@@ -25,6 +25,11 @@
 //! lets it go on: `continue_on_error=` covers the kind of error (a kind `ignore_error=` gives
 //! a list is covered too) and the error is non-fatal (`EIO` and `EILSEQ`, or what
 //! `ignore_error=` lists for that kind; [`ioslice_fio::errno::goes_on`]).
+//!
+//! [`run_traced`] also traces every engine ([`EngineBuilder::trace`](crate::EngineBuilder::trace)):
+//! it asks for one sink per engine, naming the engine's file when there are several.
+//!
+//! Each job process's thread is in `worker`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -35,26 +40,27 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, Direction, GroupTree, IoPriority, Nanos, SchedSpec};
-use ioslice_core::{SchedulerContext, TunableError};
+use ioslice_core::{build_scheduler, GroupTree, IoPriority, Nanos, SchedSpec};
+use ioslice_core::{SchedulerContext, TraceSink, TunableError};
 use ioslice_fio::jobfile::check_supported;
-use ioslice_fio::pattern::{plan_files, DataDirection, IoPattern, IoUnit};
-use ioslice_fio::workload::{direction_index, JobClock, Step};
+use ioslice_fio::pattern::{plan_files, IoPattern};
 use ioslice_fio::{
     CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, Pattern,
     RunReport,
 };
-use rand::{Rng, RngCore, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::open_backend;
-use crate::buffer::AlignedBuffer;
-use crate::completion::{park_until, park_waker, CompletionQueue, Counters, IoOutcome, Slot};
+use crate::completion::CompletionQueue;
 use crate::device::{dev_major_minor, write_refusal, DeviceError, OpenOptions, Target, TargetKind};
-use crate::dispatcher::Lane;
 use crate::engine::{Engine, EngineError, Geometry};
-use crate::handle::{Client, Transfer};
+use crate::handle::Client;
 use crate::stats::FinalStats;
+
+mod worker;
+
+use worker::Worker;
 
 /// What a real run needs besides the job file.
 #[derive(Debug, Clone)]
@@ -169,6 +175,22 @@ fn mix(mut z: u64) -> u64 {
 /// a job that cannot run, a bad scheduler. I/O errors during the run are not errors of
 /// this function: they are in the report and [`RunOutcome::failed_jobs`].
 pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunError> {
+    run_traced(job_file, config, None)
+}
+
+/// Makes the trace sink of each engine of a run: given `None` when the run has one engine,
+/// else the engine's file, to label its events with.
+pub type TraceSinks<'a> = &'a dyn Fn(Option<&str>) -> Box<dyn TraceSink + Send>;
+
+/// [`run`], with every engine traced into a sink from `trace`, if given.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_traced(
+    job_file: &JobFile,
+    config: &RunConfig,
+    trace: Option<TraceSinks<'_>>,
+) -> Result<RunOutcome, RunError> {
     check_supported(job_file).map_err(job_error)?;
     let place = place_of(&config.path)?;
     let mut notes = Vec::new();
@@ -237,9 +259,13 @@ pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunErro
         if let Some(note) = note {
             notes.push(format!("{}: {note}", target.path().display()));
         }
-        let builder = Engine::builder(backend, geometry)
+        let mut builder = Engine::builder(backend, geometry)
             .scheduler(&config.scheduler.to_string())
             .groups(groups.clone());
+        if let Some(sinks) = trace {
+            let label = target.path().display().to_string();
+            builder = builder.trace(sinks((opened.len() > 1).then_some(label.as_str())));
+        }
         engines.push(builder.start()?);
     }
     let cgroups = cgroup_settings(&groups, &config.scheduler, opened.first())?;
@@ -489,315 +515,6 @@ fn cgroup_settings(
     let policy = build_scheduler(spec, &context)?;
     Ok(CgroupSettings::of_run(groups, policy.as_ref()))
 }
-
-/// A request in flight.
-struct Pending {
-    direction: DataDirection,
-    file: usize,
-    offset: u64,
-    length: u64,
-    /// Time spent handing it to the engine (fio's submission latency).
-    slat: Nanos,
-}
-
-/// A job process on its thread.
-struct Worker {
-    spec: JobSpec,
-    /// Where every request of the job completes.
-    queue: Arc<CompletionQueue>,
-    /// One client per file of the job.
-    clients: Vec<Client>,
-    /// Each file's path (for error messages) and buffer alignment.
-    files: Vec<(String, usize)>,
-    started: Instant,
-}
-
-fn nanos(duration: Duration) -> Nanos {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
-}
-
-impl Worker {
-    fn now(&self) -> Nanos {
-        nanos(self.started.elapsed())
-    }
-
-    fn run(self, mut process: ProcessPlan) -> ProcessResult {
-        let (low, high) = self.spec.startdelay;
-        let delay = if high > low {
-            process.rng.gen_range(low..=high)
-        } else {
-            low
-        };
-        let start = self.now() + delay;
-        self.sleep_until(start);
-        let mut clock = JobClock::new(&self.spec, process.pattern.clone(), self.now());
-        let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
-        ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
-
-        let mut state = State {
-            stats: JobStats::default(),
-            first_error: None,
-            stopped_by_error: false,
-            pending: Vec::new(),
-            free: Vec::new(),
-            in_flight: 0,
-            arrived: Vec::new(),
-            spare: Vec::new(),
-            lane: self.open_lane(),
-        };
-        let end = loop {
-            self.reap(&mut state, &mut clock);
-            let now = self.now();
-            match clock.poll(now, &mut process.rng) {
-                Step::Submit(unit) => self.submit(&unit, &fill, now, &clock, &mut state),
-                Step::WaitUntil(at) => self.wait(&mut state, &mut clock, Some(at)),
-                Step::AwaitCompletion => self.wait(&mut state, &mut clock, None),
-                Step::Done => break self.now(),
-            }
-        };
-        for client in &self.clients {
-            client.flush();
-        }
-        if let (Some(lane), Some(client)) = (state.lane.take(), self.clients.first()) {
-            client.close_lane(lane);
-        }
-        for client in self.clients {
-            client.exit();
-        }
-        ProcessResult {
-            stats: state.stats,
-            end,
-            ramp_end: clock.ramp_end(),
-            first_error: state.first_error,
-            stopped_by_error: state.stopped_by_error,
-        }
-    }
-
-    /// A lane of the job's engine for this thread, if the job keeps one request in flight
-    /// (`iodepth=1`, as every psync job), all its files are on one engine and the backend has
-    /// lanes: the job's requests complete there, and the kernel wakes this thread for them
-    /// directly instead of through whichever thread polls the shared ring.
-    ///
-    /// Deeper jobs stay on the shared ring: there the poller reaps everybody's completions in
-    /// one batch, which matters to a policy that holds requests (BFQ dispatching a queue's
-    /// held request as soon as another's completes); with lanes, each completion waits for
-    /// its own thread to run before the policy hears of it (measured in docs/engine.md).
-    fn open_lane(&self) -> Option<Lane> {
-        if self.spec.iodepth > 1 {
-            return None;
-        }
-        let (first, rest) = self.clients.split_first()?;
-        if rest.iter().all(|client| first.same_engine(client)) {
-            first.open_lane()
-        } else {
-            None
-        }
-    }
-
-    fn sleep_until(&self, at: Nanos) {
-        let now = self.now();
-        if at > now {
-            std::thread::sleep(Duration::from_nanos(at - now));
-        }
-    }
-
-    /// Submit `unit`, asked for at `now` (job time, just read).
-    fn submit(&self, unit: &IoUnit, fill: &[u8], now: Nanos, clock: &JobClock, state: &mut State) {
-        let client = &self.clients[unit.file];
-        let d = direction_index(unit.direction);
-        state.stats.record_depth(clock.in_flight());
-        state.stats.issued[d] += 1;
-        let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
-        let pending = Pending {
-            direction: unit.direction,
-            file: unit.file,
-            offset: unit.offset,
-            length: unit.length,
-            slat: 0,
-        };
-        let tag = match state.free.pop() {
-            Some(tag) => {
-                state.pending[tag] = Some(pending);
-                tag
-            }
-            None => {
-                state.pending.push(Some(pending));
-                state.pending.len() - 1
-            }
-        };
-        state.in_flight += 1;
-        let before = self.started + Duration::from_nanos(now);
-        let alignment = self.files[unit.file].1.max(1);
-        // A buffer back from an earlier request, else a fresh one (zeroing 4 KiB for every
-        // read cost more than the rest of the submission).
-        let reused = state.spare.iter().rposition(|buffer| {
-            buffer.len() == length
-                && (buffer.as_slice().as_ptr() as usize).is_multiple_of(alignment)
-        });
-        let mut buffer = match reused {
-            Some(index) => state.spare.swap_remove(index),
-            None => AlignedBuffer::new(length, alignment),
-        };
-        let direction = match unit.direction {
-            DataDirection::Write => {
-                for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
-                    chunk.copy_from_slice(&fill[..chunk.len()]);
-                }
-                Direction::Write
-            }
-            // Trim jobs are refused by `check_supported` before the run.
-            DataDirection::Read | DataDirection::Trim => Direction::Read,
-        };
-        let transfer = Transfer {
-            direction,
-            offset: unit.offset,
-            buffer,
-            submitted: before,
-        };
-        client.transfer_to(transfer, &self.queue, tag as u64, state.lane.as_ref());
-        // The request may already be complete (and reaped at the next turn); its slot is
-        // only freed by `reap`, so it is still there.
-        if let Some(Some(pending)) = state.pending.get_mut(tag) {
-            pending.slat = nanos(before.elapsed());
-        }
-    }
-
-    /// Take every completed request; returns whether there was any. Costs one lock when
-    /// nothing completed.
-    fn reap(&self, state: &mut State, clock: &mut JobClock) -> bool {
-        let mut arrived = std::mem::take(&mut state.arrived);
-        self.queue.take_all(&mut arrived);
-        let any = !arrived.is_empty();
-        // One clock read for the batch.
-        let now = if any { self.now() } else { 0 };
-        for (tag, outcome) in arrived.drain(..) {
-            let tag = usize::try_from(tag).unwrap_or(usize::MAX);
-            let Some(pending) = state.pending.get_mut(tag).and_then(Option::take) else {
-                debug_assert!(false, "completion for tag {tag}, not in flight");
-                continue;
-            };
-            state.free.push(tag);
-            state.in_flight -= 1;
-            self.complete(state, clock, &pending, outcome, now);
-        }
-        state.arrived = arrived;
-        any
-    }
-
-    /// Wait for a completion, or until `deadline` (job time) if there is one. First hands
-    /// the device what was submitted since the last wait, in one system call per engine.
-    fn wait(&self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
-        for client in &self.clients {
-            client.flush();
-        }
-        loop {
-            if self.reap(state, clock) {
-                return;
-            }
-            let now = self.now();
-            let until = match deadline {
-                Some(at) if at <= now => return,
-                Some(at) => Some(Instant::now() + Duration::from_nanos(at - now)),
-                // Nothing in flight cannot complete: poll the clock again.
-                None if state.in_flight == 0 => return,
-                None => None,
-            };
-            match self.clients.split_first() {
-                Some((first, rest)) if rest.iter().all(|c| first.same_engine(c)) => {
-                    // One engine: poll it on this thread unless another thread does.
-                    first.wait_queue(&self.queue, until, state.lane.as_ref());
-                }
-                Some(_) => {
-                    // Several engines: park, counted as waiting in each, so that each one's
-                    // dispatcher thread polls for this job.
-                    if self.queue.register(&park_waker(), &Counters::default()) {
-                        for client in &self.clients {
-                            client.ensure_poller();
-                        }
-                        park_until(&*self.queue, until, &Counters::default());
-                    }
-                }
-                None => return,
-            }
-        }
-    }
-
-    /// Account a completed request, reaped at `now` (job time).
-    fn complete(
-        &self,
-        state: &mut State,
-        clock: &mut JobClock,
-        pending: &Pending,
-        outcome: IoOutcome,
-        now: Nanos,
-    ) {
-        clock.on_complete(now);
-        let d = direction_index(pending.direction);
-        match outcome {
-            Ok(result) => {
-                if state.spare.len() < MAX_SPARE_BUFFERS {
-                    state.spare.push(result.buffer);
-                }
-                if now >= clock.ramp_end() {
-                    state.stats.directions[d].record(
-                        pending.length,
-                        pending.slat,
-                        nanos(result.latency),
-                        now - clock.ramp_end(),
-                    );
-                }
-            }
-            Err(error) => {
-                let errno = error.errno();
-                state.stats.directions[d].errors += 1;
-                if state.stats.error == 0 {
-                    state.stats.error = errno;
-                    let text = ioslice_fio::stats::error_text(errno);
-                    let direction = match pending.direction {
-                        DataDirection::Read => "read",
-                        DataDirection::Write => "write",
-                        DataDirection::Trim => "trim",
-                    };
-                    state.first_error = Some(format!(
-                        "fio: io_u error on file {}: {text}: {direction} offset={}, buflen={}",
-                        self.files[pending.file].0, pending.offset, pending.length
-                    ));
-                }
-                let spec = &self.spec;
-                let goes_on = ioslice_fio::errno::goes_on(
-                    &spec.continue_on_error,
-                    &spec.ignore_error,
-                    pending.direction,
-                    errno,
-                );
-                if !goes_on {
-                    state.stopped_by_error = true;
-                    clock.abort();
-                }
-            }
-        }
-    }
-}
-
-/// A job's mutable state on its thread.
-struct State {
-    stats: JobStats,
-    first_error: Option<String>,
-    stopped_by_error: bool,
-    /// Requests in flight by tag (the index); `None` is a free tag, listed in `free`.
-    pending: Vec<Option<Pending>>,
-    free: Vec<usize>,
-    in_flight: usize,
-    /// Outcomes taken from the queue (kept to reuse its allocation).
-    arrived: Vec<(u64, IoOutcome)>,
-    /// Buffers of completed requests, for the next ones.
-    spare: Vec<AlignedBuffer>,
-    /// This job's lane of its engine, if it has one.
-    lane: Option<Lane>,
-}
-
-/// Most buffers a job keeps for reuse.
-const MAX_SPARE_BUFFERS: usize = 256;
 
 /// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
 /// `Disk stats` block: the device itself, or the one holding a regular file's filesystem.

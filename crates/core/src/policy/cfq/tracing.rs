@@ -1,0 +1,102 @@
+//! What CFQ tells the trace ([`crate::trace`]): the names it gives its queues there, and how
+//! its own reasons map onto the trace's.
+
+use crate::trace::{self, QueueRef, ServiceEnd};
+use crate::{IoPriority, Nanos, TraceEvent};
+
+use super::preempt::PreemptReason;
+use super::queue::QueueId;
+use super::service_tree::WorkloadType;
+use super::Cfq;
+
+impl Cfq {
+    /// A queue as the trace names it.
+    pub(super) fn queue_ref(&self, queue: QueueId) -> QueueRef {
+        let q = &self.queues[queue];
+        QueueRef {
+            process: q.process,
+            group: q.group,
+            priority: IoPriority {
+                class: q.class,
+                level: q.level,
+            },
+        }
+    }
+
+    /// Record the event `build` makes from the policy's state, if tracing is on. Off, this
+    /// is one branch: the building is out of line, so the policy's code stays as it was.
+    #[inline(always)]
+    pub(super) fn emit(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
+        if self.trace.is_enabled() {
+            self.emit_now(build);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn emit_now(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
+        let event = build(self);
+        self.trace.push(event);
+    }
+
+    /// The active queue starts to idle, for at most `window`.
+    #[inline(always)]
+    pub(super) fn start_idle_window(&mut self, queue: QueueId, window: Nanos) {
+        if self.trace.is_enabled() {
+            self.idle_traced = true;
+            self.emit_now(|cfq| TraceEvent::IdleStart {
+                queue: cfq.queue_ref(queue),
+                kind: cfq.idle_kind,
+                window,
+            });
+        }
+    }
+
+    /// The active queue's idle window, if the trace shows one open, ends. (A small request
+    /// that arrives while the queue is alone goes out at once and ends the window here,
+    /// although the timer stays armed until the queue's next completion re-arms it.)
+    #[inline(always)]
+    pub(super) fn end_idle_window(&mut self, queue: QueueId, reason: trace::IdleEnd) {
+        if self.idle_traced {
+            self.idle_traced = false;
+            self.emit(|cfq| TraceEvent::IdleEnd {
+                queue: cfq.queue_ref(queue),
+                kind: cfq.idle_kind,
+                reason,
+            });
+        }
+    }
+}
+
+impl From<PreemptReason> for trace::PreemptReason {
+    fn from(reason: PreemptReason) -> Self {
+        match reason {
+            PreemptReason::ActiveIsIdleClass => Self::IdleClass,
+            PreemptReason::SyncOverAsync => Self::SyncOverAsync,
+            PreemptReason::ActiveSliceUsed => Self::SliceUsed,
+            PreemptReason::RealTimeOverNonRealTime => Self::RealTime,
+            PreemptReason::SyncNoIdleTreeOfTwo => Self::SyncNoIdle,
+            PreemptReason::ActiveShouldNotIdle => Self::ShouldNotIdle,
+            PreemptReason::CloseToHead => Self::CloseToHead,
+        }
+    }
+}
+
+impl From<WorkloadType> for trace::Workload {
+    fn from(workload: WorkloadType) -> Self {
+        match workload {
+            WorkloadType::Async => Self::Async,
+            WorkloadType::SyncNoIdle => Self::SyncNoIdle,
+            WorkloadType::Sync => Self::Sync,
+        }
+    }
+}
+
+/// The idle window a slice's end closes: a preemption, an exit, or the end of the slice.
+pub(super) fn idle_end_for(reason: ServiceEnd) -> trace::IdleEnd {
+    match reason {
+        ServiceEnd::Preempted => trace::IdleEnd::Preempted,
+        ServiceEnd::ProcessExited => trace::IdleEnd::ProcessExited,
+        _ => trace::IdleEnd::ServiceEnded,
+    }
+}

@@ -1,0 +1,125 @@
+//! A simulation's start and end: the processes built from the job file, with their files
+//! placed on the disk, and the report fio would print once they are done.
+
+use ioslice_core::{GroupTree, ProcessId};
+use ioslice_fio::pattern::{plan_files, IoPattern};
+use ioslice_fio::workload::JobClock;
+use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{
+    job_error, mix, Lifecycle, Process, SimConfig, SimError, SimOutcome, Simulation,
+    WritebackCounts,
+};
+use crate::layout::Layout;
+use crate::readahead::FileReadahead;
+
+impl Simulation<'_> {
+    pub(super) fn finish(mut self, config: &SimConfig) -> SimOutcome {
+        let elapsed = self.now - self.epoch;
+        let mut jobs = Vec::with_capacity(self.processes.len());
+        for process in &mut self.processes {
+            let spec = &self.job_file.jobs[process.spec_index];
+            let ramp_end = process
+                .clock
+                .as_ref()
+                .map_or(process.end, JobClock::ramp_end);
+            process.stats.runtime = process.end.saturating_sub(ramp_end);
+            jobs.push(JobReport {
+                description: JobDescription::of(
+                    spec,
+                    process.groupid,
+                    process.pid.0,
+                    process.priority,
+                ),
+                stats: std::mem::take(&mut process.stats),
+            });
+        }
+        let disk = &self.disk;
+        let to_ms = |ns: u64| ns / 1_000_000;
+        let disk_util = DiskUtil {
+            name: self.device.info().name,
+            ios: disk.ios,
+            merges: disk.merges,
+            ticks: [to_ms(disk.service_ns[0]), to_ms(disk.service_ns[1])],
+            in_queue: u64::try_from(disk.in_queue_ns / 1_000_000).unwrap_or(u64::MAX),
+            util: if elapsed == 0 {
+                0.0
+            } else {
+                100.0 * disk.busy_ns as f64 / elapsed as f64
+            },
+        };
+        SimOutcome {
+            report: RunReport {
+                version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+                timestamp: 0,
+                global_options: self.job_file.global_options.clone(),
+                jobs,
+                disk_util: vec![disk_util],
+                scheduler: config.scheduler.to_string(),
+                device: self.device.info().name,
+                cgroups: std::mem::take(&mut self.cgroups),
+            },
+            submitted: self.submitted,
+            completed: self.completed,
+            duplicate_completions: self.duplicates,
+            elapsed,
+            writeback: WritebackCounts {
+                bytes_dirtied: self.cache.bytes_dirtied,
+                bytes_written: self.cache.bytes_written,
+                ..self.writeback_counts
+            },
+            readahead: self.readahead_counts,
+        }
+    }
+}
+
+/// One process per job clone, in job order, with its files placed on the disk, its
+/// reporting group and its stonewall phase. Returns the processes and the number of phases.
+pub(super) fn build_processes(
+    job_file: &JobFile,
+    groups: &GroupTree,
+    capacity: u64,
+    seed: u64,
+) -> Result<(Vec<Process>, usize), SimError> {
+    let mut layout = Layout::new(capacity);
+    let mut processes = Vec::new();
+    let slots = ioslice_fio::job::phases_and_groups(&job_file.jobs);
+    for (spec_index, (spec, &(phase, groupid))) in job_file.jobs.iter().zip(&slots).enumerate() {
+        let group = groups.of_job(spec.cgroup.as_deref());
+        for clone in 0..spec.numjobs.max(1) {
+            let index = processes.len() as u32;
+            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
+            let file_sectors = plans
+                .iter()
+                .map(|plan| layout.place(&plan.name, plan.size))
+                .collect::<Result<Vec<_>, _>>()?;
+            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
+            let stream = spec.randseed.unwrap_or(seed);
+            processes.push(Process {
+                spec_index,
+                pid: ProcessId(index + 1),
+                group,
+                priority: spec.priority.unwrap_or_default(),
+                phase,
+                sync_writes: spec.direct || spec.sync_writes,
+                buffered_reads: !spec.direct,
+                direct_writes_async: false,
+                file_sizes: plans.iter().map(|plan| plan.size).collect(),
+                readahead: vec![FileReadahead::default(); plans.len()],
+                file_sectors,
+                pattern: Some(pattern),
+                clock: None,
+                rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
+                stats: JobStats::default(),
+                lifecycle: Lifecycle::Waiting,
+                wake_at: None,
+                end: 0,
+                groupid,
+            });
+        }
+    }
+    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
+    Ok((processes, phases))
+}
