@@ -261,9 +261,13 @@ fn with_parallel_off_bfq_serves_one_queue_at_a_time() {
     let (groups, processes) = weighted_groups(4, 1, us(5));
     let mut harness = Harness::new(&[("parallel", "0")], groups, processes);
     harness.run_until(ms(100));
-    // Idling keeps the queue in service's request at the device, and injection adds at most
-    // one of another queue's.
-    assert!(harness.most_in_flight <= 2, "{}", harness.most_in_flight);
+    // The device is held for the queue in service: requests of other queues wait while it
+    // has room, and only injection (whose limit grows while it does not slow the queue in
+    // service down, as it cannot on this fixed-latency device) sends some of theirs.
+    assert!(
+        harness.holds > 0,
+        "requests held back while the device had room"
+    );
     let (groups, processes) = weighted_groups(4, 1, us(5));
     let mut harness = Harness::new(&[], groups, processes);
     harness.run_until(ms(100));

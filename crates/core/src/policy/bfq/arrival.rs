@@ -56,7 +56,6 @@ impl Bfq {
             Err(request) => request,
         };
         self.learn_from_arrival(id, &request, now);
-        let was_empty = self.queue(id).is_empty() && self.queue(id).dispatched == 0;
         let (request_id, group, sync) = (request.id, request.group, request.sync);
         let due = now.saturating_add(self.fifo_expire(sync));
         let queue = self.queues[id].as_mut().expect("live queue");
@@ -68,11 +67,12 @@ impl Bfq {
             Some(slot),
         );
         queue.next_request = next;
-        if was_empty && queue.measured_request.is_none() {
-            queue.measured_request = Some((request_id, now));
-        }
+        let lone = sync && queue.outstanding <= 1;
         self.queued += 1;
         self.group_pending_add(group, true);
+        if lone {
+            self.measure_on_arrival(id, request_id, now);
+        }
         if !self.queue(id).busy {
             self.becomes_busy(id, now);
         } else if self.in_service == Some(id) && self.idle_until.is_some() {

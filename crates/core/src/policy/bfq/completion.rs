@@ -2,15 +2,12 @@
 //! learn (peak rate, command queueing), the queue's injection limit adapts, and the queue in
 //! service either starts idling, times out, or ends its turn for lack of requests.
 
-use crate::time::SECOND;
 use crate::{Completion, Nanos};
 
 use super::idling::IdleInputs;
 use super::queue::{Expiration, QueueId};
 use super::Bfq;
 
-/// How often a queue's injection limit starts over.
-const INJECT_LIMIT_RESET: Nanos = SECOND;
 /// Requests below which the queue in service cannot fill the device (hw_tag sampling).
 const SHALLOW: usize = 3;
 
@@ -21,7 +18,6 @@ impl Bfq {
             return;
         };
         let id = info.queue;
-        self.injected_in_flight -= usize::from(info.injected);
         let group = self.known_group(request.group);
         self.group_pending_add(group, false);
         let queue = self.queue_mut(id);
@@ -34,7 +30,7 @@ impl Bfq {
         self.sample_hw_tag();
         self.last_completion = now;
         self.last_completed_queue = Some(id);
-        self.update_inject_limit(id, request.id, now);
+        self.measured_completed(id, request.id, now);
         self.soft_rt_after_last_completion(id, now);
         if self.parallel {
             self.service_time
@@ -88,51 +84,6 @@ impl Bfq {
         if queue.dispatched == 0 && queue.is_empty() {
             let service = queue.service_since_busy;
             queue.raising.last_completion(service, slice_idle, now);
-        }
-    }
-
-    /// Adapt the queue's injection limit from the total service time of the first request it
-    /// received after running dry: with injection it must stay under 1.5× the time measured
-    /// without; the limit starts over every second.
-    fn update_inject_limit(&mut self, id: QueueId, completed: crate::RequestId, now: Nanos) {
-        let short = self.short_think_time(id);
-        let injected_now = self.injected_in_flight > 0;
-        let in_driver_alone = self.in_flight.is_empty();
-        let ceiling = self.max_in_flight_seen;
-        let queue = self.queue_mut(id);
-        if now
-            >= queue
-                .inject_limit_changed
-                .saturating_add(INJECT_LIMIT_RESET)
-        {
-            queue.last_service_time = 0;
-            queue.inject_limit = usize::from(!short);
-            queue.inject_limit_changed = now;
-        }
-        let Some((measured, arrival)) = queue.measured_request else {
-            return;
-        };
-        if measured != completed {
-            return;
-        }
-        queue.measured_request = None;
-        let total = now.saturating_sub(arrival);
-        if queue.last_service_time > 0 && injected_now {
-            let threshold = queue.last_service_time * 3 / 2;
-            if total >= threshold && queue.inject_limit > 0 {
-                queue.inject_limit -= 1;
-                queue.inject_limit_changed = now;
-            } else if total < threshold && queue.inject_limit <= ceiling {
-                queue.inject_limit += 1;
-            }
-        }
-        if (queue.last_service_time == 0 && in_driver_alone) || total < queue.last_service_time {
-            if queue.last_service_time == 0 {
-                queue.inject_limit = queue.inject_limit.max(1);
-            }
-            queue.last_service_time = total;
-        } else if !injected_now && in_driver_alone {
-            queue.last_service_time = total;
         }
     }
 }

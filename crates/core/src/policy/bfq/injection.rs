@@ -2,20 +2,37 @@
 //! requests), requests of other queues fill the device's idle time. First the same process's
 //! async requests, then the queue's *waker* (the queue whose completions its requests follow),
 //! then a queue it wakes, then — unless idling for it boosts throughput, where a stream is best
-//! served alone — any busy queue with budget left, the last only while fewer requests are in flight than
-//! the in-service queue's *injection limit*, which [`super::completion`] adapts so that injection
-//! never makes the idled-for queue's requests take 1.5× longer. On flash only one large
-//! (≥ 64 sectors) injected request may be in flight at a time.
+//! served alone — any busy queue with budget left, the last only while fewer requests are in
+//! flight than the in-service queue's *injection limit*. On flash only one large (≥ 64 sectors)
+//! injected request may be in flight at a time.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("I/O injection", Linux ≥ 5.2). Our own code.
+//! The limit adapts so that injection never makes the idled-for queue's requests take 1.5×
+//! longer than without. A queue's first request after it ran dry (sent by a process with no
+//! other request outstanding, while the queue is in service) is measured from its arrival to
+//! its completion. Measured with the device empty and nothing injected, the time is the
+//! *baseline*; measured after injection, it moves the limit down by one when it reaches 1.5×
+//! the baseline, else up by one. A queue starts with a limit of 0 and no baseline, so nothing
+//! is injected for it until a baseline exists — except after idling a whole `slice_idle` for
+//! it, when one request may go. Every second the baseline is forgotten and the limit starts
+//! again from 0 (1 for a queue with a long think time, which absorbs an injected request).
+//! Measurements start at most every 10 ms after the limit last went down.
+//!
+//! Source: `reference/kernel-schedulers.md` §2.5 ("I/O injection", Linux ≥ 5.2), and the
+//! kernel's behaviour on sequential readers in weighted groups (`docs/fidelity.md`). Our own
+//! code.
 
-use crate::{Nanos, Request, TraceEvent};
+use crate::time::{ms, SECOND};
+use crate::{Nanos, Request, RequestId, TraceEvent};
 
 use super::queue::QueueId;
 use super::Bfq;
 
 /// An injected request this large counts as large on flash (`BFQQ_SECT_THR_NONROT`).
 const LARGE_ON_FLASH: u32 = 64;
+/// How often a queue's baseline is forgotten and its limit starts over.
+const LIMIT_RESET: Nanos = SECOND;
+/// How long after the limit went down before the next measurement may start.
+const MEASURE_AFTER_DECREASE: Nanos = ms(10);
 
 impl Bfq {
     /// A request of another queue to send while holding the device for `in_service`.
@@ -24,9 +41,10 @@ impl Bfq {
             .same_process_async(in_service)
             .or_else(|| self.waker_with_work(in_service))
             .or_else(|| self.woken_with_work(in_service))
-            .or_else(|| self.any_injectable(in_service))?;
+            .or_else(|| self.any_injectable(in_service, now))?;
         let slot = self.queue(chosen).next_request?;
         let request = self.serve(chosen, slot, now, true);
+        self.injected_since_measure = true;
         self.emit(|bfq| TraceEvent::Inject {
             request: request.id,
             queue: bfq.queue_ref(chosen),
@@ -81,10 +99,12 @@ impl Bfq {
     /// The most recently activated busy queue with budget left, within the injection limit — unless idling for the
     /// queue in service boosts throughput (a sequential stream is best served alone), or it is
     /// a raised queue with a short think time, the only one raised (its latency comes first).
-    fn any_injectable(&self, in_service: QueueId) -> Option<QueueId> {
+    fn any_injectable(&self, in_service: QueueId, now: Nanos) -> Option<QueueId> {
         let queue = self.queue(in_service);
         let mut limit = queue.inject_limit;
-        if limit == 0 && queue.last_service_time == 0 && self.idle_until.is_some() {
+        let idled_a_while = self.idle_until.is_some()
+            && now >= self.idle_started.saturating_add(self.config.slice_idle);
+        if limit == 0 && queue.last_service_time == 0 && idled_a_while {
             limit = 1;
         }
         if self.in_flight.len() >= limit {
@@ -123,5 +143,71 @@ impl Bfq {
         self.queue(id)
             .next_request
             .is_some_and(|slot| self.store.slab.get(slot).sectors >= LARGE_ON_FLASH)
+    }
+
+    /// A request of a process with no other request outstanding arrives in queue `id`: the
+    /// limit starts over if a second has passed, and if `id` is in service the request's total
+    /// service time is measured — with the device empty (a baseline, unless injection follows),
+    /// or after injection with requests still at the device.
+    pub(super) fn measure_on_arrival(&mut self, id: QueueId, request: RequestId, now: Nanos) {
+        let short = self.short_think_time(id);
+        let device_empty = self.in_flight.is_empty();
+        let injected = self.injected_since_measure;
+        let in_service = self.in_service == Some(id);
+        let queue = self.queue_mut(id);
+        if now >= queue.inject_limit_changed.saturating_add(LIMIT_RESET) {
+            queue.last_service_time = 0;
+            queue.measured_request = None;
+            queue.inject_limit = usize::from(!short);
+            queue.inject_limit_changed = now;
+        }
+        let worth_measuring = device_empty || (queue.last_service_time > 0 && injected);
+        let may_measure = now
+            >= queue
+                .inject_limit_changed
+                .saturating_add(MEASURE_AFTER_DECREASE);
+        if in_service && worth_measuring && may_measure {
+            queue.measured_request = Some((request, now));
+            if device_empty {
+                self.injected_since_measure = false;
+            }
+        }
+    }
+
+    /// A request of queue `id` completed (and left the device): if it was the one measured,
+    /// adapt the limit and the baseline.
+    pub(super) fn measured_completed(&mut self, id: QueueId, completed: RequestId, now: Nanos) {
+        let device_empty = self.in_flight.is_empty();
+        let injected = self.injected_since_measure;
+        let ceiling = self.max_in_flight_seen;
+        let queue = self.queue_mut(id);
+        let Some((measured, arrival)) = queue.measured_request else {
+            return;
+        };
+        if measured != completed {
+            return;
+        }
+        queue.measured_request = None;
+        let total = now.saturating_sub(arrival);
+        let baseline = queue.last_service_time;
+        if baseline > 0 && injected {
+            let threshold = baseline * 3 / 2;
+            if total >= threshold && queue.inject_limit > 0 {
+                queue.inject_limit -= 1;
+                queue.inject_limit_changed = now;
+            } else if total < threshold && queue.inject_limit <= ceiling {
+                queue.inject_limit += 1;
+            }
+        }
+        if (baseline == 0 && device_empty) || total < baseline {
+            if baseline == 0 {
+                // A first baseline: injection may start.
+                queue.inject_limit = queue.inject_limit.max(1);
+            }
+            queue.last_service_time = total;
+        } else if !injected && device_empty {
+            queue.last_service_time = total;
+        }
+        self.injected_since_measure = false;
     }
 }

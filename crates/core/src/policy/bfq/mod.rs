@@ -148,11 +148,10 @@ fn slice_idle(tunables: &Tunables) -> Result<Nanos, TunableError> {
     }
 }
 
-/// A request at the device: its queue, and whether it was injected.
+/// A request at the device: its queue.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     queue: QueueId,
-    injected: bool,
 }
 
 /// The BFQ policy.
@@ -180,8 +179,9 @@ pub struct Bfq {
     /// When the current idling started.
     idle_started: Nanos,
     in_flight: IdMap<InFlight>,
-    /// Injected requests at the device.
-    injected_in_flight: usize,
+    /// A request was injected since the measurement of the in-service queue's total service
+    /// time started (`injection.rs`).
+    injected_since_measure: bool,
     queued: usize,
     last_position: u64,
     /// Where the queue in service's last request ended (`in_serv_last_pos`): early queue
@@ -349,7 +349,7 @@ impl Bfq {
             idle_until: None,
             idle_started: 0,
             in_flight: IdMap::default(),
-            injected_in_flight: 0,
+            injected_since_measure: false,
             queued: 0,
             last_position: 0,
             in_service_last_position: 0,

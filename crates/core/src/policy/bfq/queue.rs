@@ -191,7 +191,7 @@ impl Queue {
             in_large_burst: false,
             emptied: None,
             service_since_busy: 0,
-            inject_limit: 1,
+            inject_limit: 0,
             last_service_time: 0,
             inject_limit_changed: now,
             measured_request: None,

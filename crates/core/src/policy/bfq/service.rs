@@ -201,14 +201,7 @@ impl Bfq {
         {
             self.update_max_budget();
         }
-        self.in_flight.insert(
-            request.id.0,
-            InFlight {
-                queue: id,
-                injected,
-            },
-        );
-        self.injected_in_flight += usize::from(injected);
+        self.in_flight.insert(request.id.0, InFlight { queue: id });
         self.max_in_flight_seen = self.max_in_flight_seen.max(self.in_flight.len());
         if self.queue(id).is_empty() && self.in_service != Some(id) {
             self.leave_engine(id);
