@@ -92,6 +92,17 @@ const KEYS: &[HostKey] = &[
         },
     },
     HostKey {
+        name: "queue_run_delay_us",
+        expects: "µs, 0..=1000000",
+        help: "from a completion to the elevator's next dispatch when no submission comes \
+               first (default: 40 under bfq, blk-mq's deferred queue run; 0 under the 2.6 \
+               elevators, whose completion path dispatched at once)",
+        apply: |config, value| {
+            config.queue_run_delay = Some(integer(value, 0, 1_000_000)? * 1_000);
+            Some(())
+        },
+    },
+    HostKey {
         name: "driver_queue",
         expects: "commands, 0..=65536",
         help: "commands the host's driver takes before the device's own queue, first come \

@@ -47,9 +47,10 @@ const SCENARIOS: &[(&str, &[&str], &str, bool)] = &[
         "sim:sata-7200",
         false,
     ),
-    // A seeky heavy reader and a sequential light one: injection while bfq idles.
+    // A seeky heavy reader that thinks 1 ms between requests and a sequential light one:
+    // injection while bfq idles for the seeky one.
     (
-        "[global]\nioengine=psync\ndirect=1\nruntime=0.3\ntime_based\nbs=4k\nsize=1g\n[seeky]\nrw=randread\nprio=0\n[seq]\nrw=read\nprio=7\noffset=100g\n",
+        "[global]\nioengine=psync\ndirect=1\nruntime=0.3\ntime_based\nbs=4k\nsize=1g\n[seeky]\nrw=randread\nprio=0\nthinktime=1000\n[seq]\nrw=read\nprio=7\noffset=100g\n",
         &["bfq:low_latency=0,parallel=0", "anticipatory", "deadline"],
         "sim:sata-7200",
         false,
