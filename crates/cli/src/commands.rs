@@ -1,7 +1,7 @@
 //! The subcommands: argument shapes and what each prints.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
@@ -13,6 +13,7 @@ use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 
 use crate::cgroup_arg;
+use crate::scenario::ScenarioDefaults;
 use crate::trace::{TraceArgs, TraceFile};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
@@ -27,12 +28,14 @@ pub const DEFAULT_DEVICE: &str = "sim:sata-7200";
 pub struct SimulationArgs {
     /// Simulated device: `sim:PRESET[:key=value,...]` (see `ioslice devices`). For `run`, a
     /// path instead (a regular file, a directory or a block device) runs the job file for
-    /// real through the engine.
-    #[arg(long, value_name = "DEVICE", default_value = DEFAULT_DEVICE)]
-    pub device: String,
+    /// real through the engine. Default: the job file's `; ioslice-device:` line, else
+    /// sim:sata-7200.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
     /// Simulated host settings, `key=value,...`: memory_mib, dirty_ratio,
     /// dirty_background_ratio, nr_requests, max_sectors_kb, read_ahead_kb, host_latency_us,
-    /// direct_writes=sync|async (see `ioslice devices`). Repeatable.
+    /// queue_run_delay_us, driver_queue, direct_writes=sync|async (see `ioslice devices`).
+    /// Repeatable; applied after the job file's `; ioslice-host:` lines.
     #[arg(long = "host", value_name = "KEY=VALUE,...")]
     pub host: Vec<String>,
     /// Seed for every random choice; the same seed gives the same bytes.
@@ -49,6 +52,22 @@ pub struct SimulationArgs {
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]
     pub strict: bool,
+}
+
+impl SimulationArgs {
+    /// The device and the host settings for the job file at `path`: the command line's,
+    /// else (the device) or before them (the host) what the file declares.
+    pub fn with_scenario(&self, path: &Path) -> Result<(String, Vec<String>), String> {
+        let defaults = ScenarioDefaults::read(path)?;
+        let device = self
+            .device
+            .clone()
+            .or(defaults.device)
+            .unwrap_or_else(|| DEFAULT_DEVICE.to_string());
+        let mut host = defaults.host;
+        host.extend(self.host.iter().cloned());
+        Ok((device, host))
+    }
 }
 
 /// `ioslice run`.
@@ -99,19 +118,18 @@ impl From<String> for Printed {
 pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
     let trace = args.trace.resolve()?;
-    if !args.simulation.device.starts_with("sim:") {
-        return run_real(args, format, trace);
+    if let Some(path) = args.simulation.device.as_deref() {
+        if !path.starts_with("sim:") {
+            return run_real(args, path, format, trace);
+        }
     }
+    let (device, host) = args.simulation.with_scenario(&args.job_file)?;
     if args.allow_mounted_write {
         return Err(
             "--allow-mounted-write is for a real --device path, not a simulated device".into(),
         );
     }
-    let device: DeviceSpec = args
-        .simulation
-        .device
-        .parse()
-        .map_err(|e| format!("--device: {e}"))?;
+    let device: DeviceSpec = device.parse().map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
     let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
@@ -119,7 +137,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
-    apply_host(&mut config, &args.simulation.host)?;
+    apply_host(&mut config, &host)?;
     let outcome = match trace {
         None => simulate(&job_file, &config),
         Some((path, trace_format)) => {
@@ -138,6 +156,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
 /// makes the exit status 1, as in fio.
 fn run_real(
     args: &RunArgs,
+    device: &str,
     format: OutputFormat,
     trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
 ) -> Result<Printed, String> {
@@ -153,7 +172,7 @@ fn run_real(
     let config = RunConfig {
         seed: args.simulation.seed,
         scheduler,
-        path: PathBuf::from(&args.simulation.device),
+        path: PathBuf::from(device),
         allow_mounted_write: args.allow_mounted_write,
         group_weights: cgroup_arg::sim_weights(&overrides),
         group_limits: cgroup_arg::sim_limits(&overrides),

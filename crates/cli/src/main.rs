@@ -10,6 +10,7 @@ mod cgroup_arg;
 mod commands;
 mod compare;
 mod emulate;
+mod scenario;
 mod trace;
 
 /// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.

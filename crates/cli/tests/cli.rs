@@ -807,3 +807,56 @@ fn emulate_refuses_a_bad_mountpoint_device_or_transport_with_one_line() {
         &["--transport", "'fast'", "FIXED_US+PER_MIB_US"],
     );
 }
+
+/// A seed's scenario brings its disk and kernel (`; ioslice-device:`, `; ioslice-host:`):
+/// anticipatory starves seed 003's writer with no flag given, and the command line still
+/// overrides the file.
+#[test]
+fn a_scenario_brings_its_eras_disk_and_host() {
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/seed-003/reader-vs-writer-64k.fio"
+    );
+    let bandwidths = |extra: &[&str]| {
+        let mut args = vec!["run", scenario, "--sched", "as", "--output-format", "json"];
+        args.extend_from_slice(extra);
+        let output = ioslice(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let report: serde_json::Value =
+            serde_json::from_str(&stdout(&output)).expect("JSON report");
+        let job = |name: &str| {
+            report["jobs"]
+                .as_array()
+                .and_then(|jobs| jobs.iter().find(|job| job["jobname"] == name))
+                .map(|job| {
+                    job["read"]["bw_bytes"].as_f64().unwrap_or(0.0)
+                        + job["write"]["bw_bytes"].as_f64().unwrap_or(0.0)
+                })
+                .expect("job in the report")
+        };
+        (job("reader"), job("writer"))
+    };
+    let (reader, writer) = bandwidths(&[]);
+    assert!(writer * 100.0 < reader, "reader {reader}, writer {writer}");
+    let (reader, writer) = bandwidths(&["--host", "direct_writes=sync"]);
+    assert!(
+        writer > reader,
+        "sync O_DIRECT writes: reader {reader}, writer {writer}"
+    );
+}
+
+#[test]
+fn an_unknown_scenario_directive_is_one_line_naming_the_line() {
+    let path = job_file(
+        "directive.fio",
+        "; ioslice-sched: cfq\n[job]\nrw=read\nsize=1m\n",
+    );
+    let output = ioslice(&["run", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("directive.fio:1: unknown directive 'ioslice-sched'"),
+        "{message}"
+    );
+    assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+}

@@ -59,13 +59,14 @@ impl Plan {
         let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
-        let device = parse_device(&args.simulation.device)?;
+        let (device, host) = args.simulation.with_scenario(&args.job_file)?;
+        let device = parse_device(&device)?;
         let mut probe = SimConfig::new(
             args.simulation.seed,
             "noop".parse().map_err(|e| format!("{e}"))?,
             device.clone(),
         );
-        crate::commands::apply_host(&mut probe, &args.simulation.host)?;
+        crate::commands::apply_host(&mut probe, &host)?;
         let clients = parse_clients(&args.clients)?;
         let cgroup_overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
         let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
@@ -82,7 +83,7 @@ impl Plan {
             seed: args.simulation.seed,
             cgroup_overrides,
             format,
-            host: args.simulation.host.clone(),
+            host,
             trace,
         })
     }
