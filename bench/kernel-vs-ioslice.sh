@@ -14,6 +14,13 @@
 #   --rows     only the rows whose name matches REGEX (the names: seq-G-groups-qdD, and the job
 #              files in bench/kernel-vs-ioslice/ without .fio)
 #   --ioslice  the ioslice binary (default target/release/ioslice, built if missing)
+#   --pairs    which elevators, as KERNEL=IOSLICE pairs separated by commas (default
+#              bfq=bfq,mq-deadline=deadline,none=noop; the ioslice side may carry tunables:
+#              bfq=bfq:low_latency=0)
+#   --ktrace   with each kernel run, record the device's block trace (ftrace's `blk` tracer)
+#              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
+#              bfq messages (`m` lines: expirations, budgets, weight raising, injection), to
+#              read beside `ioslice run --trace` (needs tracefs; 256 MiB of ring per CPU)
 #   --out      where the raw JSON, the generated job files and the table are kept (default
 #              /tmp/kernel-vs-ioslice.DATE); `bench/lib/kernel-vs-ioslice-report.py DIR/manifest.tsv
 #              RUNTIME` prints the table again from them
@@ -30,8 +37,9 @@ runtime=20
 rows_regex=.
 ioslice_bin=$repo_root/target/release/ioslice
 out_dir=""
-kernel_scheds=(bfq mq-deadline none)
-ioslice_scheds=(bfq deadline noop)
+pairs=bfq=bfq,mq-deadline=deadline,none=noop
+ktrace=0
+tracefs=/sys/kernel/tracing
 
 say() { printf 'kernel-vs-ioslice: %s\n' "$*" >&2; }
 # shellcheck source=lib/kernel-runs.sh
@@ -43,17 +51,51 @@ while (($#)); do
     --rows) rows_regex=$2; shift 2 ;;
     --ioslice) ioslice_bin=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
+    --ktrace) ktrace=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) say "unknown argument '$1' (see --help)"; exit 2 ;;
     esac
 done
 if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, got '$runtime'"; exit 2; fi
+kernel_scheds=()
+ioslice_scheds=()
+IFS=, read -ra pair_list <<<"$pairs"
+for pair in "${pair_list[@]}"; do
+    if ! [[ $pair =~ ^(none|mq-deadline|bfq|kyber)=[a-z] ]]; then
+        say "--pairs: '$pair' is not KERNEL=IOSLICE with KERNEL one of none, mq-deadline, bfq, kyber"
+        exit 2
+    fi
+    kernel_scheds+=("${pair%%=*}")
+    ioslice_scheds+=("${pair#*=}")
+done
 
 if ((EUID != 0)); then echo "kernel-vs-ioslice: needs root (FUSE mounts, loop devices, cgroups; skipping)"; exit 0; fi
 for tool in fio losetup python3; do
     command -v "$tool" >/dev/null || { echo "kernel-vs-ioslice: needs $tool (skipping)"; exit 0; }
 done
 [[ -c /dev/fuse ]] || { echo "kernel-vs-ioslice: needs /dev/fuse (skipping)"; exit 0; }
+if ((ktrace)); then
+    mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs"
+    grep -qw blk "$tracefs/available_tracers" || { say "--ktrace: this kernel has no blk tracer"; exit 2; }
+fi
+# The kernel's block trace of one run: start_ktrace before it, stop_ktrace FILE after.
+start_ktrace() {
+    ktrace_buffer_kb=$(cat "$tracefs/buffer_size_kb")
+    echo 0 >"$tracefs/tracing_on"
+    echo 262144 >"$tracefs/buffer_size_kb"
+    echo blk >"$tracefs/current_tracer"
+    echo >"$tracefs/trace"
+    echo 1 >"/sys/block/$(basename "$loop")/trace/enable"
+    echo 1 >"$tracefs/tracing_on"
+}
+stop_ktrace() {
+    echo 0 >"$tracefs/tracing_on"
+    cp "$tracefs/trace" "$1"
+    echo 0 >"/sys/block/$(basename "$loop")/trace/enable"
+    echo nop >"$tracefs/current_tracer"
+    echo "$ktrace_buffer_kb" >"$tracefs/buffer_size_kb"
+}
 [[ -x $ioslice_bin ]] || (cd "$repo_root" && cargo build --release --locked -p ioslice >&2)
 
 out_dir=${out_dir:-/tmp/kernel-vs-ioslice.$(date +%Y%m%d-%H%M%S)}
@@ -158,11 +200,13 @@ for row in "${rows[@]}"; do
         prefix="$out_dir/$name.kernel-$ksched"
         say "$name: kernel $ksched on $device (${runtime}s)"
         kr_set_kernel_sched "$sysq" "$ksched"
+        ((ktrace)) && start_ktrace
         if KV_DEVICE=$loop KV_RUNTIME=$runtime kr_run_fio "$job" "$prefix"; then
             kfiles=$(compgen -G "$prefix*.json" | tr '\n' ' ')
         else
             kfiles="SKIP: fio failed, see $prefix*.log"
         fi
+        ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
         iprefix="$out_dir/$name.ioslice-$isched"
         if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
             --host driver_queue=128 --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then

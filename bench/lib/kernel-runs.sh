@@ -68,6 +68,10 @@ kr_set_kernel_sched() {
     name=${spec%%:*}
     tunables=""
     [[ $spec == *:* ]] && tunables=${spec#*:}
+    # Through none first: selecting the elevator already in use keeps its tunables from the
+    # last run (a low_latency=0 would outlive the run that asked for it); a fresh selection
+    # starts from the elevator's defaults.
+    echo none >"$sysq/scheduler"
     echo "$name" >"$sysq/scheduler"
     grep -q "\[$name\]" "$sysq/scheduler" || { say "could not select $name"; return 1; }
     if [[ -n $tunables ]]; then
