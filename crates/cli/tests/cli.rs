@@ -180,6 +180,8 @@ fn devices_and_schedulers_are_listed() {
     for name in [
         "noop",
         "deadline",
+        "mq-deadline",
+        "prio_aging_expire",
         "read_expire",
         "fifo_batch",
         "writes_starved",

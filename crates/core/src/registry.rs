@@ -4,6 +4,7 @@ use crate::policy::anticipatory::Anticipatory;
 use crate::policy::bfq::Bfq;
 use crate::policy::cfq::Cfq;
 use crate::policy::deadline::Deadline;
+use crate::policy::mq_deadline::MqDeadline;
 use crate::policy::noop::Noop;
 use crate::tunable::{SchedSpec, TunableDef, TunableError, Tunables};
 use crate::{GroupTree, Scheduler};
@@ -51,6 +52,13 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         summary: "sector-sorted batches per direction, read preference, FIFO expiry",
         tunables: Deadline::TUNABLES,
         build: |tunables, _| Ok(Box::new(Deadline::new(tunables))),
+    },
+    SchedulerInfo {
+        name: "mq-deadline",
+        aliases: &[],
+        summary: "Linux 5.14+ blk-mq deadline: a deadline elevator per priority class (RT, BE, IDLE), strict priority, aging after prio_aging_expire",
+        tunables: MqDeadline::TUNABLES,
+        build: |tunables, _| Ok(Box::new(MqDeadline::new(tunables))),
     },
     SchedulerInfo {
         name: "anticipatory",
@@ -121,6 +129,11 @@ mod tests {
             build_scheduler(&deadline, &context).unwrap().name(),
             "deadline"
         );
+        let mq: SchedSpec = "mq-deadline:prio_aging_expire=500".parse().unwrap();
+        assert_eq!(
+            build_scheduler(&mq, &context).unwrap().name(),
+            "mq-deadline"
+        );
         let unknown: SchedSpec = "fastest".parse().unwrap();
         let message = build_scheduler(&unknown, &context)
             .err()
@@ -161,7 +174,7 @@ mod tests {
             weights("cfq", &groups),
             [None, Some(500), Some(300), Some(1000)]
         );
-        for name in ["noop", "deadline", "anticipatory"] {
+        for name in ["noop", "deadline", "mq-deadline", "anticipatory"] {
             assert_eq!(weights(name, &groups), [None; 4], "{name}");
         }
         groups.set_weight(big, 1000).unwrap();

@@ -72,7 +72,14 @@ fn serve(policy: &mut dyn Scheduler, start: u64) -> (usize, u64) {
 
 #[test]
 fn a_policy_records_nothing_until_tracing_is_on() {
-    for name in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
+    for name in [
+        "noop",
+        "deadline",
+        "mq-deadline",
+        "anticipatory",
+        "cfq",
+        "bfq",
+    ] {
         let mut off = policy(name, GroupTree::default());
         assert_eq!(serve(off.as_mut(), 0).0, 16, "{name}");
         let mut events = Vec::new();
@@ -100,7 +107,14 @@ fn a_policy_records_nothing_until_tracing_is_on() {
 
 #[test]
 fn merges_name_the_request_merged_into_and_coalesces_the_one_absorbed() {
-    for name in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
+    for name in [
+        "noop",
+        "deadline",
+        "mq-deadline",
+        "anticipatory",
+        "cfq",
+        "bfq",
+    ] {
         let mut policy = policy(name, GroupTree::default());
         policy.set_tracing(true);
         policy.insert(read(1, 7, 0), 0);

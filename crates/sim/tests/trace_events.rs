@@ -227,7 +227,14 @@ direct=1
 ioengine=psync
 cgroup=g
 ";
-    for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
+    for sched in [
+        "noop",
+        "deadline",
+        "mq-deadline",
+        "anticipatory",
+        "cfq",
+        "bfq",
+    ] {
         let log = trace(job, sched, "sim:sata-7200", Some(1 << 20));
         let holds: Vec<(u64, RequestId, u64)> = log
             .events

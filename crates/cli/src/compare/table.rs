@@ -6,8 +6,8 @@
 //! bandwidth and the total. Bandwidths are KB/s of 1000 bytes, rounded to the nearest.
 //!
 //! Above each table, the cgroups' weights as that scheduler used them (CFQ's default is
-//! 500, BFQ's 100; noop, deadline and anticipatory weigh none) and their limits, from the
-//! run reports.
+//! 500, BFQ's 100; noop, deadline, mq-deadline and anticipatory weigh none) and their
+//! limits, from the run reports.
 
 use std::fmt::Write as _;
 

@@ -4,4 +4,5 @@ pub mod anticipatory;
 pub mod bfq;
 pub mod cfq;
 pub mod deadline;
+pub mod mq_deadline;
 pub mod noop;

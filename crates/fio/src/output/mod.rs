@@ -22,7 +22,8 @@
 //!
 //! The weight is the one the scheduler gave the cgroup ([`RunReport::cgroups`]), with its
 //! own default and range (CFQ 500, BFQ 100 when none is set); there is none for the root
-//! and none under a scheduler that does not weigh cgroups (noop, deadline, anticipatory).
+//! and none under a scheduler that does not weigh cgroups (noop, deadline, mq-deadline,
+//! anticipatory).
 //! The `limits:` line appears for a limited cgroup: io.max's four rates (`max` for
 //! unlimited) and the burst in force.
 //!

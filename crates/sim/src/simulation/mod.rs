@@ -90,14 +90,15 @@ impl SimConfig {
     pub const BLK_MQ_QUEUE_RUN_DELAY: Nanos = 40_000;
 
     /// The queue run delay for `scheduler`: what was set, else the block layer the policy
-    /// was written for. bfq is a blk-mq elevator ([`Self::BLK_MQ_QUEUE_RUN_DELAY`]); noop,
+    /// was written for. bfq and mq-deadline are blk-mq elevators
+    /// ([`Self::BLK_MQ_QUEUE_RUN_DELAY`]); noop,
     /// deadline, anticipatory and cfq are the 2.6 single-queue elevators, whose completion
     /// path ran the queue itself (0: the policy sees the device free at the completion, the
     /// deceptive idleness anticipation and idling defeat).
     pub fn queue_run_delay_for(&self) -> Nanos {
         self.queue_run_delay.unwrap_or_else(|| {
             let blk_mq = ioslice_core::registry::lookup(&self.scheduler.name)
-                .is_ok_and(|info| info.name == "bfq");
+                .is_ok_and(|info| matches!(info.name, "bfq" | "mq-deadline"));
             if blk_mq {
                 Self::BLK_MQ_QUEUE_RUN_DELAY
             } else {

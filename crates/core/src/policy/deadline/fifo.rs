@@ -65,6 +65,11 @@ impl Fifos {
         (head != NIL).then(|| (self.links[head].deadline, head))
     }
 
+    /// The deadline of a request on its direction's FIFO.
+    pub(super) fn deadline(&self, slot: SlotKey) -> Nanos {
+        self.links[slot].deadline
+    }
+
     /// Whether a direction's FIFO is empty.
     pub(super) fn is_empty(&self, direction: Direction) -> bool {
         self.ends[direction.index()].0 == NIL

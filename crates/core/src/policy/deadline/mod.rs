@@ -52,6 +52,16 @@ impl SortList {
     }
 }
 
+/// What the next dispatch sends: a request, and if it starts a new batch, the batch's
+/// direction and the starvation count that choosing it leaves.
+#[derive(Debug, Clone, Copy)]
+struct Choice {
+    /// The request.
+    slot: SlotKey,
+    /// `Some((direction, starved))` when the request starts a batch.
+    new_batch: Option<(Direction, i64)>,
+}
+
 /// The legacy deadline elevator: sector-sorted batches, per-direction deadlines, reads
 /// preferred over writes up to `writes_starved` batches.
 #[derive(Debug, Clone)]
@@ -227,24 +237,85 @@ impl Deadline {
     }
 
     /// Choose the direction of a new batch: reads, unless writes wait and reads have been
-    /// preferred `writes_starved` times already. `None` when nothing is queued.
-    fn choose_direction(&mut self) -> Option<Direction> {
+    /// preferred `writes_starved` times already. Returns the direction and the count of read
+    /// batches preferred over waiting writes once it is chosen (what `starved` becomes);
+    /// `None` when nothing is queued.
+    fn choose_direction(&self) -> Option<(Direction, i64)> {
         let reads = !self.fifo.is_empty(Direction::Read);
         let writes = !self.fifo.is_empty(Direction::Write);
         if reads {
             let starved = self.starved;
-            if writes {
-                self.starved = self.starved.saturating_add(1);
-            }
+            let after = if writes {
+                starved.saturating_add(1)
+            } else {
+                starved
+            };
             if !(writes && starved >= self.writes_starved) {
-                return Some(Direction::Read);
+                return Some((Direction::Read, after));
             }
         }
         if writes {
-            self.starved = 0;
-            return Some(Direction::Write);
+            return Some((Direction::Write, 0));
         }
         None
+    }
+
+    /// The request the next dispatch sends, and whether it starts a batch, without changing
+    /// anything: the batch's continuation while it lasts, else the start of a new batch in
+    /// the direction [`Self::choose_direction`] picks. `None` when nothing is queued.
+    fn choose(&self, now: Nanos) -> Option<Choice> {
+        let continuation = self
+            .last
+            .and_then(|(direction, _)| self.next_in_sort(direction))
+            .filter(|_| self.batching < self.fifo_batch);
+        if let Some(slot) = continuation {
+            return Some(Choice {
+                slot,
+                new_batch: None,
+            });
+        }
+        let (direction, starved) = self.choose_direction()?;
+        let slot = self.batch_start(direction, now)?;
+        Some(Choice {
+            slot,
+            new_batch: Some((direction, starved)),
+        })
+    }
+
+    /// Dispatch what [`Self::choose`] chose: start its batch if it starts one, count it in
+    /// the batch and take it off every structure.
+    fn commit(&mut self, choice: Choice, now: Nanos) -> Request {
+        if let Some((direction, starved)) = choice.new_batch {
+            self.starved = starved;
+            self.batching = 0;
+            if self.trace.is_enabled() {
+                self.trace_batch_start(direction, choice.slot, now);
+            }
+        }
+        self.batching += 1;
+        self.take(choice.slot)
+    }
+
+    /// When a queued request was inserted: its deadline less its direction's expire (the
+    /// kernel's `fifo_time - fifo_expire[dir]`). A request that coalesced with an earlier
+    /// one carries the earlier one's time.
+    fn insert_time(&self, slot: SlotKey) -> Nanos {
+        let direction = self.slab.get(slot).direction;
+        self.fifo
+            .deadline(slot)
+            .saturating_sub(self.expire[direction.index()])
+    }
+
+    /// Dispatch as [`Scheduler::dispatch`] would, but only if the request it would send was
+    /// inserted at or before `cutoff`. Otherwise nothing changes (no batch starts, the
+    /// starvation count stays) and the answer is `None`. mq-deadline's aging asks this of a
+    /// priority level with `cutoff = now - prio_aging_expire`.
+    pub(crate) fn dispatch_inserted_by(&mut self, now: Nanos, cutoff: Nanos) -> Option<Request> {
+        let choice = self.choose(now)?;
+        if self.insert_time(choice.slot) > cutoff {
+            return None;
+        }
+        Some(self.commit(choice, now))
     }
 
     /// The first request of a new batch in `direction`: the FIFO head if it has expired or
@@ -320,30 +391,10 @@ impl Scheduler for Deadline {
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
-        let continuation = self
-            .last
-            .and_then(|(direction, _)| self.next_in_sort(direction))
-            .filter(|_| self.batching < self.fifo_batch);
-        let slot = match continuation {
-            Some(slot) => slot,
-            None => {
-                let Some(direction) = self.choose_direction() else {
-                    return Dispatch::Empty;
-                };
-                self.batching = 0;
-                match self.batch_start(direction, now) {
-                    Some(slot) => {
-                        if self.trace.is_enabled() {
-                            self.trace_batch_start(direction, slot, now);
-                        }
-                        slot
-                    }
-                    None => return Dispatch::Empty,
-                }
-            }
-        };
-        self.batching += 1;
-        Dispatch::Request(self.take(slot))
+        match self.choose(now) {
+            Some(choice) => Dispatch::Request(self.commit(choice, now)),
+            None => Dispatch::Empty,
+        }
     }
 
     fn complete(&mut self, _completion: &Completion, _now: Nanos) {
