@@ -15,7 +15,7 @@
 #              files in bench/kernel-vs-ioslice/ without .fio)
 #   --ioslice  the ioslice binary (default target/release/ioslice, built if missing)
 #   --pairs    which elevators, as KERNEL=IOSLICE pairs separated by commas (default
-#              bfq=bfq,mq-deadline=deadline,none=noop; the ioslice side may carry tunables:
+#              bfq=bfq,mq-deadline=mq-deadline,none=noop; the ioslice side may carry tunables:
 #              bfq=bfq:low_latency=0)
 #   --ktrace   with each kernel run, record the device's block trace (ftrace's `blk` tracer)
 #              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
@@ -37,7 +37,7 @@ runtime=20
 rows_regex=.
 ioslice_bin=$repo_root/target/release/ioslice
 out_dir=""
-pairs=bfq=bfq,mq-deadline=deadline,none=noop
+pairs=bfq=bfq,mq-deadline=mq-deadline,none=noop
 ktrace=0
 tracefs=/sys/kernel/tracing
 
