@@ -3,8 +3,9 @@
 #
 # For each row of a matrix of job files, runs fio under the kernel's bfq, mq-deadline and none on
 # a loop device over `ioslice emulate --device PRESET` (the weighted groups in real cgroups), and
-# ioslice's simulator on the same preset under bfq, deadline and noop, with the same arrangement
-# (`--host driver_queue=128`: the loop device's deep queue in front of the model's own). Then one
+# ioslice's simulator on the same preset under bfq, mq-deadline and noop, with the same
+# arrangement (`--host driver_queue=128,block_layer=blk-mq`: the loop device's deep queue in
+# front of the model's own, and today's block layer whatever the policy). Then one
 # table: per row, each kernel elevator beside its ioslice counterpart, with per-job bandwidth,
 # per-group share, total, pooled p99 completion latency, and a verdict: the shares in the same
 # order, each within ±10 % of the kernel's, and the total within ±15 %.
@@ -209,7 +210,7 @@ for row in "${rows[@]}"; do
         ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
         iprefix="$out_dir/$name.ioslice-$isched"
         if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
-            --host driver_queue=128 --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then
+            --host driver_queue=128,block_layer=blk-mq --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then
             ifiles=$iprefix.json
         else
             ifiles="SKIP: ioslice failed: $(tail -n 1 "$iprefix.log")"

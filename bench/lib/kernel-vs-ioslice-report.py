@@ -189,7 +189,7 @@ def main():
     out.append(f"kernel's order, each within ±{100 * SHARE_TOLERANCE:.0f} % of the kernel's, and its total within "
                f"±{100 * TOTAL_TOLERANCE:.0f} %. p99 µs is the worst job's 99th")
     out.append("percentile completion latency. Kernel runs: fio on a loop device over `ioslice emulate`; ioslice runs:")
-    out.append("the simulator on the same preset with --host driver_queue=128.")
+    out.append("the simulator on the same preset with --host driver_queue=128,block_layer=blk-mq.")
     print("\n".join(out))
 
 

@@ -1,6 +1,7 @@
 //! The simulated host's settings, as `--host key=value,...` gives them: memory and
-//! writeback (the page cache), read-ahead, the host's reaction time, how the kernel marks
-//! O_DIRECT writes, and a driver queue in front of the device's own.
+//! writeback (the page cache), read-ahead, the host's reaction time, the block layer around
+//! the elevator (single queue or blk-mq, and when blk-mq runs the queue after a completion),
+//! how the kernel marks O_DIRECT writes, and a driver queue in front of the device's own.
 //!
 //! Every key names the Linux setting it models, in that setting's unit.
 
@@ -16,6 +17,20 @@ pub enum DirectWrites {
     Sync,
     /// Async requests, as the 2.6 kernels before that hint treated them (seed 003's kernel).
     Async,
+}
+
+/// The block layer between the jobs and the elevator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockLayer {
+    /// Linux 2.6's single request queue: a completion dispatches the next request at once,
+    /// and requests submitted at one instant meet in the elevator before it dispatches
+    /// (plugging). noop, deadline, anticipatory and cfq were written for it.
+    SingleQueue,
+    /// blk-mq (Linux 3.13 and later): each submission runs the queue, so a request goes to a
+    /// device with a free tag as soon as it is inserted; after a completion the queue is run
+    /// by a worker thread [`SimConfig::BLK_MQ_QUEUE_RUN_DELAY`] later. bfq and mq-deadline were
+    /// written for it.
+    BlkMq,
 }
 
 /// One `key`: its unit and what it sets.
@@ -92,11 +107,25 @@ const KEYS: &[HostKey] = &[
         },
     },
     HostKey {
+        name: "block_layer",
+        expects: "single-queue or blk-mq",
+        help: "the block layer around the elevator (default: the policy's own, blk-mq for bfq \
+               and mq-deadline, single-queue for the 2.6 elevators)",
+        apply: |config, value| {
+            config.block_layer = Some(match value {
+                "single-queue" => BlockLayer::SingleQueue,
+                "blk-mq" => BlockLayer::BlkMq,
+                _ => return None,
+            });
+            Some(())
+        },
+    },
+    HostKey {
         name: "queue_run_delay_us",
         expects: "µs, 0..=1000000",
         help: "from a completion to the elevator's next dispatch when no submission comes \
-               first (default: 40 under bfq, blk-mq's deferred queue run; 0 under the 2.6 \
-               elevators, whose completion path dispatched at once)",
+               first (default: 40 on blk-mq, its deferred queue run; 0 on the single queue, \
+               whose completion path dispatched at once)",
         apply: |config, value| {
             config.queue_run_delay = Some(integer(value, 0, 1_000_000)? * 1_000);
             Some(())

@@ -1,6 +1,6 @@
 //! BFQ's parallel service on a simulated NVMe drive (`policy/bfq/parallel.rs`): eight groups
 //! weighted 100…800 get their weight shares, where the kernel's one-queue-at-a-time BFQ
-//! (`parallel=0`) loses both the shares and most of the throughput.
+//! (`parallel=0`) loses the shares to injection.
 //!
 //! With one request in flight per reader, a reader cannot go faster than its round trip, and
 //! the drive is far from busy: the shares can only be kept by holding the lighter readers back,
@@ -41,9 +41,11 @@ fn one_request_readers_keep_their_weights_at_the_heaviest_readers_pace() {
         total >= 0.98 * noop_total * 4.5 / 8.0,
         "{total} against noop's {noop_total}"
     );
-    // The kernel's way idles for each reader in turn: one request at the drive.
+    // The kernel's way, one queue in service, does not keep the weights here: while it idles
+    // for a reader, blk-mq runs the queue at every other reader's submission, and injection
+    // (which never slows the reader in service down on this drive) serves them all.
     let kernel = group_rates(scenario, "bfq:parallel=0");
-    assert!(kernel.iter().sum::<f64>() < 0.3 * noop_total, "{kernel:?}");
+    assert!(worst_share_error(&kernel) > 0.5, "{kernel:?}");
 }
 
 #[test]
@@ -82,9 +84,17 @@ fn lead_keeps_the_shares() {
 
 #[test]
 fn only_readers_with_one_request_in_flight_take_a_lead() {
-    // Readers at depth 8 never get one, whatever its size.
+    // Readers at depth 8 get one only for their very first request (dispatched, on blk-mq,
+    // before their second is submitted), whatever its size: the rates stay within 0.01 %.
     let scenario = "bfq/fast-device-qd8-8groups.fio";
     let without = group_rates(scenario, "bfq:parallel_lead=0");
-    assert_eq!(group_rates(scenario, "bfq"), without);
-    assert_eq!(group_rates(scenario, "bfq:parallel_lead=64"), without);
+    for sched in ["bfq", "bfq:parallel_lead=64"] {
+        let with = group_rates(scenario, sched);
+        for (a, b) in with.iter().zip(&without) {
+            assert!(
+                (a - b).abs() <= b * 1e-4,
+                "{sched}: {with:?} against {without:?}"
+            );
+        }
+    }
 }

@@ -47,6 +47,14 @@ const SCENARIOS: &[(&str, &[&str], &str, bool)] = &[
         "sim:sata-7200",
         false,
     ),
+    // A reader that submits four sequential requests at once: on the single queue they meet
+    // in the elevator and merge.
+    (
+        "[global]\nioengine=libaio\niodepth=4\ndirect=1\nrw=read\nbs=16k\nsize=1g\nruntime=0.1\ntime_based\n[reader]\n",
+        &["noop", "deadline"],
+        "sim:sata-7200",
+        false,
+    ),
     // A seeky heavy reader that thinks 1 ms between requests and a sequential light one:
     // injection while bfq idles for the seeky one.
     (

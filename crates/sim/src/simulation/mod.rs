@@ -33,7 +33,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::device::driver_queue::DriverQueue;
 use crate::device::{Command, DeviceModel};
-use crate::host::DirectWrites;
+use crate::host::{BlockLayer, DirectWrites};
 use crate::id_hash::IdMap;
 use crate::layout::LayoutError;
 use crate::page_cache::{PageCache, PageCacheConfig};
@@ -74,9 +74,11 @@ pub struct SimConfig {
     /// depth. 0, or no more than the device's own depth: none, the elevator sees the
     /// device's.
     pub driver_queue: usize,
+    /// The block layer around the elevator; `None`: the one the policy was written for
+    /// (see [`SimConfig::block_layer_for`]).
+    pub block_layer: Option<BlockLayer>,
     /// From a completion to the elevator's next dispatch, when no submission runs the queue
-    /// first. `None`: the block layer the policy was written for (see
-    /// [`SimConfig::queue_run_delay_for`]).
+    /// first; `None`: the block layer's (see [`SimConfig::queue_run_delay_for`]).
     pub queue_run_delay: Option<Nanos>,
 }
 
@@ -89,22 +91,30 @@ impl SimConfig {
     /// submitted after 21 µs (`docs/fidelity.md`).
     pub const BLK_MQ_QUEUE_RUN_DELAY: Nanos = 40_000;
 
-    /// The queue run delay for `scheduler`: what was set, else the block layer the policy
-    /// was written for. bfq and mq-deadline are blk-mq elevators
-    /// ([`Self::BLK_MQ_QUEUE_RUN_DELAY`]); noop,
-    /// deadline, anticipatory and cfq are the 2.6 single-queue elevators, whose completion
-    /// path ran the queue itself (0: the policy sees the device free at the completion, the
-    /// deceptive idleness anticipation and idling defeat).
-    pub fn queue_run_delay_for(&self) -> Nanos {
-        self.queue_run_delay.unwrap_or_else(|| {
+    /// The block layer: what was set, else the one the policy was written for. bfq and
+    /// mq-deadline are blk-mq elevators; noop, deadline, anticipatory and cfq are the 2.6
+    /// single-queue elevators, whose completion path ran the queue itself (the policy sees
+    /// the device free at the completion: the deceptive idleness anticipation and idling
+    /// defeat) and whose plugging let requests submitted together meet before dispatch.
+    pub fn block_layer_for(&self) -> BlockLayer {
+        self.block_layer.unwrap_or_else(|| {
             let blk_mq = ioslice_core::registry::lookup(&self.scheduler.name)
                 .is_ok_and(|info| matches!(info.name, "bfq" | "mq-deadline"));
             if blk_mq {
-                Self::BLK_MQ_QUEUE_RUN_DELAY
+                BlockLayer::BlkMq
             } else {
-                0
+                BlockLayer::SingleQueue
             }
         })
+    }
+
+    /// The queue run delay: what was set, else the block layer's.
+    pub fn queue_run_delay_for(&self) -> Nanos {
+        self.queue_run_delay
+            .unwrap_or(match self.block_layer_for() {
+                BlockLayer::BlkMq => Self::BLK_MQ_QUEUE_RUN_DELAY,
+                BlockLayer::SingleQueue => 0,
+            })
     }
 
     /// The default host latency: 20 µs, a wake-up and two system calls on a
@@ -123,6 +133,7 @@ impl SimConfig {
             page_cache: PageCacheConfig::default(),
             direct_writes: DirectWrites::Sync,
             driver_queue: 0,
+            block_layer: None,
             queue_run_delay: None,
         }
     }
@@ -310,6 +321,9 @@ struct Simulation<'a> {
     queue_run_delay: Nanos,
     /// When the queue runs after a completion, unless a submission runs it first.
     queue_run_at: Option<Nanos>,
+    /// Whether each submission runs the queue at once (blk-mq), rather than once all of an
+    /// instant's submissions are in (the single queue's plugging).
+    dispatch_on_insert: bool,
     processes: Vec<Process>,
     phases: usize,
     current_phase: usize,
@@ -388,6 +402,7 @@ impl<'a> Simulation<'a> {
             host_latency: config.host_latency,
             queue_run_delay: config.queue_run_delay_for(),
             queue_run_at: None,
+            dispatch_on_insert: config.block_layer_for() == BlockLayer::BlkMq,
             device,
             processes,
             phases,
@@ -621,6 +636,9 @@ impl<'a> Simulation<'a> {
         };
         if let Inserted::Merged(_) = inserted {
             self.disk.merges[direction.index()] += 1;
+        }
+        if self.dispatch_on_insert {
+            self.pump_dispatch();
         }
     }
 
