@@ -29,36 +29,35 @@ numjobs=8
 
 fn simulator(c: &mut Criterion) {
     let job_file = parse_str(JOB, "bench.fio", &ParseOptions::default()).expect("bench job parses");
-    let mut group = c.benchmark_group("simulated requests");
-    group.sample_size(10);
-    for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
-        let config = SimConfig::new(
-            1,
-            sched.parse().expect("valid scheduler"),
-            "sim:null".parse().expect("valid device"),
-        );
-        let requests = run(&job_file, &config).expect("bench runs").submitted;
-        group.throughput(Throughput::Elements(requests));
-        group.bench_function(format!("{sched} on sim:null"), |b| {
-            b.iter(|| run(&job_file, &config).expect("bench runs"))
-        });
+    for traced in [false, true] {
+        let name = if traced {
+            "simulated requests, traced"
+        } else {
+            "simulated requests"
+        };
+        let mut group = c.benchmark_group(name);
+        group.sample_size(10);
+        for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
+            let config = SimConfig::new(
+                1,
+                sched.parse().expect("valid scheduler"),
+                "sim:null".parse().expect("valid device"),
+            );
+            let requests = run(&job_file, &config).expect("bench runs").submitted;
+            group.throughput(Throughput::Elements(requests));
+            group.bench_function(format!("{sched} on sim:null"), |b| {
+                b.iter(|| {
+                    if traced {
+                        run_traced(&job_file, &config, &mut Dropped)
+                    } else {
+                        run(&job_file, &config)
+                    }
+                    .expect("bench runs")
+                })
+            });
+        }
+        group.finish();
     }
-    group.finish();
-    let mut group = c.benchmark_group("simulated requests, traced");
-    group.sample_size(10);
-    for sched in ["noop", "deadline", "anticipatory", "cfq", "bfq"] {
-        let config = SimConfig::new(
-            1,
-            sched.parse().expect("valid scheduler"),
-            "sim:null".parse().expect("valid device"),
-        );
-        let requests = run(&job_file, &config).expect("bench runs").submitted;
-        group.throughput(Throughput::Elements(requests));
-        group.bench_function(format!("{sched} on sim:null"), |b| {
-            b.iter(|| run_traced(&job_file, &config, &mut Dropped).expect("bench runs"))
-        });
-    }
-    group.finish();
 }
 
 /// A trace sink that drops every event (after making sure it was built).

@@ -4,38 +4,18 @@
 //! weight raising of a new reader and its end, deadline's batch at an expired FIFO head and
 //! anticipatory's waits. The simulator is deterministic, so expectations are exact.
 
-use ioslice_core::limit::Limits;
+mod common;
+
 use ioslice_core::trace::{
     BatchStart, IdleEnd, IdleKind, PreemptReason, RaiseEnd, RaiseKind, ServiceEnd, TraceFormat,
     TraceLog,
 };
 use ioslice_core::{PriorityClass, ProcessId, RequestId, TraceEvent};
-use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run_traced, SimConfig};
 
 /// Run `job` under `sched` on `device` with seed 1 (and group `g` limited to `rbps` bytes
 /// per second, if given) and keep its trace.
 fn trace(job: &str, sched: &str, device: &str, rbps: Option<u64>) -> TraceLog {
-    let job_file = parse_str(job, "trace.fio", &ParseOptions::default()).expect("job parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        device.parse().expect("device"),
-    );
-    if let Some(rate) = rbps {
-        let limits = Limits {
-            read_bps: Some(rate),
-            ..Limits::default()
-        };
-        config.group_limits = vec![("g".to_string(), limits)];
-    }
-    let mut log = TraceLog::default();
-    let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    log
+    common::trace(job, sched, device, 1, rbps)
 }
 
 /// One sequential reader, four 64 KiB reads, one at a time.

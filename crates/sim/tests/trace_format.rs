@@ -3,6 +3,8 @@
 //! request's life is complete (inserted, then merged or dispatched, then completed once), idle
 //! windows open and close in pairs, and a set of small scenarios shows every kind of event.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::limit::Limits;
@@ -16,26 +18,7 @@ use serde_json::Value;
 /// Run `job` under `sched` on `device` with `seed` (group `g` limited to 1 MiB/s of reads
 /// when `limited`) and keep its trace.
 fn trace(job: &str, sched: &str, device: &str, seed: u64, limited: bool) -> TraceLog {
-    let job_file = parse_str(job, "trace.fio", &ParseOptions::default()).expect("job parses");
-    let mut config = SimConfig::new(
-        seed,
-        sched.parse().expect("scheduler"),
-        device.parse().expect("device"),
-    );
-    if limited {
-        let limits = Limits {
-            read_bps: Some(1 << 20),
-            ..Limits::default()
-        };
-        config.group_limits = vec![("g".to_string(), limits)];
-    }
-    let mut log = TraceLog::default();
-    let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    log
+    common::trace(job, sched, device, seed, limited.then_some(1 << 20))
 }
 
 /// Scenarios that between them show every kind of event: (job, schedulers, device, limited).

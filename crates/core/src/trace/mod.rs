@@ -630,6 +630,35 @@ impl TraceBuffer {
     }
 }
 
+/// A policy that records into a [`TraceBuffer`] of its own and builds its events from its own
+/// state (the queue an event names, its group and priority).
+pub trait Traced {
+    /// The policy's buffer.
+    fn trace_buffer(&mut self) -> &mut TraceBuffer;
+
+    /// Whether the policy records events.
+    fn tracing(&self) -> bool;
+
+    /// Record the event `build` makes from the policy's state, if tracing is on. Off, this is
+    /// one branch: the building is out of line, so the policy's code stays as it was.
+    #[inline(always)]
+    fn emit(&mut self, build: impl FnOnce(&Self) -> TraceEvent)
+    where
+        Self: Sized,
+    {
+        if self.tracing() {
+            emit_built(self, build);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn emit_built<T: Traced>(policy: &mut T, build: impl FnOnce(&T) -> TraceEvent) {
+    let event = build(policy);
+    policy.trace_buffer().push(event);
+}
+
 /// Where a driver sends a run's trace.
 pub trait TraceSink {
     /// The run starts; its groups are these (events name groups by their index in it).

@@ -5,8 +5,10 @@
 
 use std::path::PathBuf;
 
-use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
+use ioslice_core::limit::Limits;
+use ioslice_core::trace::TraceLog;
+use ioslice_fio::jobfile::{parse_file, parse_str, ParseOptions};
+use ioslice_sim::simulation::{run, run_traced, SimConfig, SimOutcome};
 
 /// Run `scenarios/<scenario>` with seed 1 under `sched` on `sim:sata-7200`.
 pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
@@ -45,4 +47,29 @@ pub fn job_bytes_per_second(outcome: &SimOutcome) -> Vec<f64> {
             bytes as f64 / seconds.max(1e-9)
         })
         .collect()
+}
+
+/// Run the job file text `job` under `sched` on `device` with `seed` (group `g` limited to
+/// `rbps` bytes per second of reads, if given) and keep its trace; every request must complete.
+pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>) -> TraceLog {
+    let job_file = parse_str(job, "trace.fio", &ParseOptions::default()).expect("job parses");
+    let mut config = SimConfig::new(
+        seed,
+        sched.parse().expect("scheduler"),
+        device.parse().expect("device"),
+    );
+    if let Some(rate) = rbps {
+        let limits = Limits {
+            read_bps: Some(rate),
+            ..Limits::default()
+        };
+        config.group_limits = vec![("g".to_string(), limits)];
+    }
+    let mut log = TraceLog::default();
+    let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
+    assert_eq!(
+        outcome.submitted, outcome.completed,
+        "{sched}: lost requests"
+    );
+    log
 }

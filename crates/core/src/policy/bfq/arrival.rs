@@ -5,6 +5,7 @@
 //! running dry: *hole recovery*), put it on the scheduling engine, and maybe preempt the queue in
 //! service.
 
+use crate::trace::Traced;
 use crate::trace::{IdleEnd, PreemptReason, RaiseEnd};
 use crate::{GroupId, Inserted, Nanos, PriorityClass, ProcessId, Request, TraceEvent};
 

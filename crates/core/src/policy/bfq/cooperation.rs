@@ -21,6 +21,7 @@
 //! own code.
 
 use crate::time::ms;
+use crate::trace::Traced;
 use crate::trace::{IdleEnd, RaiseEnd};
 use crate::{Nanos, PriorityClass, ProcessId, Request, TraceEvent};
 

@@ -22,6 +22,7 @@
 //! code.
 
 use crate::time::{ms, SECOND};
+use crate::trace::Traced;
 use crate::{Nanos, Request, RequestId, TraceEvent};
 
 use super::queue::QueueId;

@@ -40,6 +40,7 @@
 //! a lead cost such readers a sixth of their throughput. What the lead buys is measured in
 //! `docs/bfq-fast-devices.md`.
 
+use crate::trace::Traced;
 use crate::trace::{IdleEnd, IdleKind};
 use crate::{Dispatch, Nanos, TraceEvent};
 

@@ -6,6 +6,7 @@
 
 use crate::merge::SlotKey;
 use crate::trace::IdleEnd;
+use crate::trace::Traced;
 use crate::{Dispatch, Nanos, Request, TraceEvent};
 
 use super::budget::{self, TurnEnd, TurnLength};

@@ -2,7 +2,7 @@
 //! expiry reasons as the trace's, and the helpers that record idling and weight raising
 //! where they change.
 
-use crate::trace::{self, IdleEnd, IdleKind, QueueRef, RaiseKind, ServiceEnd};
+use crate::trace::{self, IdleEnd, IdleKind, QueueRef, RaiseKind, ServiceEnd, TraceBuffer, Traced};
 use crate::{IoPriority, Nanos, TraceEvent};
 
 use super::queue::{Expiration, QueueId};
@@ -40,22 +40,6 @@ impl Bfq {
                 level: queue.level,
             },
         }
-    }
-
-    /// Record the event `build` makes from the policy's state, if tracing is on. Off, this
-    /// is one branch: the building is out of line, so the policy's code stays as it was.
-    #[inline(always)]
-    pub(super) fn emit(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
-        if self.trace.is_enabled() {
-            self.emit_now(build);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn emit_now(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
-        let event = build(self);
-        self.trace.push(event);
     }
 
     /// Stop idling for the queue in service, if BFQ idles, for `reason`.
@@ -136,5 +120,15 @@ pub(super) fn raise_kind(coefficient: u64) -> RaiseKind {
         RaiseKind::SoftRealTime
     } else {
         RaiseKind::Interactive
+    }
+}
+
+impl Traced for Bfq {
+    fn trace_buffer(&mut self) -> &mut TraceBuffer {
+        &mut self.trace
+    }
+
+    fn tracing(&self) -> bool {
+        self.trace.is_enabled()
     }
 }

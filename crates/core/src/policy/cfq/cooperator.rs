@@ -9,6 +9,7 @@
 //! move to the other at their next request. A merged queue that turns seeky is split again at
 //! its processes' next requests.
 
+use crate::trace::Traced;
 use std::collections::BTreeSet;
 
 use crate::ProcessId;

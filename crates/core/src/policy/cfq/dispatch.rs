@@ -16,6 +16,7 @@
 
 use crate::merge::SlotKey;
 use crate::trace::ServiceEnd;
+use crate::trace::Traced;
 use crate::{Nanos, Request, TraceEvent};
 
 use super::queue::QueueId;

@@ -15,6 +15,7 @@
 //! Weights are clamped to CFQ's 10..=1000. The root group counts as weight and leaf weight
 //! 1000 (twice the default); other groups' tasks have the default leaf weight 500.
 
+use crate::trace::Traced;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{GroupId, GroupTree, Nanos, PriorityClass};

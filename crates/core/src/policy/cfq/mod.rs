@@ -51,6 +51,7 @@ mod testing;
 mod tracing;
 mod workload;
 
+use crate::trace::Traced;
 use std::collections::BTreeMap;
 
 use crate::merge::{RequestSlab, SlotKey};

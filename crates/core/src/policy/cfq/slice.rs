@@ -9,6 +9,7 @@
 //! An async queue also has a request budget, `2 × slice_async_rq × (8 − level)`.
 
 use crate::trace::ServiceEnd;
+use crate::trace::Traced;
 use crate::{Nanos, PriorityClass, TraceEvent};
 
 use super::queue::QueueId;

@@ -1,7 +1,7 @@
 //! What CFQ tells the trace ([`crate::trace`]): the names it gives its queues there, and how
 //! its own reasons map onto the trace's.
 
-use crate::trace::{self, QueueRef, ServiceEnd};
+use crate::trace::{self, QueueRef, ServiceEnd, TraceBuffer, Traced};
 use crate::{IoPriority, Nanos, TraceEvent};
 
 use super::preempt::PreemptReason;
@@ -23,28 +23,12 @@ impl Cfq {
         }
     }
 
-    /// Record the event `build` makes from the policy's state, if tracing is on. Off, this
-    /// is one branch: the building is out of line, so the policy's code stays as it was.
-    #[inline(always)]
-    pub(super) fn emit(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
-        if self.trace.is_enabled() {
-            self.emit_now(build);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn emit_now(&mut self, build: impl FnOnce(&Self) -> TraceEvent) {
-        let event = build(self);
-        self.trace.push(event);
-    }
-
     /// The active queue starts to idle, for at most `window`.
     #[inline(always)]
     pub(super) fn start_idle_window(&mut self, queue: QueueId, window: Nanos) {
         if self.trace.is_enabled() {
             self.idle_traced = true;
-            self.emit_now(|cfq| TraceEvent::IdleStart {
+            self.emit(|cfq| TraceEvent::IdleStart {
                 queue: cfq.queue_ref(queue),
                 kind: cfq.idle_kind,
                 window,
@@ -98,5 +82,15 @@ pub(super) fn idle_end_for(reason: ServiceEnd) -> trace::IdleEnd {
         ServiceEnd::Preempted => trace::IdleEnd::Preempted,
         ServiceEnd::ProcessExited => trace::IdleEnd::ProcessExited,
         _ => trace::IdleEnd::ServiceEnded,
+    }
+}
+
+impl Traced for Cfq {
+    fn trace_buffer(&mut self) -> &mut TraceBuffer {
+        &mut self.trace
+    }
+
+    fn tracing(&self) -> bool {
+        self.trace.is_enabled()
     }
 }

@@ -9,6 +9,7 @@
 //! workload slice is at least 2 ms. A group leaving service keeps what was left of its workload
 //! slice and resumes it next time.
 
+use crate::trace::Traced;
 use crate::{GroupId, Nanos, PriorityClass, TraceEvent};
 
 use super::queue::QueueId;
