@@ -92,6 +92,9 @@ impl Bfq {
             }
             let id = self.create_queue(Some(request.process), true, group, request, now);
             self.sync_queues.insert(request.process, id);
+            if !self.parallel {
+                self.stable_merge_on_creation(id, group, now);
+            }
             let in_burst = self.burst.created(id, group, now);
             for member in in_burst {
                 if let Some(Some(queue)) = self.queues.get_mut(member) {
@@ -269,7 +272,7 @@ impl Bfq {
         let before = queue.raising.coefficient;
         // Merged queues are kept out of raising: they serve cooperating processes, which
         // are seldom interactive or soft real-time.
-        let default_weight = queue.orig_weight == DEFAULT_WEIGHT && !queue.coop;
+        let default_weight = queue.orig_weight == DEFAULT_WEIGHT && (!queue.coop || queue.stable);
         let soft_rt = default_weight
             && !queue.seek.totally_seeky()
             && !in_burst

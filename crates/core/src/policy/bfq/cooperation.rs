@@ -13,8 +13,9 @@
 //! different priorities, and never on a non-rotational device that queues commands, where
 //! interleaving costs nothing.
 //!
-//! Not modelled: the kernel's delayed "stable merge" of queues created by one process, and
-//! its per-process saved state — a process split off a shared queue starts from the shared
+//! Processes spawned together merge by another rule, stable merging (`stable_merge.rs`).
+//!
+//! Not modelled: the kernel's per-process saved state — a process split off a shared queue starts from the shared
 //! queue's think time, seek history and I/O-boundness, not from what it had before the merge.
 //!
 //! Source: `reference/kernel-schedulers.md` §2.5 ("Queue merging: Early Queue Merge"). Our
@@ -38,6 +39,9 @@ impl Bfq {
     /// The queue a sync request of `id`'s process should go to instead of `id`, if any: the
     /// process's queue is merged into it here.
     pub(super) fn cooperate(&mut self, id: QueueId, request: &Request, now: Nanos) -> QueueId {
+        if let Some(target) = self.stable_merge_due(id, request, now) {
+            return target;
+        }
         match self.cooperator(id, request.sector, now) {
             Some(target) => {
                 self.merge_queues(request.process, id, target, now);
@@ -129,7 +133,13 @@ impl Bfq {
 
     /// `process` moves from queue `from` to `target`, which becomes shared; `from` keeps the
     /// requests it has and goes away once they are served and no process uses it.
-    fn merge_queues(&mut self, process: ProcessId, from: QueueId, target: QueueId, now: Nanos) {
+    pub(super) fn merge_queues(
+        &mut self,
+        process: ProcessId,
+        from: QueueId,
+        target: QueueId,
+        now: Nanos,
+    ) {
         self.emit(|bfq| TraceEvent::QueueMerge {
             process,
             from: bfq.queue_ref(from),
@@ -195,7 +205,7 @@ impl Bfq {
     /// process keeps the shared one, which stops being shared.
     pub(super) fn split_if_seeky(&mut self, id: QueueId, request: &Request, now: Nanos) -> QueueId {
         let queue = self.queue_mut(id);
-        if !queue.coop || !queue.seek.seeky() {
+        if !queue.coop || queue.stable || !queue.seek.seeky() {
             return id;
         }
         if queue.processes <= 1 {

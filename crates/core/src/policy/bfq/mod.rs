@@ -49,6 +49,7 @@ mod parallel;
 mod peak_rate;
 mod queue;
 mod service;
+mod stable_merge;
 mod tracing;
 mod weight_raising;
 mod wf2q;
@@ -173,6 +174,9 @@ pub struct Bfq {
     store: RequestStore,
     sync_queues: BTreeMap<ProcessId, QueueId>,
     async_queues: BTreeMap<(GroupId, usize, u8), QueueId>,
+    /// Per group, the sync queue created last and when: later queues created soon after
+    /// merge into it (`stable_merge.rs`).
+    last_created: BTreeMap<GroupId, (QueueId, Nanos)>,
     in_service: Option<QueueId>,
     /// The idle timer: BFQ waits until then for the in-service queue's next request.
     idle_until: Option<Nanos>,
@@ -345,6 +349,7 @@ impl Bfq {
             store: RequestStore::default(),
             sync_queues: BTreeMap::new(),
             async_queues: BTreeMap::new(),
+            last_created: BTreeMap::new(),
             in_service: None,
             idle_until: None,
             idle_started: 0,

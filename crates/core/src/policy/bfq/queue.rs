@@ -145,6 +145,10 @@ pub(super) struct Queue {
     pub(super) merged_into: Option<QueueId>,
     /// It holds merged cooperating processes (the kernel's `coop` flag).
     pub(super) coop: bool,
+    /// A stable merge scheduled into this queue, created at that time (`stable_merge.rs`).
+    pub(super) stable_merge: Option<(QueueId, Nanos)>,
+    /// Processes were stably merged into it: never split, and still weight raised.
+    pub(super) stable: bool,
     /// It has been served at least once.
     pub(super) served: bool,
 }
@@ -203,6 +207,8 @@ impl Queue {
             processes: u32::from(kind.process.is_some()),
             merged_into: None,
             coop: false,
+            stable_merge: None,
+            stable: false,
             served: false,
         }
     }
