@@ -22,6 +22,9 @@
 #              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
 #              bfq messages (`m` lines: expirations, budgets, weight raising, injection), to
 #              read beside `ioslice run --trace` (needs tracefs; 256 MiB of ring per CPU)
+#   --repeat   run each kernel row N times (default 1): the emulated disk's timing varies from
+#              run to run, and the table then shows the median of each job's bandwidth with the
+#              range of the totals
 #   --out      where the raw JSON, the generated job files and the table are kept (default
 #              /tmp/kernel-vs-ioslice.DATE); `bench/lib/kernel-vs-ioslice-report.py DIR/manifest.tsv
 #              RUNTIME` prints the table again from them
@@ -40,6 +43,7 @@ ioslice_bin=$repo_root/target/release/ioslice
 out_dir=""
 pairs=bfq=bfq,mq-deadline=mq-deadline,none=noop
 ktrace=0
+repeat=1
 tracefs=/sys/kernel/tracing
 
 say() { printf 'kernel-vs-ioslice: %s\n' "$*" >&2; }
@@ -54,11 +58,13 @@ while (($#)); do
     --out) out_dir=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --ktrace) ktrace=1; shift ;;
+    --repeat) repeat=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) say "unknown argument '$1' (see --help)"; exit 2 ;;
     esac
 done
 if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, got '$runtime'"; exit 2; fi
+if ! [[ $repeat =~ ^[1-9][0-9]?$ ]]; then say "--repeat wants 1 to 99 runs, got '$repeat'"; exit 2; fi
 kernel_scheds=()
 ioslice_scheds=()
 IFS=, read -ra pair_list <<<"$pairs"
@@ -187,6 +193,13 @@ start_emulator() {
     say "emulating $device as $loop"
 }
 
+# The JSON files of one kernel run (one per cgroup when the job has groups).
+run_files() {
+    local file out=""
+    for file in "$1.json" "$1".*.json; do [[ -e $file ]] && out+="$file "; done
+    printf '%s' "$out"
+}
+
 for row in "${rows[@]}"; do
     name=${row%%:*}
     job=${row#*:}
@@ -198,16 +211,25 @@ for row in "${rows[@]}"; do
     for i in "${!kernel_scheds[@]}"; do
         ksched=${kernel_scheds[$i]}
         isched=${ioslice_scheds[$i]}
-        prefix="$out_dir/$name.kernel-$ksched"
-        say "$name: kernel $ksched on $device (${runtime}s)"
-        kr_set_kernel_sched "$sysq" "$ksched"
-        ((ktrace)) && start_ktrace
-        if KV_DEVICE=$loop KV_RUNTIME=$runtime kr_run_fio "$job" "$prefix"; then
-            kfiles=$(compgen -G "$prefix*.json" | tr '\n' ' ')
-        else
-            kfiles="SKIP: fio failed, see $prefix*.log"
-        fi
-        ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
+        kfiles=""
+        for ((run = 1; run <= repeat; run++)); do
+            # One run's files; repeated runs are separated by ';' in the manifest.
+            prefix="$out_dir/$name.kernel-$ksched"
+            ((repeat > 1)) && prefix="$prefix.run$run"
+            label="${runtime}s"
+            ((repeat > 1)) && label+=", run $run of $repeat"
+            say "$name: kernel $ksched on $device ($label)"
+            kr_set_kernel_sched "$sysq" "$ksched"
+            ((ktrace)) && start_ktrace
+            if KV_DEVICE=$loop KV_RUNTIME=$runtime kr_run_fio "$job" "$prefix"; then
+                kfiles+="${kfiles:+;}$(run_files "$prefix")"
+            else
+                kfiles="SKIP: fio failed, see $prefix*.log"
+                ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
+                break
+            fi
+            ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
+        done
         iprefix="$out_dir/$name.ioslice-$isched"
         if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
             --host driver_queue=128,block_layer=blk-mq --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then

@@ -3,15 +3,17 @@
 
     kernel-vs-ioslice-report.py MANIFEST RUNTIME [--markdown]
 
-Reads the manifest the script writes (row, job file, device, kernel elevator, its fio JSON files,
-ioslice policy, its JSON file; tab-separated) and prints, per row, each pair's total bandwidth,
+Reads the manifest the script writes (row, job file, device, kernel elevator, its fio JSON files
+with repeated runs separated by ';', ioslice policy, its JSON file; tab-separated) and prints, per row, each pair's total bandwidth,
 per-job (or per-group) shares, the worst job's p99 completion latency, the completion time of
-jobs that are not time based, and a verdict: the shares in the same order, each within ±10 % of
+jobs that are not time based, and a verdict. A kernel elevator run several times (`--repeat`)
+counts with the median of each job's bandwidth, and its line shows the range of its totals: the shares in the same order, each within ±10 % of
 the kernel's, and the total within ±15 %.
 """
 
 import json
 import re
+import statistics
 import sys
 
 SHARE_TOLERANCE = 0.10
@@ -50,7 +52,24 @@ def sections(jobfile):
 
 
 def run_result(files):
-    """Bytes a second per job, the worst p99 completion latency (µs), runtimes of untimed jobs."""
+    """Bytes a second per job, the worst p99 completion latency (µs), runtimes of untimed jobs,
+    and the total of each run: the median of each over the runs separated by ';'."""
+    runs = [one_run(part) for part in files.split(";") if part.strip()]
+    totals = [sum(run["rate"].values()) for run in runs]
+    if len(runs) == 1:
+        return dict(runs[0], totals=totals)
+    names = sorted(set().union(*(run["rate"] for run in runs)))
+    untimed = sorted(set().union(*(run["runtime_ms"] for run in runs)))
+    return dict(
+        rate={n: statistics.median(run["rate"].get(n, 0) for run in runs) for n in names},
+        p99=statistics.median(run["p99"] for run in runs),
+        runtime_ms={n: statistics.median(run["runtime_ms"].get(n, 0) for run in runs) for n in untimed},
+        totals=totals,
+    )
+
+
+def one_run(files):
+    """One run's figures, from its JSON files (one per cgroup when the job has groups)."""
     jobs = []
     for f in files.split():
         jobs.extend(load(f).get("jobs", []))
@@ -113,6 +132,9 @@ def describe(label, result, names, weights):
     untimed = [f"{n} done in {result['runtime_ms'][n] / 1000:.2f}s" for n in names
                if n in result["runtime_ms"] and result["runtime_ms"][n] and n in UNTIMED]
     extra = ("; " + ", ".join(untimed)) if untimed else ""
+    totals = result.get("totals", [])
+    if len(totals) > 1:
+        extra += f"; {len(totals)} runs, {min(totals) / 1e6:.1f}–{max(totals) / 1e6:.1f} MB/s"
     return f"   {label:<20}{total / 1e6:>9.1f}{result['p99']:>10.0f}   {shares}{extra}"
 
 
@@ -140,7 +162,10 @@ def markdown(rows, order):
             said, _ = verdict(kernel, mine, names)
             total = f"{100 * (m_total / k_total - 1):+.0f} %" if k_total else "-"
             share = f"{100 * worst:.1f}" if len(names) > 1 else "-"
-            out.append(f"| {name} | {ksched} / {isched} | {k_total / 1e6:.1f} | {m_total / 1e6:.1f} | {total} | "
+            k_figure = f"{k_total / 1e6:.1f}"
+            if len(kernel["totals"]) > 1:
+                k_figure += f" ({min(kernel['totals']) / 1e6:.1f}–{max(kernel['totals']) / 1e6:.1f})"
+            out.append(f"| {name} | {ksched} / {isched} | {k_figure} | {m_total / 1e6:.1f} | {total} | "
                        f"{share} | {'agrees' if said == 'agrees' else 'differs'} |")
     return "\n".join(out)
 
