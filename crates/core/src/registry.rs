@@ -34,6 +34,10 @@ pub struct SchedulerInfo {
     pub summary: &'static str,
     /// Its tunables with the kernel's names, units and defaults.
     pub tunables: &'static [TunableDef],
+    /// Written for blk-mq (Linux 3.13 and later), not for the 2.6 single request queue: a
+    /// driver runs it where each submission dispatches at once and a completion runs the
+    /// queue later, from a worker.
+    pub blk_mq: bool,
     build: BuildFn,
 }
 
@@ -44,6 +48,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["none"],
         summary: "one FIFO in arrival order, with back and front merging",
         tunables: Noop::TUNABLES,
+        blk_mq: false,
         build: |tunables, _| Ok(Box::new(Noop::new(tunables))),
     },
     SchedulerInfo {
@@ -51,6 +56,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &[],
         summary: "sector-sorted batches per direction, read preference, FIFO expiry",
         tunables: Deadline::TUNABLES,
+        blk_mq: false,
         build: |tunables, _| Ok(Box::new(Deadline::new(tunables))),
     },
     SchedulerInfo {
@@ -58,6 +64,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &[],
         summary: "Linux 5.14+ blk-mq deadline: a deadline elevator per priority class (RT, BE, IDLE), strict priority, aging after prio_aging_expire",
         tunables: MqDeadline::TUNABLES,
+        blk_mq: true,
         build: |tunables, _| Ok(Box::new(MqDeadline::new(tunables))),
     },
     SchedulerInfo {
@@ -65,6 +72,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["as"],
         summary: "deadline-style batches plus anticipation: idles briefly after a read for the same process's next read",
         tunables: Anticipatory::TUNABLES,
+        blk_mq: false,
         build: |tunables, context| Ok(Box::new(Anticipatory::new(tunables, context))),
     },
     SchedulerInfo {
@@ -72,6 +80,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &[],
         summary: "time slices per process queue by priority, idling, weighted groups on a vdisktime service tree",
         tunables: Cfq::TUNABLES,
+        blk_mq: false,
         build: |tunables, context| Ok(Box::new(Cfq::new(tunables, context))),
     },
     SchedulerInfo {
@@ -79,6 +88,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &[],
         summary: "budget fair queueing: B-WF2Q+ over queues and groups by weight, sector budgets, selective idling, weight raising for low latency",
         tunables: Bfq::TUNABLES,
+        blk_mq: true,
         build: |tunables, context| Ok(Box::new(Bfq::new(tunables, context)?)),
     },
 ];

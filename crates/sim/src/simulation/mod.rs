@@ -98,8 +98,8 @@ impl SimConfig {
     /// defeat) and whose plugging let requests submitted together meet before dispatch.
     pub fn block_layer_for(&self) -> BlockLayer {
         self.block_layer.unwrap_or_else(|| {
-            let blk_mq = ioslice_core::registry::lookup(&self.scheduler.name)
-                .is_ok_and(|info| matches!(info.name, "bfq" | "mq-deadline"));
+            let blk_mq =
+                ioslice_core::registry::lookup(&self.scheduler.name).is_ok_and(|info| info.blk_mq);
             if blk_mq {
                 BlockLayer::BlkMq
             } else {
