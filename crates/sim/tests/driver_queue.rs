@@ -4,8 +4,7 @@
 //! gets them in arrival order: deadline's sorting, which gains on a disk without command
 //! queueing, has nothing left to act on.
 
-use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig};
+mod common;
 
 /// Eight random readers at depth 4 on the 2004 IDE disk (no command queueing), 10 s.
 const READERS: &str = "[global]\ndirect=1\nioengine=libaio\niodepth=4\nrw=randread\nbs=4k\n\
@@ -13,20 +12,9 @@ const READERS: &str = "[global]\ndirect=1\nioengine=libaio\niodepth=4\nrw=randre
 
 /// Requests completed a second under `sched`, with a driver queue of `driver_queue`.
 fn iops(sched: &str, driver_queue: usize) -> f64 {
-    let job_file = parse_str(READERS, "readers.fio", &ParseOptions::default()).expect("parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:ide-2004".parse().expect("device"),
-    );
+    let mut config = common::config(sched, "sim:ide-2004", 1);
     config.driver_queue = driver_queue;
-    let outcome = run(&job_file, &config).expect("runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
-    outcome.completed as f64 / 10.0
+    common::run_text(READERS, &config).completed as f64 / 10.0
 }
 
 #[test]

@@ -5,14 +5,13 @@
 //! deadline elevator, which knows no priorities, shares the disk evenly.
 //!
 //! mq-deadline runs with blk-mq's deferred queue run after a completion (the simulator's
-//! default for it, [`SimConfig::BLK_MQ_QUEUE_RUN_DELAY`]), the block layer it is written for: the
+//! default for it, `SimConfig::BLK_MQ_QUEUE_RUN_DELAY`), the block layer it is written for: the
 //! RT reader's next request arrives before the queue runs, so the device never sees RT idle
 //! and the BE7 request waits behind it (only aging, after `prio_aging_expire`, would let it
 //! through). Both with the device's own queue and behind the loop device's 128-command
 //! driver queue of the kernel's measurement (`--host driver_queue=128`).
 
-use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig};
+mod common;
 
 /// Seed 002's priority case without a limit (`bench/kernel-vs-ioslice/rt-vs-be7.fio`): 4 KiB
 /// O_DIRECT sequential readers, BE7 and RT0, each in a region of its own, 10 s.
@@ -38,19 +37,9 @@ offset=300g
 /// Bytes read by each job (BE7, RT0) under `sched`, on the block layer it was written for
 /// (mq-deadline: blk-mq's deferred queue run after a completion).
 fn bytes(sched: &str, driver_queue: usize) -> [u64; 2] {
-    let job_file = parse_str(RT_VS_BE7, "rt-vs-be7.fio", &ParseOptions::default()).expect("parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
+    let mut config = common::config(sched, "sim:sata-7200", 1);
     config.driver_queue = driver_queue;
-    let outcome = run(&job_file, &config).expect("runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
+    let outcome = common::run_text(RT_VS_BE7, &config);
     let jobs: Vec<u64> = outcome
         .report
         .jobs

@@ -49,15 +49,33 @@ pub fn job_bytes_per_second(outcome: &SimOutcome) -> Vec<f64> {
         .collect()
 }
 
+/// A configuration with `seed` for `sched` on `device`.
+pub fn config(sched: &str, device: &str, seed: u64) -> SimConfig {
+    SimConfig::new(
+        seed,
+        sched.parse().expect("scheduler"),
+        device.parse().expect("device"),
+    )
+}
+
+/// Run the job file text `job` with `config`; every request must complete exactly once.
+pub fn run_text(job: &str, config: &SimConfig) -> SimOutcome {
+    let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
+    let outcome = run(&job_file, config).expect("job runs");
+    let sched = &config.scheduler.name;
+    assert_eq!(
+        outcome.submitted, outcome.completed,
+        "{sched}: lost requests"
+    );
+    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
+    outcome
+}
+
 /// Run the job file text `job` under `sched` on `device` with `seed` (group `g` limited to
 /// `rbps` bytes per second of reads, if given) and keep its trace; every request must complete.
 pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>) -> TraceLog {
     let job_file = parse_str(job, "trace.fio", &ParseOptions::default()).expect("job parses");
-    let mut config = SimConfig::new(
-        seed,
-        sched.parse().expect("scheduler"),
-        device.parse().expect("device"),
-    );
+    let mut config = config(sched, device, seed);
     if let Some(rate) = rbps {
         let limits = Limits {
             read_bps: Some(rate),
