@@ -404,7 +404,7 @@ out.append("job's percentile); shares pool the bytes of all rounds, and max dev 
 out.append("from its weight share, relative to that weight share.")
 if targets:
     out.append("")
-    out.append("Targets (issue 5):")
+    out.append("Targets:")
     out.extend(targets)
 print("\n".join(out))
 PY
