@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use ioslice_core::Nanos;
 
+use crate::device::controller_cache::{ControllerCache, ControllerCacheConfig};
 use crate::device::hdd::geometry::GeometryConfig;
 use crate::device::hdd::{Hdd, HddConfig};
 use crate::device::null::NullDevice;
@@ -292,6 +293,30 @@ fn raid5_12() -> Vec<ParamInfo> {
             "372",
             "commands",
             "members × member NCQ depth (12 × 31)",
+        ),
+        param(
+            "ctrl_cache_mib",
+            "4096",
+            "MiB",
+            "the EVA4400's cache per controller pair (4 GB); 0 is a software array (Linux md) with no controller cache",
+        ),
+        param(
+            "ctrl_readahead",
+            "stripe",
+            "stripe/Nstripes/chunk/off",
+            "DDN EF2800 guide §6.3.5 default: one chunk at a stream's first read-ahead, one stripe of data after",
+        ),
+        param(
+            "ctrl_link_mbps",
+            "400",
+            "MB/s",
+            "a 4 Gb/s Fibre Channel host port (the EVA4400's HSV300 controllers)",
+        ),
+        param(
+            "ctrl_streams",
+            "1024",
+            "streams",
+            "assumption: enough that stream detection never limits the workloads here",
         ),
     ];
     let mut members = sata_7200();
@@ -630,7 +655,38 @@ fn build_raid(values: &Values, name: String) -> Result<Box<dyn DeviceModel>, Rai
         chunk_sectors: values.integer("chunk_kib", 1, 1 << 20)? * 2,
         queue_depth: values.integer("queue_depth", 1, 1 << 20)? as usize,
     };
+    let chunk = config.chunk_sectors;
+    let raid = Raid::new(config, members).map_err(RaidBuildError::Model)?;
+    let cache_mib = values.integer("ctrl_cache_mib", 0, 1 << 24)?;
+    if cache_mib == 0 {
+        return Ok(Box::new(raid));
+    }
+    let data_members = match level {
+        RaidLevel::Raid0 => count as u64,
+        RaidLevel::Raid5 => count as u64 - 1,
+    };
+    let stripe = chunk * data_members;
+    let (first, ahead) = match values.raw("ctrl_readahead") {
+        "stripe" => (chunk, stripe),
+        "chunk" => (chunk, chunk),
+        "off" => (0, 0),
+        text => match text.strip_suffix("stripes").map(str::parse::<u64>) {
+            Some(Ok(n)) if (1..=64).contains(&n) => (chunk, stripe * n),
+            _ => {
+                let expected = "stripe, Nstripes (N from 1 to 64), chunk or off".to_string();
+                return Err(values.bad("ctrl_readahead", expected).into());
+            }
+        },
+    };
+    let cache = ControllerCacheConfig {
+        capacity_lines: usize::try_from(cache_mib * 2048 / chunk).unwrap_or(usize::MAX),
+        line_sectors: chunk,
+        first_readahead_sectors: first,
+        readahead_sectors: ahead,
+        link_mbps: values.number("ctrl_link_mbps", 1.0, 1e6)?,
+        streams: values.integer("ctrl_streams", 1, 1 << 20)? as usize,
+    };
     Ok(Box::new(
-        Raid::new(config, members).map_err(RaidBuildError::Model)?,
+        ControllerCache::new(cache, Box::new(raid)).map_err(RaidBuildError::Model)?,
     ))
 }

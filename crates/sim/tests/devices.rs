@@ -434,6 +434,16 @@ fn bad_specs_say_what_is_valid() {
     );
     let message = error("sim:ide-2004:wce=maybe").to_string();
     assert!(message.contains("on or off"), "{message}");
+    for value in ["0stripes", "65stripes", "stripes", "wide"] {
+        let message = error(&format!("sim:raid5-12:ctrl_readahead={value}")).to_string();
+        assert!(
+            message.contains(&format!("`{value}`"))
+                && message.contains("stripe, Nstripes (N from 1 to 64), chunk or off"),
+            "{message}"
+        );
+    }
+    let message = error("sim:raid5-12:ctrl_link_mbps=0").to_string();
+    assert!(message.contains("`ctrl_link_mbps`"), "{message}");
     let message = error("sim:sata-7200:seek_full_ms=9").to_string();
     assert!(
         matches!(

@@ -179,7 +179,8 @@ const RAID: &str = "sim:raid5-12";
 
 #[test]
 fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughput() {
-    let idling = simulate(EIGHT_GROUPS, "cfq:slice_idle=8,group_idle=8", RAID, Some(8));
+    const IDLING: &str = "cfq:slice_idle=8,group_idle=8";
+    let idling = simulate(EIGHT_GROUPS, IDLING, RAID, Some(8));
     let (groups, idle_total) = group_bandwidths(&idling);
     // Proportional: each group's share within 35 % of its weight's share (weights 100..800).
     for (i, bw) in groups.iter().enumerate() {
@@ -190,17 +191,34 @@ fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughpu
             i + 1
         );
     }
+    // Idling costs the array's controller little, as in the seed (212613 -> 164517 KB/s, -23 %):
+    // the controller's read-ahead keeps each reader's next data in its cache across the switches.
+    let (_, one_total) = group_bandwidths(&simulate(EIGHT_GROUPS, IDLING, RAID, Some(1)));
+    assert!(
+        idle_total > 0.7 * one_total,
+        "idling: {idle_total:.0} KB/s with 8 readers a group against {one_total:.0} with one"
+    );
+    // Without the controller's cache every switch between readers costs the members a seek.
+    let software = simulate(
+        EIGHT_GROUPS,
+        IDLING,
+        "sim:raid5-12:ctrl_cache_mib=0",
+        Some(8),
+    );
+    let (_, software_total) = group_bandwidths(&software);
+    assert!(
+        software_total < 0.5 * idle_total,
+        "no controller cache: {software_total:.0} KB/s against {idle_total:.0}"
+    );
     let iops = simulate(EIGHT_GROUPS, "cfq:slice_idle=0,group_idle=8", RAID, Some(8));
     let (groups, iops_total) = group_bandwidths(&iops);
     assert!(
-        iops_total > 1.3 * idle_total,
+        iops_total > 1.2 * idle_total,
         "IOPS mode {iops_total:.0} KB/s against {idle_total:.0} with idling"
     );
-    for pair in groups.windows(2) {
-        assert!(
-            pair[0] < pair[1] * 1.05,
-            "not ordered by weight: {groups:?}"
-        );
+    // Ordered by weight up to cgrp6; the top groups flatten (docs/experiments.md).
+    for pair in groups[..6].windows(2) {
+        assert!(pair[0] < pair[1], "not ordered by weight: {groups:?}");
     }
 }
 

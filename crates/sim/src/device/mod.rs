@@ -4,6 +4,7 @@
 
 use ioslice_core::{Direction, Nanos};
 
+pub mod controller_cache;
 pub mod driver_queue;
 pub mod hdd;
 pub mod null;
