@@ -477,8 +477,10 @@ impl<'a> Simulation<'a> {
             // Whether the queue runs now: after a submission or a timer, always; after a
             // completion alone, only once the queue run delay has passed.
             let mut run_queue = false;
-            if self.device.next_event().is_some_and(|t| t <= self.now) {
-                self.device_completions();
+            // A device's internal work (a member's read-ahead, a destage) completes nothing the
+            // host sees and runs no queue.
+            if self.device.next_event().is_some_and(|t| t <= self.now) && self.device_completions()
+            {
                 if self.queue_run_delay == 0 {
                     run_queue = true;
                 } else if self.queue_run_at.is_none() {
@@ -684,12 +686,14 @@ impl<'a> Simulation<'a> {
         self.device.submit(command, self.now);
     }
 
-    fn device_completions(&mut self) {
+    /// Run the device to now and complete what it finished; whether anything completed.
+    fn device_completions(&mut self) -> bool {
         let mut done = std::mem::take(&mut self.done_tags);
         self.device.advance(self.now, &mut done);
         for &tag in &done {
             self.complete_command(tag);
         }
+        let completed = !done.is_empty();
         done.clear();
         self.done_tags = done;
         if self.device.in_flight() == 0 {
@@ -697,6 +701,7 @@ impl<'a> Simulation<'a> {
                 self.disk.busy_ns += self.now - since;
             }
         }
+        completed
     }
 
     fn complete_command(&mut self, tag: u64) {
