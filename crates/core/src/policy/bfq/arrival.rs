@@ -236,7 +236,7 @@ impl Bfq {
                 .budget_timeout
                 .is_none_or(|t| now >= t.saturating_add(MIN_IDLE_TIME));
         let in_burst = queue.in_large_burst;
-        self.raise_on_busy(id, idle_long, in_burst, now);
+        let raise_started = self.raise_on_busy(id, idle_long, in_burst, now);
         let (budget, back_shift) = if self.parallel {
             // One request per turn; a lingering queue keeps its timestamps (`wf2q.rs`).
             if self.trace.is_enabled() && self.lingering.contains_key(&id) {
@@ -245,7 +245,14 @@ impl Bfq {
             self.forget_lingering(id);
             (self.next_cost(id), None)
         } else {
-            self.activation_budget(id, in_time)
+            let (budget, back_shift) = self.activation_budget(id, in_time);
+            // A raising period starts with a budget close to the queue's backlog, for latency.
+            let cap = if raise_started {
+                2 * super::budget::min_budget(self.max_budget)
+            } else {
+                u64::MAX
+            };
+            (budget.min(cap), back_shift)
         };
         let wants_to_preempt = back_shift.is_some();
         let queue = self.queue(id);
@@ -261,13 +268,14 @@ impl Bfq {
         self.maybe_preempt(id, wants_to_preempt, now);
     }
 
-    fn raise_on_busy(&mut self, id: QueueId, idle_long: bool, in_burst: bool, now: Nanos) {
+    /// Start, renew or end weight raising as the queue becomes busy; whether a period started.
+    fn raise_on_busy(&mut self, id: QueueId, idle_long: bool, in_burst: bool, now: Nanos) -> bool {
         let low_latency = self.config.low_latency;
         let duration = self.peak.raising_duration();
         let queue = self.queue_mut(id);
         if !low_latency || !queue.sync {
             queue.raising.last_busy = now;
-            return;
+            return false;
         }
         let before = queue.raising.coefficient;
         // Merged queues are kept out of raising: they serve cooperating processes, which
@@ -297,16 +305,20 @@ impl Bfq {
                 reason: RaiseEnd::LargeBurst,
             });
         }
+        before == 1 && after > 1
     }
 
-    /// The budget a queue becomes busy with: the budget it had left if it ran dry moments ago
-    /// (then its old timestamps are kept too, shifted towards V by 1/coefficient), else its
-    /// budget memory; never below its next request's cost.
+    /// The budget a queue becomes busy with: if its last turn was cut short moments ago, what
+    /// it had left of that turn's budget, at most its budget memory (then its old timestamps
+    /// are kept too, see [`super::wf2q::Wf2q::activate`]); else its budget memory, never
+    /// below its next request's cost.
     fn activation_budget(&mut self, id: QueueId, in_time: bool) -> (u64, Option<u64>) {
         let next = self.next_cost(id);
         let queue = self.queue_mut(id);
         match queue.emptied.take() {
-            Some(left) if in_time && left > 0 => (left.max(next), Some(queue.raising.coefficient)),
+            Some(left) if in_time && left > 0 => {
+                (left.min(queue.max_budget), Some(queue.raising.coefficient))
+            }
             _ => (queue.max_budget.max(next), None),
         }
     }
@@ -364,7 +376,7 @@ impl Bfq {
         };
         let raised_enough =
             self.queue(id).raising.coefficient >= self.queue(current).raising.coefficient;
-        let idling_in_vain = self.idle_until.is_some() && !self.better_to_idle(current);
+        let idling_in_vain = !self.better_to_idle(current);
         let reason = if wants_to_preempt && raised_enough {
             PreemptReason::HoleRecovery
         } else if self.higher_class_or_weight(id, current) {

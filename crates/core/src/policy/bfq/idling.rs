@@ -175,8 +175,11 @@ impl IdleInputs {
         boosts && self.raised_busy_queues == 0
     }
 
-    /// Rule (b).
-    fn needed_for_guarantees(&self) -> bool {
+    /// Rule (b). No point for a queue whose process has gone.
+    pub(super) fn needed_for_guarantees(&self) -> bool {
+        if self.process_gone {
+            return false;
+        }
         let raised = self.raising > 1
             && (self.raised_busy_queues < self.busy_queues
                 || self.in_flight >= self.dispatched + 4);

@@ -45,7 +45,7 @@ use crate::trace::{IdleEnd, IdleKind};
 use crate::{Dispatch, Nanos, TraceEvent};
 
 use super::idling::MIN_THINK_TIME;
-use super::queue::{Expiration, QueueId};
+use super::queue::QueueId;
 use super::wf2q::{Selection, CLASSES};
 use super::Bfq;
 
@@ -122,7 +122,7 @@ impl Bfq {
         let has_work = !self.queue(id).is_empty();
         let linger = !has_work && self.worth_lingering(id);
         if !has_work {
-            self.ran_dry(id, Expiration::NoMoreRequests, 0, now);
+            self.ran_dry(id, None, now);
         }
         let next_budget = self.next_cost(id);
         let weight = self.queue(id).weight();

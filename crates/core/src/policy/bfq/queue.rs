@@ -101,7 +101,7 @@ pub(super) struct Queue {
     pub(super) io_start: Nanos,
     /// Time in that window with nothing queued or in flight.
     pub(super) idle_total: Nanos,
-    /// Idle less than a fifth of the time: I/O-bound.
+    /// Idle less than a fifth of the time: I/O-bound (a new queue is taken to be).
     pub(super) io_bound: bool,
     /// Think time.
     pub(super) think_time: ThinkTime,
@@ -186,7 +186,7 @@ impl Queue {
             fifo_checked: false,
             io_start: now,
             idle_total: 0,
-            io_bound: false,
+            io_bound: true,
             think_time: ThinkTime::default(),
             seek: SeekHistory::new_queue(),
             last_position: 0,

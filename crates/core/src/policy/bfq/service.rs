@@ -262,9 +262,22 @@ impl Bfq {
             charged: charge.max(service),
             next_budget,
         });
-        let has_work = !self.queue(id).is_empty();
-        if !has_work {
-            self.ran_dry(id, reason, budget.saturating_sub(service), now);
+        let empty = self.queue(id).is_empty();
+        // Preempted while BFQ would idle for it to keep the service guarantees: it stays on
+        // its tree, empty, so that it is served before queues behind it when its request comes.
+        let keep_busy = empty
+            && reason == Expiration::Preempted
+            && self.idle_inputs(id).needed_for_guarantees();
+        let has_work = !empty || keep_busy;
+        if empty {
+            let recoverable = !keep_busy
+                && !matches!(
+                    reason,
+                    Expiration::BudgetTimeout | Expiration::BudgetExhausted
+                );
+            // A slow queue charged for its time has nothing left to recover.
+            let left = budget.saturating_sub(charge.max(service));
+            self.ran_dry(id, recoverable.then_some(left), now);
         }
         let weight = self.queue(id).weight();
         self.engine.get_mut(entity_id).new_weight = weight;
@@ -339,13 +352,14 @@ impl Bfq {
         memory.max(next_cost)
     }
 
-    /// The queue ran out of requests: remember the budget left for hole recovery, and when
-    /// its next request may count as soft real-time.
-    pub(super) fn ran_dry(&mut self, id: QueueId, reason: Expiration, left: u64, now: Nanos) {
+    /// The queue ended its turn empty: remember the budget left for hole recovery if its turn
+    /// was cut short rather than used up (`recoverable`: the kernel's `non_blocking_wait_rq`),
+    /// and when its next request may count as soft real-time.
+    pub(super) fn ran_dry(&mut self, id: QueueId, recoverable: Option<u64>, now: Nanos) {
         let slice_idle = self.config.slice_idle;
         let low_latency = self.config.low_latency;
         let queue = self.queue_mut(id);
-        queue.emptied = (reason == Expiration::NoMoreRequests).then_some(left);
+        queue.emptied = recoverable;
         if low_latency {
             let (service, in_flight) = (queue.service_since_busy, queue.dispatched);
             queue.raising.ran_dry(service, in_flight, slice_idle, now);

@@ -333,7 +333,8 @@ impl Wf2q {
     /// An entity already active or in service keeps its place (its budget counts next turn).
     ///
     /// `back_shift`: the entity recovers from a hole (it ran dry moments ago) and keeps its old
-    /// timestamps — a start behind V moves only `1/back_shift` of the way up to V.
+    /// timestamps: if V passed its old finish, it starts there, and both timestamps move up
+    /// `1/back_shift` of the way needed for its finish to reach V.
     pub(super) fn activate(&mut self, id: EntityId, budget: u64, back_shift: Option<u64>) {
         self.entities[id].budget = budget;
         let mut current = id;
@@ -374,17 +375,24 @@ impl Wf2q {
         } else if !requeue {
             self.count_weight(id, true);
         }
+        let back_shift = back_shift.filter(|_| !requeue && old_finish < vtime);
         if !requeue {
             self.entities[id].start = match back_shift {
-                Some(divisor) if old_finish < vtime => {
-                    old_finish + (vtime - old_finish) / divisor.max(1)
-                }
-                _ => vtime.max(if kept_finish { old_finish } else { 0 }),
+                Some(_) => old_finish,
+                None => vtime.max(if kept_finish { old_finish } else { 0 }),
             };
         }
         self.apply_new_weight(id);
         let entity = &mut self.entities[id];
         entity.finish = entity.start + delta(entity.budget, entity.weight);
+        if let Some(divisor) = back_shift.filter(|_| entity.finish < vtime) {
+            // Recovering a hole keeps the old timestamps, pushed up just enough that the finish
+            // reaches V (a raised queue only 1/coefficient of the way), so that queues often
+            // briefly idle cannot drift far behind V and monopolise the device.
+            let push = (vtime - entity.finish) / divisor.max(1);
+            entity.start += push;
+            entity.finish += push;
+        }
         entity.place = Place::Active;
         let ahead = entity.start > vtime && entity.lead_left > 0;
         if ahead {
@@ -861,12 +869,30 @@ mod tests {
         );
         let (old_finish, vtime) = (delta(100, 10), delta(1100, 20));
         assert_eq!(engine.vtime_of(queues[0]), vtime);
-        engine.activate(queues[0], 1000, Some(30));
-        assert_eq!(
-            engine.get(queues[0]).start,
-            old_finish + (vtime - old_finish) / 30
-        );
+        // 100 service units at weight 10 behind V: the new finish is still behind V, and a
+        // queue raised 30 times moves up a thirtieth of the gap.
+        engine.activate(queues[0], 50, Some(30));
+        let finish = old_finish + delta(50, 10);
+        let push = (vtime - finish) / 30;
+        assert_eq!(engine.get(queues[0]).start, old_finish + push);
+        assert_eq!(engine.get(queues[0]).finish, finish + push);
         let _ = root;
+    }
+
+    #[test]
+    fn hole_recovery_brings_a_plain_queue_finish_to_v() {
+        let (mut engine, root, queues) = engine_with_queues(&[10, 10]);
+        engine.activate(queues[0], 1000, None);
+        engine.activate(queues[1], 1000, None);
+        assert_eq!(engine.select(root, 0), Some(0));
+        engine.charge(queues[0], 100);
+        engine.expire(queues[0], false, 1000, false);
+        assert_eq!(engine.select(root, 0), Some(1));
+        engine.charge(queues[1], 1000);
+        let vtime = engine.vtime_of(queues[0]);
+        engine.activate(queues[0], 50, Some(1));
+        assert_eq!(engine.get(queues[0]).finish, vtime);
+        assert_eq!(engine.get(queues[0]).start, vtime - delta(50, 10));
     }
 
     #[test]
