@@ -35,19 +35,6 @@ fn traced(job: &str, sched: &str, device: &str) -> TraceLog {
     log
 }
 
-/// MB/s over `seconds`, from the completions in the trace.
-fn rate(log: &TraceLog, seconds: f64) -> f64 {
-    let bytes: u64 = log
-        .events
-        .iter()
-        .filter_map(|(_, event)| match event {
-            TraceEvent::Complete { request, .. } => Some(u64::from(request.sectors) * 512),
-            _ => None,
-        })
-        .sum();
-    bytes as f64 / seconds / 1e6
-}
-
 /// Every turn's end: (time in s, queue, reason, budget).
 fn turn_ends(log: &TraceLog) -> Vec<(f64, Option<u32>, ServiceEnd, u64)> {
     log.events
@@ -123,7 +110,7 @@ fn readers_cut_short_take_the_disk_back_until_their_budgets_run_out() {
         .iter()
         .filter(|end| end.0 > last)
         .all(|end| end.2 != ServiceEnd::Preempted));
-    let mb = rate(&log, 10.0);
+    let mb = common::trace_rate(&log, 10.0);
     assert!((4.0..14.0).contains(&mb), "{mb:.1} MB/s");
 }
 
@@ -163,7 +150,7 @@ fn weighted_groups_on_a_software_array_use_up_their_budgets_uninjected() {
             i + 1
         );
     }
-    let mb = rate(&log, 10.0);
+    let mb = common::trace_rate(&log, 10.0);
     assert!((12.0..30.0).contains(&mb), "{mb:.1} MB/s");
 }
 
@@ -192,6 +179,6 @@ offset=300g
     assert_eq!(log.count("preempt"), 0);
     let first = turn_ends(&log)[0].clone();
     assert_eq!(first.2, ServiceEnd::BudgetExhausted, "{first:?}");
-    let mb = rate(&log, 5.0);
+    let mb = common::trace_rate(&log, 5.0);
     assert!(mb > 150.0, "{mb:.1} MB/s");
 }

@@ -33,15 +33,7 @@ fn merges(job: &str, sched: &str) -> (Vec<f64>, f64) {
         .filter(|(_, event)| matches!(event, TraceEvent::QueueMerge { .. }))
         .map(|(time, _)| *time as f64 / 1e9)
         .collect();
-    let bytes: u64 = log
-        .events
-        .iter()
-        .filter_map(|(_, event)| match event {
-            TraceEvent::Complete { request, .. } => Some(u64::from(request.sectors) * 512),
-            _ => None,
-        })
-        .sum();
-    (times, bytes as f64 / 5e6)
+    (times, common::trace_rate(&log, 5.0))
 }
 
 #[test]

@@ -91,3 +91,18 @@ pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>)
     );
     log
 }
+
+/// MB/s (10^6 bytes a second) over `seconds`, from the completions in a trace.
+pub fn trace_rate(log: &TraceLog, seconds: f64) -> f64 {
+    let bytes: u64 = log
+        .events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            ioslice_core::TraceEvent::Complete { request, .. } => {
+                Some(u64::from(request.sectors) * 512)
+            }
+            _ => None,
+        })
+        .sum();
+    bytes as f64 / seconds / 1e6
+}

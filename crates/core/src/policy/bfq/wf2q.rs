@@ -851,8 +851,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn hole_recovery_shifts_a_raised_queue_only_part_of_the_way() {
+    /// Two queues of weight 10: the first runs dry after 100 units, the second is served
+    /// 1000, so V passes the first one's finish while it is gone.
+    fn first_queue_left_behind() -> (Wf2q, Vec<EntityId>) {
         let (mut engine, root, queues) = engine_with_queues(&[10, 10]);
         engine.activate(queues[0], 1000, None);
         engine.activate(queues[1], 1000, None);
@@ -867,6 +868,12 @@ mod tests {
             Place::Off,
             "V passed its finish"
         );
+        (engine, queues)
+    }
+
+    #[test]
+    fn hole_recovery_shifts_a_raised_queue_only_part_of_the_way() {
+        let (mut engine, queues) = first_queue_left_behind();
         let (old_finish, vtime) = (delta(100, 10), delta(1100, 20));
         assert_eq!(engine.vtime_of(queues[0]), vtime);
         // 100 service units at weight 10 behind V: the new finish is still behind V, and a
@@ -876,19 +883,11 @@ mod tests {
         let push = (vtime - finish) / 30;
         assert_eq!(engine.get(queues[0]).start, old_finish + push);
         assert_eq!(engine.get(queues[0]).finish, finish + push);
-        let _ = root;
     }
 
     #[test]
     fn hole_recovery_brings_a_plain_queue_finish_to_v() {
-        let (mut engine, root, queues) = engine_with_queues(&[10, 10]);
-        engine.activate(queues[0], 1000, None);
-        engine.activate(queues[1], 1000, None);
-        assert_eq!(engine.select(root, 0), Some(0));
-        engine.charge(queues[0], 100);
-        engine.expire(queues[0], false, 1000, false);
-        assert_eq!(engine.select(root, 0), Some(1));
-        engine.charge(queues[1], 1000);
+        let (mut engine, queues) = first_queue_left_behind();
         let vtime = engine.vtime_of(queues[0]);
         engine.activate(queues[0], 50, Some(1));
         assert_eq!(engine.get(queues[0]).finish, vtime);
