@@ -177,7 +177,7 @@ offset=300g
 ";
     let log = traced(job, "bfq:low_latency=0", "sim:sata-7200");
     assert_eq!(log.count("preempt"), 0);
-    let first = turn_ends(&log)[0].clone();
+    let first = turn_ends(&log)[0];
     assert_eq!(first.2, ServiceEnd::BudgetExhausted, "{first:?}");
     let mb = common::trace_rate(&log, 5.0);
     assert!(mb > 150.0, "{mb:.1} MB/s");
