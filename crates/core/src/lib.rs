@@ -28,9 +28,9 @@ pub mod tunable;
 
 pub use group::{Group, GroupId, GroupTree};
 pub use priority::{IoPriority, PriorityClass};
-pub use registry::{build_scheduler, SchedulerContext, SchedulerInfo, SCHEDULERS};
+pub use registry::{build_scheduler, SchedulerInfo, SCHEDULERS};
 pub use request::{Completion, Direction, ProcessId, Request, RequestId};
-pub use scheduler::{Dispatch, Inserted, Scheduler};
+pub use scheduler::{Dispatch, Inserted, Scheduler, SchedulerContext};
 pub use time::Nanos;
 pub use trace::{TraceEvent, TraceSink};
 pub use tunable::{SchedSpec, TunableError};

@@ -6,19 +6,8 @@ use crate::policy::cfq::Cfq;
 use crate::policy::deadline::Deadline;
 use crate::policy::mq_deadline::MqDeadline;
 use crate::policy::noop::Noop;
+use crate::scheduler::{Scheduler, SchedulerContext};
 use crate::tunable::{SchedSpec, TunableDef, TunableError, Tunables};
-use crate::{GroupTree, Scheduler};
-
-/// What a policy is told about the world it runs in when it is built.
-#[derive(Debug, Clone, Default)]
-pub struct SchedulerContext {
-    /// The groups of the run, with their weights.
-    pub groups: GroupTree,
-    /// Whether the device has moving heads.
-    pub rotational: bool,
-    /// Commands the device accepts at once.
-    pub queue_depth: usize,
-}
 
 /// How a policy is built from its resolved tunables and the run's context.
 type BuildFn = fn(&Tunables, &SchedulerContext) -> Result<Box<dyn Scheduler>, TunableError>;
@@ -128,6 +117,7 @@ pub fn build_scheduler(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::GroupTree;
 
     #[test]
     fn names_aliases_and_errors() {

@@ -1,6 +1,19 @@
-//! The `Scheduler` trait every policy implements.
+//! The `Scheduler` trait every policy implements, and the context a policy is built with
+//! ([`SchedulerContext`]): the interface between the policies and whoever builds and drives
+//! them (the registry, the simulator, the engine).
 
-use crate::{Completion, GroupId, Nanos, ProcessId, Request, RequestId, TraceEvent};
+use crate::{Completion, GroupId, GroupTree, Nanos, ProcessId, Request, RequestId, TraceEvent};
+
+/// What a policy is told about the world it runs in when it is built.
+#[derive(Debug, Clone, Default)]
+pub struct SchedulerContext {
+    /// The groups of the run, with their weights.
+    pub groups: GroupTree,
+    /// Whether the device has moving heads.
+    pub rotational: bool,
+    /// Commands the device accepts at once.
+    pub queue_depth: usize,
+}
 
 /// What `dispatch` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]

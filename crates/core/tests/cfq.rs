@@ -7,7 +7,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::policy::cfq::Cfq;
-use ioslice_core::registry::SchedulerContext;
+use ioslice_core::scheduler::SchedulerContext;
 use ioslice_core::time::{ms, us};
 use ioslice_core::tunable::Tunables;
 use ioslice_core::{

@@ -19,7 +19,7 @@
 //! that waited for the device starts the new batch's clock at the last completion, and a
 //! new async batch starts at its FIFO head. Our own code.
 
-use super::queue::Class;
+use super::class::Class;
 use crate::Nanos;
 
 /// Batch state (the kernel's `batch_data_dir`, `changed_batch`, `new_batch`,

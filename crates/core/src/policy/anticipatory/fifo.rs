@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::queue::Class;
+use super::class::Class;
 use crate::merge::SlotKey;
 use crate::Nanos;
 

@@ -47,6 +47,7 @@
 
 mod anticipation;
 mod batch;
+mod class;
 mod fifo;
 mod process_stats;
 mod queue;
@@ -55,11 +56,12 @@ pub use anticipation::AnticipationState;
 
 use anticipation::{Anticipation, BreakReason, Candidate};
 use batch::Batches;
+use class::Class;
 use process_stats::{Statistics, ONE};
-use queue::{Class, Queue};
+use queue::Queue;
 
 use crate::merge::SlotKey;
-use crate::registry::SchedulerContext;
+use crate::scheduler::SchedulerContext;
 use crate::time::ms;
 use crate::trace::{BatchClass, BatchStart, IdleEnd, IdleKind, QueueRef, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};

@@ -5,42 +5,17 @@
 
 use std::collections::BTreeSet;
 
+use super::class::Class;
 use super::fifo::Fifos;
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
 use crate::sector_order::SeekCost;
-use crate::{Direction, Nanos, Request, RequestId};
+use crate::{Nanos, Request, RequestId};
 
 /// AS's seek pricing: backward seeks up to 1 Mi sectors at twice the cost.
 const SEEK_COST: SeekCost = SeekCost {
     back_seek_max: 1024 * 1024,
     back_seek_penalty: 2,
 };
-
-/// AS's two classes of request. Reads and sync writes (O_DIRECT, O_SYNC, fsync) are sync;
-/// buffered writeback is async. Batches alternate between the classes, not directions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Class {
-    /// Reads and sync writes.
-    Sync,
-    /// Async writes.
-    Async,
-}
-
-impl Class {
-    /// The class of a request: every read is sync, a write is sync if flagged so.
-    pub fn of(request: &Request) -> Self {
-        if request.direction == Direction::Read || request.sync {
-            Class::Sync
-        } else {
-            Class::Async
-        }
-    }
-
-    /// 0 (sync) or 1 (async), for per-class arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// What merging an incoming request did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +138,7 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ProcessId;
+    use crate::{Direction, ProcessId};
 
     fn read(id: u64, sector: u64) -> Request {
         Request::new(RequestId(id), ProcessId(1), Direction::Read, sector, 8)

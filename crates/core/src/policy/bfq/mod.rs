@@ -58,7 +58,7 @@ use std::collections::BTreeMap;
 
 use crate::id_map::IdMap;
 
-use crate::registry::SchedulerContext;
+use crate::scheduler::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::{ms, us};
 use crate::trace::TraceBuffer;

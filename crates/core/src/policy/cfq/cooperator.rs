@@ -15,8 +15,7 @@ use std::collections::BTreeSet;
 use crate::ProcessId;
 
 use super::preempt::CLOSE_THRESHOLD;
-use super::queue::QueueId;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// Sync queues by (level, start sector of the next request).
 #[derive(Debug, Clone, Default)]

@@ -19,8 +19,7 @@ use crate::trace::ServiceEnd;
 use crate::trace::Traced;
 use crate::{Nanos, Request, TraceEvent};
 
-use super::queue::QueueId;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// What to do with the active queue.
 enum Verdict {

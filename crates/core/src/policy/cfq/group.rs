@@ -21,10 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::{GroupId, GroupTree, Nanos, PriorityClass};
 
 use super::idle::ThinkTime;
-use super::queue::QueueId;
 use super::service_tree::{ServiceTree, TreeIndex, WorkloadType};
 use super::workload::SavedWorkload;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// vfraction's fixed point: 12 bits (`CFQ_SERVICE_SHIFT`).
 pub(super) const VFRACTION_SHIFT: u32 = 12;

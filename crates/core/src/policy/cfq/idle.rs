@@ -19,8 +19,7 @@
 use crate::trace::{IdleEnd, IdleKind, ServiceEnd};
 use crate::{Nanos, ProcessId};
 
-use super::queue::QueueId;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// Think-time samples (×256) above which the mean is trusted: three samples.
 const VALID_SAMPLES: u64 = 80;

@@ -55,7 +55,7 @@ use crate::trace::Traced;
 use std::collections::BTreeMap;
 
 use crate::merge::{RequestSlab, SlotKey};
-use crate::registry::SchedulerContext;
+use crate::scheduler::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::ms;
 use crate::trace::{IdleKind, ServiceEnd, TraceBuffer};
@@ -70,11 +70,14 @@ use group::{CfqGroup, GroupServiceTree};
 use hw_tag::HwTag;
 use idle::ThinkTime;
 use preempt::PreemptReason;
-use queue::{QueueId, Queues, SlotInfo};
+use queue::{Queues, SlotInfo};
 use workload::Serving;
 
 /// Largest value of the kernel's `int` tunables.
 const INT_MAX: i64 = i32::MAX as i64;
+
+/// A queue's index in [`Queues`]: how every part of CFQ names a queue.
+type QueueId = usize;
 
 /// The tunables in the units the algorithm uses (nanoseconds, sectors).
 #[derive(Debug, Clone)]

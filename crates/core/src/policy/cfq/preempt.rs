@@ -16,9 +16,8 @@
 
 use crate::Nanos;
 
-use super::queue::QueueId;
 use super::service_tree::WorkloadType;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// A new request this close to the head (in sectors) is as good as the idling queue's own
 /// (`CFQQ_CLOSE_THR`).
@@ -126,10 +125,17 @@ mod tests {
     use super::PreemptReason::*;
     use super::*;
     use crate::policy::cfq::testing::{
-        cfq, cfq_with, finish, in_group, offer, read, serve_alone, take, with_priority,
+        cfq, cfq_with, finish, in_group, read, serve_alone, take, with_priority,
     };
     use crate::time::ms;
     use crate::{Direction, IoPriority, PriorityClass, ProcessId, Request, RequestId, Scheduler};
+
+    /// Offer a request as `insert` would, and say whether (and why) it would preempt, without
+    /// preempting.
+    fn offer(cfq: &mut Cfq, request: Request, now: Nanos) -> Option<PreemptReason> {
+        let queue = cfq.queue_for_request(&request, now);
+        cfq.admit(queue, request, now)
+    }
 
     fn priority(class: PriorityClass, level: u8) -> IoPriority {
         IoPriority::new(class, level).expect("level 0-7")

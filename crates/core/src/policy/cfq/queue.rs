@@ -12,10 +12,7 @@ use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, Reque
 
 use super::idle::SeekHistory;
 use super::service_tree::TreePosition;
-use super::{Cfq, ProcessState};
-
-/// A queue's index in [`Queues`].
-pub(super) type QueueId = usize;
+use super::{Cfq, ProcessState, QueueId};
 
 /// Which queue holds a queued request, and its place on that queue's FIFO.
 #[derive(Debug, Clone, Copy)]

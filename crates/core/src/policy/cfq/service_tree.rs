@@ -13,9 +13,8 @@ use std::collections::BTreeSet;
 use crate::{Nanos, PriorityClass};
 
 use super::idle::ThinkTime;
-use super::queue::QueueId;
 use super::slice::prio_slice;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// How far behind the last queue an IDLE-class queue joins (`CFQ_IDLE_DELAY`, HZ/5).
 const IDLE_DELAY: i64 = 200_000_000;

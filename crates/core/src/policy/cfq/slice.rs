@@ -8,12 +8,10 @@
 //! `2 × slice_idle` scaled like the slice. The slice starts at the queue's first completion.
 //! An async queue also has a request budget, `2 × slice_async_rq × (8 − level)`.
 
-use crate::trace::ServiceEnd;
-use crate::trace::Traced;
+use crate::trace::{IdleEnd, ServiceEnd, Traced};
 use crate::{Nanos, PriorityClass, TraceEvent};
 
-use super::queue::QueueId;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// Each priority level moves the slice by a fifth of its base (`CFQ_SLICE_SCALE`).
 const SLICE_SCALE: i128 = 5;
@@ -50,6 +48,15 @@ pub(super) fn low_latency_slice(
     }
     let low_slice = slice.min(mul_div(slice_idle.saturating_mul(2), slice, slice_sync));
     mul_div(slice, group_slice, expected_latency).max(low_slice)
+}
+
+/// The idle window a slice's end closes: a preemption, an exit, or the end of the slice.
+fn idle_end_for(reason: ServiceEnd) -> IdleEnd {
+    match reason {
+        ServiceEnd::Preempted => IdleEnd::Preempted,
+        ServiceEnd::ProcessExited => IdleEnd::ProcessExited,
+        _ => IdleEnd::ServiceEnded,
+    }
 }
 
 impl Cfq {
@@ -142,7 +149,7 @@ impl Cfq {
         let Some(queue) = self.active else {
             return;
         };
-        self.end_idle_window(queue, super::tracing::idle_end_for(reason));
+        self.end_idle_window(queue, idle_end_for(reason));
         if self.queues[queue].wait_request {
             self.idle_timer = None;
         }

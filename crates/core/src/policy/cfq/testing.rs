@@ -1,7 +1,7 @@
 //! Helpers for the CFQ unit tests: a policy built from settings and groups, requests, and a
 //! depth-1 device driven with a fake clock.
 
-use crate::registry::SchedulerContext;
+use crate::scheduler::SchedulerContext;
 use crate::time::ms;
 use crate::tunable::Tunables;
 use crate::{
@@ -9,7 +9,6 @@ use crate::{
     RequestId, Scheduler,
 };
 
-use super::preempt::PreemptReason;
 use super::Cfq;
 
 /// A CFQ on a rotational single-command disk, with these settings and groups (path, weight).
@@ -81,13 +80,6 @@ pub(super) fn finish(cfq: &mut Cfq, request: &Request, now: Nanos) {
         error: None,
     };
     cfq.complete(&completion, now);
-}
-
-/// Offer a request as `insert` would, and say whether (and why) it would preempt, without
-/// preempting.
-pub(super) fn offer(cfq: &mut Cfq, request: Request, now: Nanos) -> Option<PreemptReason> {
-    let queue = cfq.queue_for_request(&request, now);
-    cfq.admit(queue, request, now)
 }
 
 /// Serve one process's requests at these sectors one at a time, 1 ms each, from `now`;

@@ -1,13 +1,12 @@
 //! What CFQ tells the trace ([`crate::trace`]): the names it gives its queues there, and how
 //! its own reasons map onto the trace's.
 
-use crate::trace::{self, QueueRef, ServiceEnd, TraceBuffer, Traced};
+use crate::trace::{self, QueueRef, TraceBuffer, Traced};
 use crate::{IoPriority, Nanos, TraceEvent};
 
 use super::preempt::PreemptReason;
-use super::queue::QueueId;
 use super::service_tree::WorkloadType;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 impl Cfq {
     /// A queue as the trace names it.
@@ -73,15 +72,6 @@ impl From<WorkloadType> for trace::Workload {
             WorkloadType::SyncNoIdle => Self::SyncNoIdle,
             WorkloadType::Sync => Self::Sync,
         }
-    }
-}
-
-/// The idle window a slice's end closes: a preemption, an exit, or the end of the slice.
-pub(super) fn idle_end_for(reason: ServiceEnd) -> trace::IdleEnd {
-    match reason {
-        ServiceEnd::Preempted => trace::IdleEnd::Preempted,
-        ServiceEnd::ProcessExited => trace::IdleEnd::ProcessExited,
-        _ => trace::IdleEnd::ServiceEnded,
     }
 }
 

@@ -12,10 +12,9 @@
 use crate::trace::Traced;
 use crate::{GroupId, Nanos, PriorityClass, TraceEvent};
 
-use super::queue::QueueId;
 use super::service_tree::{TreeIndex, WorkloadType};
 use super::slice::mul_div;
-use super::Cfq;
+use super::{Cfq, QueueId};
 
 /// The shortest workload slice (`CFQ_MIN_TT`, two jiffies).
 const MIN_WORKLOAD_SLICE: Nanos = 2_000_000;
