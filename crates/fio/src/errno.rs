@@ -17,7 +17,7 @@
 //! The numbers are Linux's (the same on every architecture Linux shares with x86-64 for these
 //! names); the engine's tests check them against the C library's.
 
-use crate::pattern::DataDirection;
+use crate::direction::DataDirection;
 
 /// Names and Linux numbers of the errors a block I/O can meet.
 pub const ERRNOS: &[(&str, i32)] = &[

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod direction;
 pub mod errno;
 pub mod job;
 pub mod jobfile;

@@ -3,35 +3,14 @@
 //! the elevator (single queue or blk-mq, and when blk-mq runs the queue after a completion),
 //! how the kernel marks O_DIRECT writes, and a driver queue in front of the device's own.
 //!
-//! Every key names the Linux setting it models, in that setting's unit.
+//! Every key names the Linux setting it models, in that setting's unit. The settings land in
+//! [`SimConfig`]; the kinds of block layer and of O_DIRECT write marking are defined with it
+//! and named here too ([`BlockLayer`], [`DirectWrites`]).
 
 use std::fmt;
 
-use crate::simulation::SimConfig;
-
-/// How the block layer marks O_DIRECT writes for the elevator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DirectWrites {
-    /// Sync requests, as Linux has marked them since the direct-I/O sync-write hint of
-    /// December 2004 (`PF_SYNCWRITE`, later `WRITE_ODIRECT`/`REQ_SYNC`).
-    Sync,
-    /// Async requests, as the 2.6 kernels before that hint treated them (seed 003's kernel).
-    Async,
-}
-
-/// The block layer between the jobs and the elevator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockLayer {
-    /// Linux 2.6's single request queue: a completion dispatches the next request at once,
-    /// and requests submitted at one instant meet in the elevator before it dispatches
-    /// (plugging). noop, deadline, anticipatory and cfq were written for it.
-    SingleQueue,
-    /// blk-mq (Linux 3.13 and later): each submission runs the queue, so a request goes to a
-    /// device with a free tag as soon as it is inserted; after a completion the queue is run
-    /// by a worker thread [`SimConfig::BLK_MQ_QUEUE_RUN_DELAY`] later. bfq and mq-deadline were
-    /// written for it.
-    BlkMq,
-}
+use crate::config::SimConfig;
+pub use crate::config::{BlockLayer, DirectWrites};
 
 /// One `key`: its unit and what it sets.
 struct HostKey {

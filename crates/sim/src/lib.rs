@@ -10,4 +10,5 @@ pub mod preset;
 pub mod readahead;
 pub mod simulation;
 
+mod config;
 mod id_hash;
