@@ -12,6 +12,7 @@ pub mod job;
 pub mod jobfile;
 pub mod output;
 pub mod pattern;
+pub mod plan;
 pub mod report;
 pub mod stats;
 pub mod workload;

@@ -183,7 +183,7 @@ fn pick_in_range(min: u64, max: u64, (clone, file): (u32, usize)) -> u64 {
         return min;
     }
     let span = max - min;
-    let hash = mix64((u64::from(clone) << 32) ^ file as u64);
+    let hash = mix((u64::from(clone) << 32) ^ file as u64);
     let pick = min + hash % span.saturating_add(1);
     if min > 0 {
         pick - pick % min
@@ -192,12 +192,13 @@ fn pick_in_range(min: u64, max: u64, (clone, file): (u32, usize)) -> u64 {
     }
 }
 
-/// The splitmix64 finaliser: a cheap, well-mixed 64-bit hash.
-fn mix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+/// SplitMix64's finaliser: a cheap, well-mixed 64-bit hash, which also decorrelates seeds
+/// derived from one another (`crate::plan`).
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// A pseudo-random permutation of `0..len` in O(1) memory: a 4-round Feistel network over
@@ -253,7 +254,7 @@ impl Permutation {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut left, mut right) = (value >> self.half_bits, value & mask);
         for round in 0..4u64 {
-            let f = mix64(right ^ self.key.wrapping_add(round.wrapping_mul(0x51_7cc1))) & mask;
+            let f = mix(right ^ self.key.wrapping_add(round.wrapping_mul(0x51_7cc1))) & mask;
             (left, right) = (right, left ^ f);
         }
         (left << self.half_bits) | right

@@ -264,14 +264,6 @@ struct Simulation<'a> {
     trace: Option<Tracer<&'a mut dyn TraceSink>>,
 }
 
-/// A 64-bit mix (SplitMix64's finaliser): decorrelates seeds derived from one another.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl<'a> Simulation<'a> {
     fn new(
         job_file: &'a JobFile,
@@ -301,7 +293,7 @@ impl<'a> Simulation<'a> {
                 process.direct_writes_async = job_file.jobs[process.spec_index].direct;
             }
         }
-        let epoch = mix(config.seed) % 1_000_000_000;
+        let epoch = ioslice_fio::plan::mix(config.seed) % 1_000_000_000;
         let trace = trace.map(|sink| Tracer::new(sink, epoch, &groups, scheduler.as_mut()));
         Ok(Self {
             job_file,

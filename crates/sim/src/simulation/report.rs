@@ -2,15 +2,14 @@
 //! placed on the disk, and the report fio would print once they are done.
 
 use ioslice_core::{GroupTree, ProcessId};
-use ioslice_fio::pattern::{plan_files, IoPattern};
+use ioslice_fio::plan::plan_run;
 use ioslice_fio::workload::JobClock;
 use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{
-    job_error, mix, Lifecycle, Process, SimConfig, SimError, SimOutcome, Simulation,
-    WritebackCounts,
+    job_error, Lifecycle, Process, SimConfig, SimError, SimOutcome, Simulation, WritebackCounts,
 };
 use crate::layout::Layout;
 use crate::readahead::FileReadahead;
@@ -75,8 +74,8 @@ impl Simulation<'_> {
     }
 }
 
-/// One process per job clone, in job order, with its files placed on the disk, its
-/// reporting group and its stonewall phase. Returns the processes and the number of phases.
+/// One process per job clone, from the plan both drivers share (`ioslice_fio::plan`), with
+/// its files placed on the disk and its group. Returns the processes and the number of phases.
 pub(super) fn build_processes(
     job_file: &JobFile,
     groups: &GroupTree,
@@ -84,42 +83,36 @@ pub(super) fn build_processes(
     seed: u64,
 ) -> Result<(Vec<Process>, usize), SimError> {
     let mut layout = Layout::new(capacity);
-    let mut processes = Vec::new();
-    let slots = ioslice_fio::job::phases_and_groups(&job_file.jobs);
-    for (spec_index, (spec, &(phase, groupid))) in job_file.jobs.iter().zip(&slots).enumerate() {
-        let group = groups.of_job(spec.cgroup.as_deref());
-        for clone in 0..spec.numjobs.max(1) {
-            let index = processes.len() as u32;
-            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
-            let file_sectors = plans
-                .iter()
-                .map(|plan| layout.place(&plan.name, plan.size))
-                .collect::<Result<Vec<_>, _>>()?;
-            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
-            let stream = spec.randseed.unwrap_or(seed);
-            processes.push(Process {
-                spec_index,
-                pid: ProcessId(index + 1),
-                group,
-                priority: spec.priority.unwrap_or_default(),
-                phase,
-                sync_writes: spec.direct || spec.sync_writes,
-                buffered_reads: !spec.direct,
-                direct_writes_async: false,
-                file_sizes: plans.iter().map(|plan| plan.size).collect(),
-                readahead: vec![FileReadahead::default(); plans.len()],
-                file_sectors,
-                pattern: Some(pattern),
-                clock: None,
-                rng: ChaCha8Rng::seed_from_u64(mix(stream ^ mix(u64::from(index)))),
-                stats: JobStats::default(),
-                lifecycle: Lifecycle::Waiting,
-                wake_at: None,
-                end: 0,
-                groupid,
-            });
-        }
+    let plan = plan_run(&job_file.jobs, seed, |_, _| capacity).map_err(job_error)?;
+    let mut processes = Vec::with_capacity(plan.processes.len());
+    for process in plan.processes {
+        let spec = process.spec;
+        let file_sectors = process
+            .files
+            .iter()
+            .map(|file| layout.place(&file.name, file.size))
+            .collect::<Result<Vec<_>, _>>()?;
+        processes.push(Process {
+            spec_index: process.spec_index,
+            pid: ProcessId(process.index + 1),
+            group: groups.of_job(spec.cgroup.as_deref()),
+            priority: spec.priority.unwrap_or_default(),
+            phase: process.phase,
+            sync_writes: spec.direct || spec.sync_writes,
+            buffered_reads: !spec.direct,
+            direct_writes_async: false,
+            file_sizes: process.files.iter().map(|file| file.size).collect(),
+            readahead: vec![FileReadahead::default(); process.files.len()],
+            file_sectors,
+            pattern: Some(process.pattern),
+            clock: None,
+            rng: ChaCha8Rng::seed_from_u64(process.seed),
+            stats: JobStats::default(),
+            lifecycle: Lifecycle::Waiting,
+            wake_at: None,
+            end: 0,
+            groupid: process.groupid,
+        });
     }
-    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
-    Ok((processes, phases))
+    Ok((processes, plan.phases))
 }
