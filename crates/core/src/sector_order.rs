@@ -1,7 +1,8 @@
-//! The sector-distance choice AS, CFQ and BFQ share (reference §1.3): given the head
-//! position, which of two requests costs less to reach. Forward distance counts as is; a
-//! short backward seek (up to `back_seek_max`) costs its distance times `back_seek_penalty`;
-//! anything further back "wraps" and loses to any candidate that does not.
+//! The sector-distance choice AS, CFQ and BFQ share (Linux's `as_choose_req`,
+//! `cfq_choose_req` and `bfq_choose_req`): given the head position, which of two requests
+//! costs less to reach. Forward distance counts as is; a short backward seek (up to
+//! `back_seek_max`) costs its distance times `back_seek_penalty`; anything further back
+//! "wraps" and loses to any candidate that does not.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;

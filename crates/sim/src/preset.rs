@@ -1,9 +1,9 @@
 //! Device presets and the `sim:PRESET[:key=value,...]` device syntax.
 //!
 //! Each preset is a table of parameters with a value, a unit and the source the value comes
-//! from (a datasheet row of the reference's §5.3, DiskSim, a seed thread, or "calibrated: …"
-//! for values set to reproduce a published one-client figure). Any parameter can be
-//! overridden on the command line; [`presets`] lists them all.
+//! from (a drive's datasheet, one of DiskSim's validated disk files, a seed thread, or
+//! "calibrated: …" for values set to reproduce a published one-client figure). Any parameter
+//! can be overridden on the command line; [`presets`] lists them all.
 
 use std::fmt;
 use std::str::FromStr;
@@ -151,10 +151,10 @@ fn param(name: &'static str, value: &str, unit: &'static str, source: &'static s
     }
 }
 
-const S53_SYNTH: &str =
-    "reference §5.3, suggested modern 7200 rpm SATA profile (synthesis of the datasheet rows)";
-const S53_ROTATION: &str =
-    "reference §5.3: 7200 rpm (WD Ultrastar DC HC310, Seagate Constellation ES.3)";
+const DATASHEET_SYNTHESIS: &str =
+    "7200 rpm synthesis of WD HC310, HGST 7K4000, Seagate ES.3, Hitachi 7K320/7K500 datasheets";
+const DATASHEET_ROTATION: &str =
+    "WD Ultrastar DC HC310 and Seagate Constellation ES.3 datasheets: 7200 rpm";
 const ASSUMED: &str = "assumption: affects only head switches and cylinder count";
 const RA_MIN: &str = "assumption: DiskSim's minimum read-ahead; not fitted to any result";
 const AGE: &str =
@@ -167,40 +167,40 @@ fn sata_7200() -> Vec<ParamInfo> {
             "capacity_gib",
             "931.5",
             "GiB",
-            "1 TB class, as Seagate Constellation ES.3 ST1000NM0033 (reference §5.3)",
+            "1 TB class, as Seagate Constellation ES.3 ST1000NM0033 (product manual)",
         ),
-        param("rpm", "7200", "rpm", S53_ROTATION),
+        param("rpm", "7200", "rpm", DATASHEET_ROTATION),
         param("heads", "4", "surfaces", ASSUMED),
-        param("zones", "24", "zones", S53_SYNTH),
-        param("outer_mbps", "200", "MB/s", S53_SYNTH),
-        param("inner_mbps", "100", "MB/s", S53_SYNTH),
-        param("seek_track_ms", "0.8", "ms", S53_SYNTH),
-        param("seek_avg_ms", "8.5", "ms", S53_SYNTH),
-        param("seek_full_ms", "18", "ms", S53_SYNTH),
+        param("zones", "24", "zones", DATASHEET_SYNTHESIS),
+        param("outer_mbps", "200", "MB/s", DATASHEET_SYNTHESIS),
+        param("inner_mbps", "100", "MB/s", DATASHEET_SYNTHESIS),
+        param("seek_track_ms", "0.8", "ms", DATASHEET_SYNTHESIS),
+        param("seek_avg_ms", "8.5", "ms", DATASHEET_SYNTHESIS),
+        param("seek_full_ms", "18", "ms", DATASHEET_SYNTHESIS),
         param(
             "write_settle_ms",
             "0.8",
             "ms",
-            "reference §5.3: HC310 average seek write 8.2 ms - read 7.4 ms",
+            "WD Ultrastar DC HC310 datasheet: average seek 8.2 ms write, 7.4 ms read",
         ),
-        param("head_switch_ms", "0.3", "ms", S53_SYNTH),
+        param("head_switch_ms", "0.3", "ms", DATASHEET_SYNTHESIS),
         param(
             "read_overhead_us",
             "150",
             "µs",
-            "reference §5.3: DiskSim maxtor300g.diskspecs overheads 0.1–0.34 ms",
+            "DiskSim maxtor300g.diskspecs (Maxtor Atlas 10K V): overheads 0.1–0.34 ms",
         ),
         param(
             "read_miss_overhead_us",
             "300",
             "µs",
-            "reference §5.3: DiskSim maxtor300g.diskspecs overheads 0.1–0.34 ms",
+            "DiskSim maxtor300g.diskspecs (Maxtor Atlas 10K V): overheads 0.1–0.34 ms",
         ),
         param(
             "write_overhead_us",
             "200",
             "µs",
-            "reference §5.3: DiskSim maxtor300g.diskspecs overheads 0.1–0.34 ms",
+            "DiskSim maxtor300g.diskspecs (Maxtor Atlas 10K V): overheads 0.1–0.34 ms",
         ),
         param(
             "bus_mbps",
@@ -212,7 +212,7 @@ fn sata_7200() -> Vec<ParamInfo> {
             "cache_mib",
             "64",
             "MiB",
-            "reference §5.3: 64 MB cache (Barracuda XT, BarraCuda ST1000DM010)",
+            "Seagate Barracuda XT and BarraCuda ST1000DM010 specifications: 64 MB cache",
         ),
         param(
             "segments",
@@ -231,7 +231,7 @@ fn sata_7200() -> Vec<ParamInfo> {
             "wce",
             "on",
             "on/off",
-            "drives ship with the write cache enabled (reference §5.3: optional write-back)",
+            "drives ship with the write cache enabled (write-back: DiskSim's fast write level)",
         ),
         param(
             "wcache_mib",
@@ -252,16 +252,16 @@ fn ide_2004() -> Vec<ParamInfo> {
         param("capacity_gib", "74.5", "GiB", "80 GB, a common 2004 size; seed 003's test partition hdc1 is 30.7 GB"),
         param("rpm", "7200", "rpm", SEED3),
         param("heads", "4", "surfaces", ASSUMED),
-        param("zones", "16", "zones", "DiskSim valid/barracuda.model has 11 zones; §5.3 synthesis 20–30"),
-        param("outer_mbps", "58", "MB/s", "assumption: a 2004 platter a little below §5.3's Deskstar 7K500 zone 0 (64.8 MB/s, 2005)"),
-        param("inner_mbps", "31", "MB/s", "reference §5.3: Deskstar 7K500 zone 29 31.0 MB/s"),
-        param("seek_track_ms", "2.0", "ms", "calibrated: seed 003 random 64 KiB reads; §5.3 ST32171W 1-cylinder seek 1.94 ms (DiskSim)"),
-        param("seek_avg_ms", "8.5", "ms", S53_SYNTH),
-        param("seek_full_ms", "17", "ms", "reference §5.3: ST32171W full stroke 16.68 ms, 7K320 20 ms"),
-        param("write_settle_ms", "0.2", "ms", "calibrated: seed 003 random 4 KiB writes; §5.3 7K320 single-track write−read 0.1 ms"),
-        param("head_switch_ms", "0.5", "ms", S53_SYNTH),
+        param("zones", "16", "zones", "DiskSim valid/barracuda.model: 11 zones; Hitachi Deskstar 7K500 spec: zones up to 29"),
+        param("outer_mbps", "58", "MB/s", "assumption: a 2004 platter a little below the Hitachi Deskstar 7K500 spec's zone 0 (64.8 MB/s, 2005)"),
+        param("inner_mbps", "31", "MB/s", "Hitachi Deskstar 7K500 spec, table 10: zone 29 at 31.0 MB/s"),
+        param("seek_track_ms", "2.0", "ms", "calibrated: seed 003 random 64 KiB reads; DiskSim valid/barracuda.seek (ST32171W) 1-cylinder seek 1.94 ms"),
+        param("seek_avg_ms", "8.5", "ms", DATASHEET_SYNTHESIS),
+        param("seek_full_ms", "17", "ms", "DiskSim valid/barracuda.seek (ST32171W) full stroke 16.68 ms; Hitachi Travelstar 7K320 spec 20 ms"),
+        param("write_settle_ms", "0.2", "ms", "calibrated: seed 003 random 4 KiB writes; Hitachi Travelstar 7K320 spec single-track write−read 0.1 ms"),
+        param("head_switch_ms", "0.5", "ms", DATASHEET_SYNTHESIS),
         param("read_overhead_us", "140", "µs", "calibrated: seed 003 sequential 4 KiB O_DIRECT reads, 19837 KB/s (with the simulator's 20 µs host latency)"),
-        param("read_miss_overhead_us", "600", "µs", "reference §5.3: DiskSim barracuda.diskspecs (ST32171W) read-miss overhead ≈0.6 ms"),
+        param("read_miss_overhead_us", "600", "µs", "DiskSim valid/barracuda.diskspecs (ST32171W): read-miss overhead ≈0.6 ms"),
         param("write_overhead_us", "240", "µs", "calibrated: seed 003 sequential 4 KiB O_DIRECT writes, 13406 KB/s (with the simulator's 20 µs host latency)"),
         param("bus_mbps", "100", "MB/s", "ATA-100 (UDMA mode 5)"),
         param("cache_mib", "8", "MiB", "assumption: 8 MB buffer of 2004 7200 rpm ATA drives (2–8 MB were sold)"),
@@ -333,7 +333,7 @@ fn raid5_12() -> Vec<ParamInfo> {
 /// A SATA-class flash SSD.
 fn ssd() -> Vec<ParamInfo> {
     const MQSIM: &str =
-        "assumption in the range of MQSim's SATA/NVMe configurations (reference §5.2)";
+        "assumption in the range of the SATA/NVMe configurations of MQSim (ssdconfig.xml)";
     vec![
         param(
             "capacity_gib",
@@ -363,7 +363,8 @@ fn ssd() -> Vec<ParamInfo> {
 
 /// An NVMe-class flash SSD.
 fn nvme() -> Vec<ParamInfo> {
-    const MQSIM: &str = "assumption in the range of MQSim's NVMe configurations (reference §5.2)";
+    const MQSIM: &str =
+        "assumption in the range of the NVMe configurations of MQSim (ssdconfig.xml)";
     vec![
         param("capacity_gib", "953.7", "GiB", "1 TB, a common NVMe size"),
         param(

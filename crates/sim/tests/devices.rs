@@ -104,8 +104,8 @@ fn seek_curve_is_monotone_through_its_anchors() {
 
 #[test]
 fn seek_curve_follows_the_disksim_st32171w_table() {
-    // valid/barracuda.seek (reference §5.3): 4,986 cylinders; the average anchor at one third
-    // of the stroke is interpolated from the table's 1,000 and 2,000 cylinder rows.
+    // DiskSim's valid/barracuda.seek (Seagate ST32171W): 4,986 cylinders; the average anchor
+    // at one third of the stroke is interpolated from the table's 1,000 and 2,000 cylinder rows.
     let average = 8.11 + (1662.0 - 1000.0) / 1000.0 * (10.09 - 8.11);
     let curve = SeekCurve::new(1.943, average, 16.679, 4986).expect("consistent anchors");
     for (distance, table_ms) in [
@@ -131,7 +131,8 @@ fn qd1_random_4k_reads_match_seek_plus_half_rotation() {
     let finished = closed_loop(dev.as_mut(), 1, 3000, random_reads(capacity, 8, 7));
     let iops = iops(&finished);
     eprintln!("sata-7200 QD1 random 4 KiB reads: {iops:.1} IOPS");
-    // Reference §5.3: 1/(seek + 4.17 ms + overhead) ≈ 75–80 on a full-disk random load.
+    // One average seek, half a turn at 7200 rpm and the command overhead per request:
+    // 1/(seek + 4.17 ms + overhead) ≈ 75–80 on a full-disk random load.
     assert!(
         (72.0..=86.0).contains(&iops),
         "QD1 random 4 KiB reads: {iops:.1} IOPS"

@@ -2,13 +2,13 @@
 //!
 //! # Where the kernel loses priorities
 //!
-//! The kernel's blk-throttle (reference §3.2) works above the elevator. A group's bios over
-//! its limit wait in one FIFO per direction, and timer-driven rounds hand each group at most
-//! 8 bios at a time (about 75 % reads, 25 % writes) down to the elevator. Inside a group,
-//! the order is arrival order: an RT0 reader and a BE7 reader sharing an 8 MB/s limit leave
-//! the throttle in turns and each gets 4.2 MB/s (seed 002). The elevator below never sees
-//! enough of either to apply its priorities, because the throttle, not the disk, is the
-//! bottleneck.
+//! The kernel's blk-throttle (`block/blk-throttle.c`: `tg_may_dispatch`, `throtl_dispatch_tg`)
+//! works above the elevator. A group's bios over its limit wait in one FIFO per direction, and
+//! timer-driven rounds hand each group at most 8 bios at a time (about 75 % reads, 25 % writes)
+//! down to the elevator. Inside a group, the order is arrival order: an RT0 reader and a BE7
+//! reader sharing an 8 MB/s limit leave the throttle in turns and each gets 4.2 MB/s
+//! (seed 002). The elevator below never sees enough of either to apply its priorities, because
+//! the throttle, not the disk, is the bottleneck.
 //!
 //! # What ioslice does instead
 //!

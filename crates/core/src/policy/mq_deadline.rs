@@ -25,9 +25,10 @@
 //! batch's direction; `AT_HEAD` insertions and `async_depth` have no counterpart (nothing
 //! inserts at the head, and by default the kernel's `async_depth` limits nothing).
 //!
-//! Source: `reference/kernel-schedulers.md` §2.2, "mq-deadline (MQDL, 6.x)", describing the
-//! kernel's `block/mq-deadline.c`, and the kernel's `Documentation/block/deadline-iosched.rst`
-//! for `prio_aging_expire`. This is our own code, written from that description.
+//! Source: Linux's `block/mq-deadline.c` as of 6.x (with priority levels and aging):
+//! `dd_dispatch_request`, `dd_dispatch_prio_aged_requests` and `__dd_dispatch_request`; and
+//! the kernel's `Documentation/block/deadline-iosched.rst` for `prio_aging_expire`. This is our
+//! own code, written from those sources.
 
 use crate::policy::deadline::Deadline;
 use crate::time::ms;

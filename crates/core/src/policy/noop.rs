@@ -1,7 +1,8 @@
 //! noop (alias `none`): one FIFO list in arrival order, with back and front merging of
 //! contiguous requests from the same process. It does no reordering, no fairness and no
-//! priority handling; it is the reference for overhead. (Legacy block/noop-iosched.c and
-//! blk-mq `none`, reference §2.1; merging as the elevator core supplies it, §1.2.)
+//! priority handling; it is the reference for overhead. (Linux's legacy
+//! `block/noop-iosched.c` and blk-mq `none`; merging as the elevator core supplies it,
+//! `elv_merge` in `block/elevator.c`.)
 
 use std::collections::VecDeque;
 

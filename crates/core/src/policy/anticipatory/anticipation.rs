@@ -25,9 +25,9 @@
 //! process's next request back behind it. Waiting for that process would serve the group
 //! in the order of AS's bet, not in the order of its priorities.
 //!
-//! Source: reference §2.3 ("Anticipation state machine", "Break anticipation"),
-//! `Documentation/block/as-iosched.txt` §4, Iyer & Druschel, "Anticipatory scheduling",
-//! SOSP 2001; our own code.
+//! Source: Linux's `block/as-iosched.c` (`as_antic_waitreq`, `as_antic_waitnext`,
+//! `as_can_break_anticipation`, `as_close_req`), `Documentation/block/as-iosched.txt` §4,
+//! Iyer & Druschel, "Anticipatory scheduling", SOSP 2001; our own code.
 
 use std::collections::BTreeSet;
 

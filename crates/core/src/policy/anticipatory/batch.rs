@@ -14,10 +14,11 @@
 //! once per expire interval per class, so a backlog of expired requests cannot turn into a
 //! seek storm.
 //!
-//! Source: reference §2.3 ("Batches", "FIFO expiry") and `Documentation/block/as-iosched.txt`
-//! §3; where the kernel's versions differ we follow the last one (2.6.32): a batch change
-//! that waited for the device starts the new batch's clock at the last completion, and a
-//! new async batch starts at its FIFO head. Our own code.
+//! Source: Linux's `block/as-iosched.c` (`update_write_batch`, `as_batch_expired`,
+//! `as_fifo_expired`) and `Documentation/block/as-iosched.txt` §3; where the kernel's versions
+//! differ we follow the last one (2.6.32): a batch change that waited for the device starts
+//! the new batch's clock at the last completion, and a new async batch starts at its FIFO
+//! head. Our own code.
 
 use super::class::Class;
 use crate::Nanos;

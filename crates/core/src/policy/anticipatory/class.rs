@@ -1,5 +1,5 @@
 //! AS's two classes of request, sync and async: each has its own sort list, FIFO and expire
-//! time, and batches alternate between them (reference §2.3).
+//! time, and batches alternate between them (Linux's `block/as-iosched.c`).
 
 use crate::{Direction, Request};
 

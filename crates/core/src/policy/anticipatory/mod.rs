@@ -41,9 +41,9 @@
 //! still at the device; it answers [`Dispatch::WaitUntil`] a millisecond ahead instead, and
 //! the completion asks earlier anyway.
 //!
-//! Source: reference `kernel-schedulers.md` §1.3 and §2.3 (from `block/as-iosched.c`) and
-//! the kernel's `Documentation/block/as-iosched.txt`; Iyer & Druschel, "Anticipatory
-//! scheduling", SOSP 2001. This is our own code, written from those descriptions.
+//! Source: Linux 2.6's `block/as-iosched.c` and the kernel's
+//! `Documentation/block/as-iosched.txt`; Iyer & Druschel, "Anticipatory scheduling",
+//! SOSP 2001. This is our own code, written from those sources.
 
 mod anticipation;
 mod batch;

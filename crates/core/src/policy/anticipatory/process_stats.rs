@@ -11,8 +11,9 @@
 //! process exited while AS waited for it, and how often no cooperating process's request
 //! came to the rescue after such an exit.
 //!
-//! Source: reference §2.3 ("Per-process statistics") and the kernel's `as-iosched.c` as
-//! described there; our own code. Times are nanoseconds rather than jiffies.
+//! Source: Linux's `block/as-iosched.c`: `as_update_iohist`, `as_update_thinktime` and
+//! `as_update_seekdist`, and `as_antic_timeout` for the exit probabilities; our own code.
+//! Times are nanoseconds rather than jiffies.
 
 use std::collections::BTreeMap;
 

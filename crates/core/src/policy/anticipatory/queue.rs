@@ -1,7 +1,8 @@
 //! The queued requests of AS: per class (sync, async) a sort list by start sector and a FIFO
 //! by deadline, plus merging. The next request in elevator order is the cheaper of the first
 //! request at or after the head and the last one before it, as the one-way elevator with
-//! short backward seeks prices them (reference §1.3, AS's MAXBACK of 1 Mi sectors).
+//! short backward seeks prices them (`as_choose_req` in Linux's `block/as-iosched.c`, with its
+//! `MAXBACK` of 1 Mi sectors).
 
 use std::collections::BTreeSet;
 

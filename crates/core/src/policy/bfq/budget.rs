@@ -14,8 +14,9 @@
 //! that is more than its service: seeky processes get time fairness, sequential ones bandwidth
 //! fairness.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("Budget feedback", "Budget timeout and time
-//! charging"). Our own code.
+//! Source: Linux's `block/bfq-iosched.c`: `__bfq_bfqq_recalc_budget` (the next budget),
+//! `bfq_set_budget_timeout`, and `bfq_bfqq_is_slow` with `bfq_bfqq_expire` (when a turn is
+//! charged in time); `bfq_bfqq_charge_time` in `block/bfq-wf2q.c`. Our own code.
 
 use crate::time::ms;
 use crate::Nanos;

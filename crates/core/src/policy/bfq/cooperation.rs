@@ -18,8 +18,8 @@
 //! Not modelled: the kernel's per-process saved state — a process split off a shared queue starts from the shared
 //! queue's think time, seek history and I/O-boundness, not from what it had before the merge.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("Queue merging: Early Queue Merge"). Our
-//! own code.
+//! Source: Linux's `block/bfq-iosched.c`: the functions named at the top, with
+//! `bfq_find_close_cooperator` and `bfq_may_be_close_cooperator`. Our own code.
 
 use crate::time::ms;
 use crate::trace::Traced;

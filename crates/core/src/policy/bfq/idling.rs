@@ -19,8 +19,10 @@
 //! small; a queue is seeky with more than 19 seeky requests among its last 32), and the
 //! detection of command queueing (more than 3 requests in flight over 32 samples under load).
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("Idling decision", "Seekiness / think time",
-//! "NCQ detection"). Our own code.
+//! Source: Linux's `block/bfq-iosched.c`: `bfq_better_to_idle` and the helpers it calls,
+//! `bfq_arm_slice_timer` (how long to idle), `bfq_update_io_thinktime`,
+//! `bfq_update_io_seektime`, `bfq_update_has_short_ttime` and `bfq_update_hw_tag`. Our own
+//! code.
 
 use crate::time::ms;
 use crate::Nanos;

@@ -17,9 +17,10 @@
 //! again from 0 (1 for a queue with a long think time, which absorbs an injected request).
 //! Measurements start at most every 10 ms after the limit last went down.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("I/O injection", Linux ≥ 5.2), and the
-//! kernel's behaviour on sequential readers in weighted groups (`docs/fidelity.md`). Our own
-//! code.
+//! Source: Linux's `block/bfq-iosched.c` (≥ 5.2): `bfq_select_queue` and
+//! `bfq_choose_bfqq_for_injection` (what is injected), `bfq_update_inject_limit` (the limit)
+//! and `bfq_check_waker` (wakers); and the kernel's behaviour on sequential readers in weighted
+//! groups (`docs/fidelity.md`). Our own code.
 
 use crate::time::{ms, SECOND};
 use crate::trace::Traced;

@@ -26,12 +26,12 @@
 //! *linger* — stay in the sum of weights, with virtual time waiting at its finish — for a window
 //! scaled to its think time, instead of idling the device for it.
 //!
-//! Source: our reference notes `reference/kernel-schedulers.md` §2.5 (the kernel's
-//! `block/bfq-iosched.c`, `bfq-wf2q.c`, `bfq-cgroup.c` and `Documentation/block/bfq-iosched.rst`),
-//! §1.3 and §4; Paolo Valente and Fabio Checconi, "High Throughput Disk Scheduling with Fair
-//! Bandwidth Distribution" (IEEE Trans. Computers, 2010); Valente and Andreolini, "Improving
-//! Application Responsiveness with the BFQ Disk I/O Scheduler" (SYSTOR 2012). This is our own
-//! code, written from those descriptions.
+//! Source: Linux's `block/bfq-iosched.c`, `bfq-wf2q.c` and `bfq-cgroup.c` (5.x–6.x), the
+//! kernel's `Documentation/block/bfq-iosched.rst`, and `Documentation/block/ioprio.rst` for the
+//! I/O priority classes and levels; Paolo Valente and Fabio Checconi, "High Throughput Disk
+//! Scheduling with Fair Bandwidth Distribution" (IEEE Trans. Computers, 2010); Valente and
+//! Andreolini, "Improving Application Responsiveness with the BFQ Disk I/O Scheduler"
+//! (SYSTOR 2012). This is our own code, written from those sources.
 //!
 //! Deviations, all documented in place: the tag depth limits and EQM's delayed "stable merge"
 //! are not modelled, and a process split off a shared queue starts from the shared queue's

@@ -11,7 +11,8 @@
 //! `w = min(8, 9·seq/samples × interval/1 s)`, `peak = peak·(9−w)/(10−w) + rate/(10−w)`.
 //! It starts at 2/3 of the reference rate for the device kind.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("Peak-rate estimator"). Our own code.
+//! Source: Linux's `block/bfq-iosched.c`: `bfq_update_peak_rate`, `bfq_update_rate_reset` and
+//! `bfq_reset_rate_computation`. Our own code.
 
 use crate::time::{ms, MICROSECOND, SECOND};
 use crate::Nanos;

@@ -16,8 +16,8 @@
 //! one group run as one shared queue (`bfq<pid>SHARED-S` in the kernel's trace), which serves
 //! their four streams in turn (`docs/fidelity.md`).
 //!
-//! Source: the kernel's behaviour above, and `reference/kernel-schedulers.md` §2.5 (queue
-//! merging). Our own code.
+//! Source: the kernel's behaviour above, and Linux's `block/bfq-iosched.c` (5.13 and later),
+//! the functions named at the top. Our own code.
 
 use crate::time::ms;
 use crate::{GroupId, Nanos, Request};

@@ -14,7 +14,10 @@
 //! burst is *large* (a boot, `git grep`, a parallel build) and its queues are never raised — they
 //! are throughput work, and raising them all would raise none.
 //!
-//! Source: `reference/kernel-schedulers.md` §2.5 ("Low-latency heuristics"). Our own code.
+//! Source: Linux's `block/bfq-iosched.c`: `bfq_wr_duration`,
+//! `bfq_bfqq_handle_idle_busy_switch`, `bfq_bfqq_softrt_next_start`, `bfq_update_wr_data` and
+//! `bfq_handle_burst`; and the `low_latency` tunable in `Documentation/block/bfq-iosched.rst`.
+//! Our own code.
 
 use crate::time::{ms, SECOND};
 use crate::trace::{RaiseEnd, RaiseKind};

@@ -22,12 +22,11 @@
 //! (sync over async, RT over BE, a close request while idling, ...), and sync queues whose
 //! requests interleave on disk are *merged* as cooperators instead of idling on each.
 //!
-//! Source: our reference notes `reference/kernel-schedulers.md` §2.4 (the kernel's
-//! `block/cfq-iosched.c` as of 4.2–4.4), §1.3 and §4; the kernel's
-//! `Documentation/block/cfq-iosched.txt` and cgroup-v1 `blkio-controller.txt`; Jens Axboe's
-//! "Time sliced CFQ io scheduler" (LKML, December 2004) and Vivek Goyal's "IOPS mode for group
-//! scheduling and new group_idle tunable" (LKML, July 2010). This is our own code, written from
-//! those descriptions.
+//! Source: Linux's `block/cfq-iosched.c` as of 4.2–4.4; the kernel's
+//! `Documentation/block/cfq-iosched.txt`, `Documentation/block/ioprio.txt` and cgroup-v1
+//! `blkio-controller.txt`; Jens Axboe's "Time sliced CFQ io scheduler" (LKML, December 2004)
+//! and Vivek Goyal's "IOPS mode for group scheduling and new group_idle tunable"
+//! (LKML, July 2010). This is our own code, written from those sources.
 //!
 //! Units: tunables are milliseconds as in sysfs; inside, every time is an exact nanosecond count
 //! where the kernel counted jiffies. `vfraction` is 12-bit fixed point like the kernel's, and

@@ -408,7 +408,8 @@ impl Cfq {
         self.config.seek.next_after(&self.slab, sort_list, last)
     }
 
-    /// The better of two requests to serve with the head at `head` (reference §1.3).
+    /// The better of two requests to serve with the head at `head` (the kernel's
+    /// `cfq_choose_req`).
     pub(super) fn choose_request(
         &self,
         a: Option<SlotKey>,

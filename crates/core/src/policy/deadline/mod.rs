@@ -13,10 +13,9 @@
 //! front merges when `front_merges=1`), and two queued requests that a merge made contiguous
 //! coalesce, the survivor keeping the earlier deadline and its FIFO position.
 //!
-//! Source: the kernel's `block/deadline-iosched.c` as described in our reference notes
-//! (`reference/kernel-schedulers.md` §2.2, "Legacy deadline dispatch") and the kernel's
-//! `Documentation/block/deadline-iosched.rst`. This is our own code, written from that
-//! description.
+//! Source: the kernel's legacy `block/deadline-iosched.c` (single-queue, up to 4.20), chiefly
+//! `deadline_dispatch_requests`, and the kernel's `Documentation/block/deadline-iosched.rst`.
+//! This is our own code, written from those sources.
 
 mod fifo;
 

@@ -6,9 +6,10 @@
 //! with read-ahead, and an optional write-back cache (`wce`) whose dirty data is destaged in
 //! the background in shortest-positioning-time order (see [`cache`]). Queue: up to `ncq`
 //! commands, served shortest-positioning-time-first (see [`queue`]). Sources: DiskSim
-//! 4.0's `mech_g1`/`layout_g1` modules and diskspecs, Ruemmler & Wilkes 1994, and the
-//! datasheet rows of the reference's §5.3; every preset value is listed with its source by
-//! [`crate::preset::presets`]. The model draws no random numbers: the same commands at the
+//! 4.0's `mech_g1`/`layout_g1` modules and diskspecs, Ruemmler & Wilkes 1994, and 7200 rpm
+//! datasheets (WD Ultrastar DC HC310, HGST Ultrastar 7K4000, Seagate Constellation ES.3,
+//! Hitachi Deskstar 7K500 and Travelstar 7K320); every preset value is listed with its source
+//! by [`crate::preset::presets`]. The model draws no random numbers: the same commands at the
 //! same times always complete at the same times.
 
 pub mod cache;

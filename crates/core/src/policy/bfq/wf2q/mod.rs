@@ -20,10 +20,10 @@
 //! has waited more than 200 ms (`BFQ_CL_IDLE_TIMEOUT`). Timestamps are fixed point:
 //! `delta(service, w) = (service << 22) / w`.
 //!
-//! Source: our reference notes `reference/kernel-schedulers.md` §2.5 (the kernel's
-//! `block/bfq-wf2q.c`), and Bennett and Zhang, "WF2Q: Worst-case Fair Weighted Fair Queueing"
-//! (INFOCOM 1996) and "Hierarchical packet fair queueing algorithms" (SIGCOMM 1996) for WF2Q+.
-//! Our own code.
+//! Source: Linux's `block/bfq-wf2q.c` (`bfq_calc_finish`, `__bfq_activate_entity`,
+//! `bfq_first_active_entity`, `bfq_lookup_next_entity`), and Bennett and Zhang, "WF2Q:
+//! Worst-case Fair Weighted Fair Queueing" (INFOCOM 1996) and "Hierarchical packet fair
+//! queueing algorithms" (SIGCOMM 1996) for WF2Q+. Our own code.
 
 use std::collections::BTreeSet;
 
