@@ -18,48 +18,12 @@ use ioslice_core::{Direction, GroupId, GroupTree, IoPriority, ProcessId};
 
 use crate::backend::SHARED_LANE;
 use crate::buffer::AlignedBuffer;
-use crate::completion::{
-    Completer, CompletionQueue, Counters, IoError, IoErrorKind, IoFuture, IoOutcome,
-};
+use crate::completion::{Completer, CompletionQueue, IoError, IoErrorKind, IoFuture, IoOutcome};
+use crate::counters::Counters;
 use crate::dispatcher::{Lane, Shared};
-use crate::engine::EngineError;
+use crate::error::EngineError;
+use crate::request::{Message, Submission, Transfer};
 use crate::stats::Snapshot;
-
-/// A request on its way into the policy.
-#[derive(Debug)]
-pub(crate) struct Submission {
-    pub process: ProcessId,
-    pub group: GroupId,
-    pub group_path: Arc<str>,
-    pub priority: IoPriority,
-    pub direction: Direction,
-    pub offset: u64,
-    pub buffer: AlignedBuffer,
-    pub submitted: Instant,
-    pub completer: Completer,
-    /// The backend lane it completes on (see [`Client::open_lane`]).
-    pub lane: usize,
-}
-
-/// One read or write as a client asks for it: into or from `buffer` (its length is the
-/// request's), at `offset`, asked for at `submitted` (the client may have read the clock
-/// already, for its own accounting).
-#[derive(Debug)]
-pub(crate) struct Transfer {
-    pub direction: Direction,
-    pub offset: u64,
-    pub buffer: AlignedBuffer,
-    pub submitted: Instant,
-}
-
-/// What clients hand the engine.
-#[derive(Debug)]
-pub(crate) enum Message {
-    /// A read or write.
-    Submit(Submission),
-    /// A process will submit nothing more.
-    Exit(ProcessId),
-}
 
 /// A cheap, cloneable reference to a running [`Engine`](crate::Engine), usable from any thread.
 #[derive(Debug, Clone)]
@@ -293,7 +257,8 @@ impl Client {
             return queue.push_ready(tag, outcome);
         }
         let len = len as u64;
-        let completer = Completer::to_queue(&self.shared, queue, tag, direction, offset, len);
+        let completer =
+            Completer::to_queue(&self.shared.counters, queue, tag, direction, offset, len);
         self.send(
             transfer,
             completer,

@@ -75,13 +75,17 @@
 pub mod backend;
 pub mod buffer;
 pub mod completion;
+mod counters;
 pub mod device;
 mod dispatcher;
 pub mod engine;
+mod error;
 pub mod handle;
 pub mod job_run;
 #[cfg(all(test, ioslice_model))]
 mod model_check;
+mod outcome;
+mod request;
 pub mod stats;
 mod submitter;
 mod sync;

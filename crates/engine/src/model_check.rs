@@ -32,7 +32,7 @@ use shuttle::{thread, Config, Runner};
 
 use crate::backend::memory::{MemoryBackend, MemoryProbe};
 use crate::completion::CompletionQueue;
-use crate::handle::Transfer;
+use crate::request::Transfer;
 use crate::{AlignedBuffer, Client, Engine, EngineBuilder, Geometry, IoErrorKind, IoFuture};
 
 const CAPACITY: usize = 1 << 16;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use ioslice_core::Direction;
 
-use crate::completion::Counters;
+use crate::counters::Counters;
 use crate::sync::{Mutex, MutexGuard};
 
 /// Latency percentiles in microseconds.

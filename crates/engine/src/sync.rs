@@ -2,13 +2,14 @@
 //! `--cfg ioslice_model`, the model checker's (see the `model_check` module).
 //!
 //! In a model build, every lock, condition variable, atomic, thread, park and thread-local the
-//! engine's core uses (the `dispatcher`, `completion`, `submitter` and `stats` modules and the
-//! memory backend) is [shuttle](https://docs.rs/shuttle)'s, which runs the threads one at a
-//! time and explores the orders in which they can interleave; and the engine's clock
-//! ([`now`]) is virtual: it stands still until a test moves it ([`advance_clock`]). Shuttle's
-//! timed waits never time out, so in a model a thread blocked "until a deadline" is only
-//! woken by another thread, or by the test moving the clock and waking the memory device's
-//! waiters: a model without a clock checks that nothing depends on a timeout to make progress.
+//! engine's core uses (the `dispatcher`, `completion`, `counters`, `submitter` and `stats`
+//! modules and the memory backend) is [shuttle](https://docs.rs/shuttle)'s, which runs the
+//! threads one at a time and explores the orders in which they can interleave; and the
+//! engine's clock ([`now`]) is virtual: it stands still until a test moves it
+//! ([`advance_clock`]). Shuttle's timed waits never time out, so in a model a thread blocked
+//! "until a deadline" is only woken by another thread, or by the test moving the clock and
+//! waking the memory device's waiters: a model without a clock checks that nothing depends on
+//! a timeout to make progress.
 //! The io_uring and thread-pool backends keep `std`'s primitives: the model runs on memory.
 //!
 //! Touched by every thread; holds no state of its own but the virtual clock.

@@ -14,9 +14,11 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{ProcessPlan, ProcessResult};
 use crate::buffer::AlignedBuffer;
-use crate::completion::{park_until, park_waker, CompletionQueue, Counters, IoOutcome, Slot};
+use crate::completion::{park_until, park_waker, CompletionQueue, IoOutcome, Slot};
+use crate::counters::Counters;
 use crate::dispatcher::Lane;
-use crate::handle::{Client, Transfer};
+use crate::handle::Client;
+use crate::request::Transfer;
 
 /// A request in flight.
 struct Pending {
