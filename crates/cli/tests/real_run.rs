@@ -167,6 +167,22 @@ fn a_directory_path_holds_each_jobs_file() {
 }
 
 #[test]
+fn a_job_without_size_on_a_missing_file_asks_for_size() {
+    let dir = temp_dir();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).expect("mkdir");
+    let job = job_file(dir.path(), "[j]\nrw=read\nbs=4k\nfilename=missing\n");
+    let output = run(&job, &files, &["--sched", "noop"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("job j: missing is empty or missing: give size="),
+        "{message}"
+    );
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+}
+
+#[test]
 fn two_weighted_cgroups_under_bfq_both_complete() {
     let dir = temp_dir();
     let data = empty_file(dir.path(), "data");

@@ -43,7 +43,8 @@ use ioslice_core::limit::Limits;
 use ioslice_core::{build_scheduler, GroupTree, IoPriority, Nanos, SchedSpec};
 use ioslice_core::{SchedulerContext, TraceSink, TunableError};
 use ioslice_fio::jobfile::check_supported;
-use ioslice_fio::pattern::{plan_files, IoPattern};
+use ioslice_fio::pattern::IoPattern;
+use ioslice_fio::plan::plan_run;
 use ioslice_fio::{
     CgroupSettings, DiskUtil, JobDescription, JobFile, JobReport, JobSpec, JobStats, Pattern,
     RunReport,
@@ -158,14 +159,6 @@ struct ProcessResult {
     ramp_end: Nanos,
     first_error: Option<String>,
     stopped_by_error: bool,
-}
-
-/// A 64-bit mix (SplitMix64's finaliser), as the simulator derives its streams.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Run `job_file` for real on `config.path`.
@@ -426,78 +419,79 @@ fn writes(pattern: Pattern) -> bool {
     !matches!(pattern, Pattern::Read | Pattern::RandRead)
 }
 
-/// One process per job clone (in job order, as the simulator numbers them), the targets
-/// they use, and the number of stonewall phases.
+/// One process per job clone, from the plan the simulator runs too (`ioslice_fio::plan`), the
+/// targets they use, and the number of stonewall phases.
 fn plan(
     specs: &[JobSpec],
     place: &Place,
     groups: &GroupTree,
     seed: u64,
 ) -> Result<(Vec<ProcessPlan>, Vec<TargetPlan>, usize), RunError> {
-    let mut targets: Vec<TargetPlan> = Vec::new();
-    let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
-    let mut processes = Vec::new();
-    let slots = ioslice_fio::job::phases_and_groups(specs);
-    for (spec_index, (spec, &(phase, groupid))) in specs.iter().zip(&slots).enumerate() {
-        let group = groups.of_job(spec.cgroup.as_deref());
-        let group_path = groups.get(group).path.clone();
-        for clone in 0..spec.numjobs.max(1) {
-            let index = processes.len() as u32;
-            // Files named without a size take the size of what is there already.
-            let capacity = match place {
-                Place::Single(path) => existing_size(path),
-                Place::Directory(dir) => ioslice_fio::pattern::split_filenames(
-                    spec.filename.as_deref().unwrap_or_default(),
-                )
+    // Files named without a size take the size of what is there already.
+    let capacity = |spec: &JobSpec, _clone: u32| match place {
+        Place::Single(path) => existing_size(path),
+        Place::Directory(dir) => {
+            ioslice_fio::pattern::split_filenames(spec.filename.as_deref().unwrap_or_default())
                 .first()
-                .map_or(0, |name| existing_size(&dir.join(name))),
-            };
-            let plans = plan_files(spec, clone, capacity).map_err(job_error)?;
-            let mut process_targets = Vec::with_capacity(plans.len());
-            for file in &plans {
-                if file.size == 0 {
-                    return Err(RunError::Job(format!(
-                        "{}:{}: job {}: {} is empty or missing: give size=",
-                        spec.origin.file, spec.origin.line, spec.name, file.name
-                    )));
-                }
-                let path = match place {
-                    Place::Single(path) => path.clone(),
-                    Place::Directory(dir) => dir.join(&file.name),
-                };
-                let key = (path.clone(), spec.direct);
-                let target = *index_of.entry(key).or_insert_with(|| {
-                    targets.push(TargetPlan {
-                        path,
-                        direct: spec.direct,
-                        write: false,
-                        len: 0,
-                    });
-                    targets.len() - 1
-                });
-                targets[target].write |= writes(spec.pattern);
-                targets[target].len = targets[target].len.max(file.size);
-                process_targets.push(target);
-            }
-            let pattern = IoPattern::new(spec, &plans, clone).map_err(job_error)?;
-            let stream = spec.randseed.unwrap_or(seed);
-            let process_seed = mix(stream ^ mix(u64::from(index)));
-            processes.push(ProcessPlan {
-                spec_index,
-                pid: index + 1,
-                group_path: group_path.clone(),
-                priority: spec.priority.unwrap_or_default(),
-                phase,
-                groupid,
-                targets: process_targets,
-                pattern,
-                rng: ChaCha8Rng::seed_from_u64(process_seed),
-                fill_seed: mix(process_seed ^ 0x5752_4954_4546_494c),
-            });
+                .map_or(0, |name| existing_size(&dir.join(name)))
+        }
+    };
+    for spec in specs {
+        if spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
+            let name = spec.filename.as_deref().unwrap_or(&spec.name);
+            return Err(RunError::Job(format!(
+                "{}:{}: job {}: {} is empty or missing: give size=",
+                spec.origin.file, spec.origin.line, spec.name, name
+            )));
         }
     }
-    let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
-    Ok((processes, targets, phases))
+    let run = plan_run(specs, seed, capacity).map_err(job_error)?;
+    let mut targets: Vec<TargetPlan> = Vec::new();
+    let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
+    let mut processes = Vec::with_capacity(run.processes.len());
+    for process in run.processes {
+        let spec = process.spec;
+        let mut process_targets = Vec::with_capacity(process.files.len());
+        for file in &process.files {
+            if file.size == 0 {
+                return Err(RunError::Job(format!(
+                    "{}:{}: job {}: {} is empty or missing: give size=",
+                    spec.origin.file, spec.origin.line, spec.name, file.name
+                )));
+            }
+            let path = match place {
+                Place::Single(path) => path.clone(),
+                Place::Directory(dir) => dir.join(&file.name),
+            };
+            let key = (path.clone(), spec.direct);
+            let target = *index_of.entry(key).or_insert_with(|| {
+                targets.push(TargetPlan {
+                    path,
+                    direct: spec.direct,
+                    write: false,
+                    len: 0,
+                });
+                targets.len() - 1
+            });
+            targets[target].write |= writes(spec.pattern);
+            targets[target].len = targets[target].len.max(file.size);
+            process_targets.push(target);
+        }
+        let group = groups.of_job(spec.cgroup.as_deref());
+        processes.push(ProcessPlan {
+            spec_index: process.spec_index,
+            pid: process.index + 1,
+            group_path: groups.get(group).path.clone(),
+            priority: spec.priority.unwrap_or_default(),
+            phase: process.phase,
+            groupid: process.groupid,
+            targets: process_targets,
+            fill_seed: process.fill_seed(),
+            rng: ChaCha8Rng::seed_from_u64(process.seed),
+            pattern: process.pattern,
+        });
+    }
+    Ok((processes, targets, run.phases))
 }
 
 /// Every group but the root with the weight the policy gives it (asked of a policy built
