@@ -14,10 +14,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ioslice_core::{IoPriority, PriorityClass};
 use ioslice_engine::backend::{open_backend, Backend, IoDone, IoOp};
 use ioslice_engine::device::{OpenOptions, Target};
-use ioslice_engine::{AlignedBuffer, Engine, Geometry};
+use ioslice_engine::{AlignedBuffer, Direction, Engine, Geometry, IoPriority, PriorityClass};
 
 const BLOCK: usize = 4096;
 const CREATED_FILE_BYTES: u64 = 64 << 20;
@@ -97,7 +96,7 @@ fn bare(target: &Target, options: &Options) -> Result<f64, String> {
         token += 1;
         backend.push(IoOp {
             token,
-            direction: ioslice_core::Direction::Read,
+            direction: Direction::Read,
             offset: next_offset(state, blocks),
             buffers: vec![buffer],
             lane: 0,

@@ -1,5 +1,9 @@
 //! Building, starting and stopping an engine.
 //!
+//! For a file or block device, [`Engine::on_path`] does all of what follows in one step
+//! (opening the target, checking writes are safe, choosing the backend); this module is the
+//! layer underneath, for a backend of the caller's own.
+//!
 //! [`Engine::builder`] takes the backend and the target's geometry ([`Geometry`]); the builder
 //! names the policy as a `--sched` specification, declares groups with weights and limits,
 //! and sizes the submission queue. [`EngineBuilder::start`] checks all of it, builds the
@@ -227,6 +231,8 @@ impl EngineBuilder {
             shared,
             thread: Some(thread),
             backend_name,
+            target: None,
+            notes: Vec::new(),
         })
     }
 }
@@ -239,6 +245,10 @@ pub struct Engine {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<io::Result<()>>>,
     backend_name: &'static str,
+    /// The file or block device, when the engine opened it itself (`Engine::on_path`).
+    pub(crate) target: Option<crate::device::Target>,
+    /// What was worth telling while opening it (a backend fallback, O_DIRECT refused).
+    pub(crate) notes: Vec<String>,
 }
 
 impl Engine {
@@ -266,6 +276,20 @@ impl Engine {
     /// The backend's name (`io_uring`, `psync`, `memory`).
     pub fn backend_name(&self) -> &'static str {
         self.backend_name
+    }
+
+    /// The file or block device the engine opened, for an engine started from a path
+    /// ([`Engine::on_path`]): its path, kind, whether O_DIRECT is on, its alignment and
+    /// size. `None` for an engine built on a backend of the caller's ([`Engine::builder`]).
+    pub fn target(&self) -> Option<&crate::device::Target> {
+        self.target.as_ref()
+    }
+
+    /// One-line notes from opening the target ([`Engine::on_path`]): the backend chosen
+    /// when it is not the obvious one (io_uring unavailable, `IOSLICE_BACKEND` set), O_DIRECT
+    /// refused and buffered I/O used instead. Empty when there is nothing to tell.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Stop accepting requests (new ones fail with a shutdown error), complete every

@@ -201,7 +201,7 @@ pub trait Backend: Send {
 pub const BACKEND_ENV: &str = "IOSLICE_BACKEND";
 
 /// Most worker threads of the fallback thread pool.
-const MAX_THREADS: u32 = 64;
+pub(crate) const MAX_THREADS: u32 = 64;
 
 /// The backend for `file` with up to `depth` operations in flight: io_uring when a ring can be
 /// created and a no-op goes round, else a thread pool of `depth` workers (at most 64) doing

@@ -14,6 +14,7 @@ use std::sync::Arc;
 mod refusal;
 mod sysfs;
 
+pub(crate) use refusal::refusal_reason;
 pub use refusal::write_refusal;
 #[cfg(test)]
 use refusal::*;

@@ -36,6 +36,12 @@ pub(crate) const ZFS_MAGIC_BE: &[u8] = b"\x00\x00\x00\x00\x00\xba\xb1\x0c";
 /// (md superblocks at the start, at 4 KiB, or near the end for metadata 0.90 and 1.0). Regular
 /// files are never refused. The reason is one line naming the device and `--allow-mounted-write`.
 pub fn write_refusal(target: &Target) -> Option<String> {
+    refusal_reason(target).map(|why| refusal_line(&target.path.display().to_string(), &why))
+}
+
+/// Why [`write_refusal`] refuses `target`, without the device's name or the command-line
+/// advice: `it is mounted on /`, `it holds an ext2/3/4 filesystem`, …
+pub(crate) fn refusal_reason(target: &Target) -> Option<String> {
     let devno = match (target.kind, target.devno) {
         (TargetKind::BlockDevice, Some(devno)) => devno,
         _ => return None,
@@ -43,29 +49,35 @@ pub fn write_refusal(target: &Target) -> Option<String> {
     let sys = SysfsDevice::find(Path::new(SYSFS), devno);
     // Unreadable mount table: nothing is known to be mounted; the other checks still run.
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    refusal(
-        &target.path.display().to_string(),
-        devno,
-        sys.as_ref(),
-        &mountinfo,
-        &target.file,
-    )
+    reason(devno, sys.as_ref(), &mountinfo, &target.file)
+}
+
+/// The one-line refusal for the device `name` and the reason `why`.
+fn refusal_line(name: &str, why: &str) -> String {
+    format!("refusing to write to {name}: {why}; pass --allow-mounted-write to write anyway")
 }
 
 /// [`write_refusal`] from its inputs: the device's name, its numbers, its sysfs directory, the
 /// mount table, and the device itself (only its first [`HEAD_LEN`] bytes are read).
+#[cfg(test)]
 pub(crate) fn refusal(
     name: &str,
+    devno: (u32, u32),
+    sys: Option<&SysfsDevice>,
+    mountinfo: &str,
+    device: &File,
+) -> Option<String> {
+    reason(devno, sys, mountinfo, device).map(|why| refusal_line(name, &why))
+}
+
+/// The reason of [`refusal`], from the same inputs but the name.
+fn reason(
     (major, minor): (u32, u32),
     sys: Option<&SysfsDevice>,
     mountinfo: &str,
     device: &File,
 ) -> Option<String> {
-    let refuse = |why: String| {
-        Some(format!(
-            "refusing to write to {name}: {why}; pass --allow-mounted-write to write anyway"
-        ))
-    };
+    let refuse = Some;
     let partitions = sys.map(SysfsDevice::partitions).unwrap_or_default();
 
     // Mounted, itself or a partition: by device number, and by source path (btrfs mounts
