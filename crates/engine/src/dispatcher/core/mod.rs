@@ -9,11 +9,12 @@
 //! only records whose turn it is, to mark the operations the dispatcher thread must reap.
 
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ioslice_core::id_map::IdHasher;
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::trace::Tracer;
 use ioslice_core::{
@@ -60,29 +61,9 @@ pub(crate) struct Dispatched {
 pub(crate) type Outcomes = Vec<(Completer, IoOutcome)>;
 
 /// A map keyed by the engine's own sequential ids: they need no protection against
-/// adversarial keys, so a multiplicative hash replaces SipHash (three inserts and removals
-/// per request).
+/// adversarial keys, so the core's multiplicative hash replaces SipHash (three inserts and
+/// removals per request).
 pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
-
-/// Fibonacci hashing of a `u64` id (other input is folded in byte by byte).
-#[derive(Debug, Default)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, id: u64) {
-        self.0 = (self.0 ^ id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// Most operations a deferred submission leaves queued: the next one hands them all to the
 /// device, so that a job refilling its queue depth does not starve the device meanwhile.
