@@ -2,7 +2,8 @@
 //! skips with a printed reason where either is missing (or loop devices are not available,
 //! as in many containers).
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,61 +13,12 @@ use ioslice_engine::backend::open_backend;
 use ioslice_engine::device::{write_refusal, OpenOptions, Target, TargetKind};
 use ioslice_engine::{AlignedBuffer, IoOp};
 
-/// Detaches the loop device (and unmounts, if mounted) when the test ends, pass or fail.
-struct LoopDevice {
-    device: PathBuf,
-    mounted_on: Option<PathBuf>,
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        if let Some(mount_point) = &self.mounted_on {
-            let _ = Command::new("umount").arg(mount_point).status();
-        }
-        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
-    }
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|line| line.starts_with("Uid:"))
-                .and_then(|line| line.split_whitespace().nth(2).map(|euid| euid == "0"))
-        })
-        .unwrap_or(false)
-}
-
-fn attach(image: &Path) -> Result<LoopDevice, String> {
-    if !is_root() {
-        return Err("not root".into());
-    }
-    let output = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(image)
-        .output()
-        .map_err(|e| format!("cannot run losetup ({e})"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "losetup failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let device = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    Ok(LoopDevice {
-        device: PathBuf::from(device),
-        mounted_on: None,
-    })
-}
-
 #[test]
 fn a_loop_device_is_a_block_device_and_guarded_against_writes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let image = dir.path().join("disk.img");
     std::fs::write(&image, vec![0u8; 16 << 20]).expect("image");
-    let mut device = match attach(&image) {
+    let mut device = match common::attach_loop(&image) {
         Ok(device) => device,
         Err(reason) => {
             eprintln!("skipping the loop-device test: {reason}");

@@ -3,8 +3,9 @@
 //! what works round-trips data through each backend choice; a block device holding a
 //! filesystem is refused for writing unless allowed (on a loop device, where one can be made).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::Path;
 
 use ioslice_engine::device::DeviceError;
 use ioslice_engine::{
@@ -339,31 +340,6 @@ fn engines_built_on_a_backend_have_no_target() {
     assert!(engine.notes().is_empty());
 }
 
-/// Detaches the loop device when the test ends, pass or fail.
-struct LoopDevice(PathBuf);
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
-}
-
-fn attach(image: &Path) -> Result<LoopDevice, String> {
-    let output = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(image)
-        .output()
-        .map_err(|e| format!("cannot run losetup ({e})"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "losetup failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let device = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    Ok(LoopDevice(PathBuf::from(device)))
-}
-
 #[test]
 fn a_block_device_holding_a_filesystem_is_refused_for_writing_unless_allowed() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -371,14 +347,14 @@ fn a_block_device_holding_a_filesystem_is_refused_for_writing_unless_allowed() {
     let mut bytes = vec![0u8; 4 << 20];
     bytes[1080..1082].copy_from_slice(b"\x53\xef"); // an ext2/3/4 superblock's magic
     std::fs::write(&image, &bytes).expect("image");
-    let device = match attach(&image) {
+    let device = match common::attach_loop(&image) {
         Ok(device) => device,
         Err(why) => {
             eprintln!("skipped: no loop device ({why})");
             return;
         }
     };
-    let path = device.0.clone();
+    let path = device.device.clone();
 
     let error = start_err(Engine::on_path(&path));
     assert!(matches!(error, OpenError::WriteRefused { .. }), "{error:?}");

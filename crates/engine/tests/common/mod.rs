@@ -1,8 +1,10 @@
 //! What the engine's test files share: an engine over the in-memory backend, filled buffers,
-//! and bounded waits that fail instead of hanging. Each test file is its own crate and uses
+//! bounded waits that fail instead of hanging, and a loop device over an image. Each test file is its own crate and uses
 //! only part of this module.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -74,4 +76,56 @@ pub fn wait_until(condition: impl Fn() -> bool) {
 pub fn join_within<T>(thread: thread::JoinHandle<T>) -> T {
     wait_until(|| thread.is_finished());
     thread.join().expect("thread")
+}
+
+/// A loop device over an image; unmounted (if mounted) and detached when the test ends, pass
+/// or fail.
+pub struct LoopDevice {
+    pub device: PathBuf,
+    pub mounted_on: Option<PathBuf>,
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        if let Some(mount_point) = &self.mounted_on {
+            let _ = Command::new("umount").arg(mount_point).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
+    }
+}
+
+/// Whether the test runs as root (loop devices and mounts need it).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|line| line.starts_with("Uid:"))
+                .and_then(|line| line.split_whitespace().nth(2).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Attach `image` to a free loop device; why not, where that cannot be done here.
+pub fn attach_loop(image: &Path) -> Result<LoopDevice, String> {
+    if !is_root() {
+        return Err("not root".into());
+    }
+    let output = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(image)
+        .output()
+        .map_err(|e| format!("cannot run losetup ({e})"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "losetup failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let device = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    Ok(LoopDevice {
+        device: PathBuf::from(device),
+        mounted_on: None,
+    })
 }
