@@ -4,6 +4,7 @@
 
 use ioslice_core::limit::Limits;
 use ioslice_core::merge::MergeKind;
+use ioslice_core::registry::SCHEDULERS;
 use ioslice_core::trace::{TraceBuffer, TraceFormat, TraceLog, Tracer};
 use ioslice_core::{
     build_scheduler, Completion, Direction, Dispatch, GroupTree, ProcessId, Request, RequestId,
@@ -72,14 +73,7 @@ fn serve(policy: &mut dyn Scheduler, start: u64) -> (usize, u64) {
 
 #[test]
 fn a_policy_records_nothing_until_tracing_is_on() {
-    for name in [
-        "noop",
-        "deadline",
-        "mq-deadline",
-        "anticipatory",
-        "cfq",
-        "bfq",
-    ] {
+    for name in SCHEDULERS.iter().map(|info| info.name) {
         let mut off = policy(name, GroupTree::default());
         assert_eq!(serve(off.as_mut(), 0).0, 16, "{name}");
         let mut events = Vec::new();
@@ -107,14 +101,7 @@ fn a_policy_records_nothing_until_tracing_is_on() {
 
 #[test]
 fn merges_name_the_request_merged_into_and_coalesces_the_one_absorbed() {
-    for name in [
-        "noop",
-        "deadline",
-        "mq-deadline",
-        "anticipatory",
-        "cfq",
-        "bfq",
-    ] {
+    for name in SCHEDULERS.iter().map(|info| info.name) {
         let mut policy = policy(name, GroupTree::default());
         policy.set_tracing(true);
         policy.insert(read(1, 7, 0), 0);

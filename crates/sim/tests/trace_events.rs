@@ -6,6 +6,7 @@
 
 mod common;
 
+use ioslice_core::registry::SCHEDULERS;
 use ioslice_core::trace::{
     BatchStart, IdleEnd, IdleKind, PreemptReason, RaiseEnd, RaiseKind, ServiceEnd, TraceFormat,
     TraceLog,
@@ -211,14 +212,7 @@ direct=1
 ioengine=psync
 cgroup=g
 ";
-    for sched in [
-        "noop",
-        "deadline",
-        "mq-deadline",
-        "anticipatory",
-        "cfq",
-        "bfq",
-    ] {
+    for sched in SCHEDULERS.iter().map(|info| info.name) {
         let log = trace(job, sched, "sim:sata-7200", Some(1 << 20));
         let holds: Vec<(u64, RequestId, u64)> = log
             .events
