@@ -1,11 +1,13 @@
 //! The tree speaks only of the project as it is: no file says how the work on it was
-//! organised ("the fourth session", "issue 5"). History lives in git. This walks the sources,
-//! documents, benches and scenarios of the repository and names every line that does.
+//! organised, by numbered periods of work or by numbered tickets. History lives in git. This
+//! walks the sources, documents, benches and scenarios of the repository and names every line
+//! that does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Words that, before "session", make it a period of work rather than a FUSE or TLS session.
+/// Words that, before the word for a period of work, make it one (rather than a FUSE or TLS
+/// connection of the same name).
 const SESSION_ORDINALS: &[&str] = &[
     "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
     "this", "that", "last", "next", "previous", "earlier", "same", "one", "each", "every",
@@ -50,7 +52,7 @@ fn words(line: &str) -> Vec<String> {
 }
 
 /// Why a line speaks of the work rather than the project, if it does. Another project's
-/// issue, cited with its repository (`Algodev-github/S issue #2`), is a source, not history.
+/// ticket, cited after its repository's `owner/name`, is a source, not history.
 fn history(line: &str) -> Option<&'static str> {
     let words = words(line);
     for pair in words.windows(2) {
