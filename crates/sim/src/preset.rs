@@ -662,11 +662,7 @@ fn build_raid(values: &Values, name: String) -> Result<Box<dyn DeviceModel>, Rai
     if cache_mib == 0 {
         return Ok(Box::new(raid));
     }
-    let data_members = match level {
-        RaidLevel::Raid0 => count as u64,
-        RaidLevel::Raid5 => count as u64 - 1,
-    };
-    let stripe = chunk * data_members;
+    let stripe = raid.stripe_sectors();
     let (first, ahead) = match values.raw("ctrl_readahead") {
         "stripe" => (chunk, stripe),
         "chunk" => (chunk, chunk),

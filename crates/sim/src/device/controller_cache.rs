@@ -57,8 +57,8 @@ enum Line {
 /// A command sent to the device behind the cache.
 #[derive(Debug, Clone, Copy)]
 enum Inner {
-    /// A host command passed through: (host tag, command).
-    Host(u64, Command),
+    /// A host command passed through, with the host's tag.
+    Host(Command),
     /// A read-ahead of lines `first..first + count`.
     Fetch { first: u64, count: u64 },
 }
@@ -202,18 +202,29 @@ impl ControllerCache {
         }
     }
 
-    fn send(&mut self, what: Inner, direction: Direction, sector: u64, sectors: u32, now: Nanos) {
-        self.next_tag += 1;
-        let fua = matches!(what, Inner::Host(_, command) if command.fua);
-        self.sent.insert(self.next_tag, what);
-        let command = Command {
-            tag: self.next_tag,
-            direction,
-            sector,
-            sectors,
-            fua,
+    /// Send `what` to the device behind; its tag there.
+    fn send(&mut self, what: Inner, now: Nanos) -> u64 {
+        let command = match what {
+            Inner::Host(command) => command,
+            Inner::Fetch { first, count } => Command {
+                tag: 0,
+                direction: Direction::Read,
+                sector: first * self.config.line_sectors,
+                // `fetch` sends only what fits in one command.
+                sectors: u32::try_from(count * self.config.line_sectors).unwrap_or(u32::MAX),
+                fua: false,
+            },
         };
-        self.inner.submit(command, now);
+        self.next_tag += 1;
+        self.sent.insert(self.next_tag, what);
+        self.inner.submit(
+            Command {
+                tag: self.next_tag,
+                ..command
+            },
+            now,
+        );
+        self.next_tag
     }
 
     /// A host read: from the cache, after read-aheads in flight, or from the array.
@@ -229,13 +240,7 @@ impl ControllerCache {
             }
         }
         if !whole {
-            self.send(
-                Inner::Host(command.tag, command),
-                Direction::Read,
-                command.sector,
-                command.sectors,
-                now,
-            );
+            self.send(Inner::Host(command), now);
         } else if fetches.is_empty() {
             range.for_each(|line| self.touch(line));
             self.deliver(command.tag, command.sectors, now);
@@ -327,22 +332,14 @@ impl ControllerCache {
     }
 
     fn fetch(&mut self, first: u64, count: u64, now: Nanos) {
-        let line = self.config.line_sectors;
-        let Ok(sectors) = u32::try_from(count * line) else {
+        if u32::try_from(count * self.config.line_sectors).is_err() {
             return;
-        };
-        let tag = self.next_tag + 1;
+        }
+        let tag = self.send(Inner::Fetch { first, count }, now);
         for l in first..first + count {
             self.lines.insert(l, Line::Fetching { fetch: tag });
         }
         self.fetches += 1;
-        self.send(
-            Inner::Fetch { first, count },
-            Direction::Read,
-            first * line,
-            sectors,
-            now,
-        );
         self.evict();
     }
 
@@ -352,7 +349,7 @@ impl ControllerCache {
             return;
         };
         match what {
-            Inner::Host(host, command) => {
+            Inner::Host(command) => {
                 if command.direction == Direction::Read {
                     for line in self.line_range(command.sector, u64::from(command.sectors)) {
                         if !matches!(self.lines.get(&line), Some(Line::Fetching { .. })) {
@@ -361,7 +358,7 @@ impl ControllerCache {
                     }
                 }
                 self.host_in_flight -= 1;
-                completed.push(host);
+                completed.push(command.tag);
             }
             Inner::Fetch { first, count } => {
                 for line in first..first + count {
@@ -405,13 +402,7 @@ impl DeviceModel for ControllerCache {
                 self.lines.remove(&line);
             }
         }
-        self.send(
-            Inner::Host(command.tag, command),
-            command.direction,
-            command.sector,
-            command.sectors,
-            now,
-        );
+        self.send(Inner::Host(command), now);
     }
 
     fn next_event(&self) -> Option<Nanos> {

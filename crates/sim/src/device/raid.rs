@@ -122,6 +122,11 @@ impl Raid {
         self.member_commands
     }
 
+    /// Sectors of data in one stripe (the parity chunk not counted).
+    pub fn stripe_sectors(&self) -> u64 {
+        self.config.chunk_sectors * self.data_members()
+    }
+
     fn data_members(&self) -> u64 {
         let n = self.members.len() as u64;
         match self.config.level {
