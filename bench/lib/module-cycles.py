@@ -31,7 +31,7 @@ def strip_comments(text):
     return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
 
 
-def resolve(module, is_mod_file, root, parts, modules):
+def resolve(module, root, parts, modules):
     if root == "crate":
         base = ()
     else:
@@ -44,17 +44,17 @@ def resolve(module, is_mod_file, root, parts, modules):
     return path
 
 
-def targets(text, module, is_mod_file, modules):
+def targets(text, module, modules):
     found = set()
     for match in GROUP.finditer(text):
         root, prefix = match.group(1), [p for p in match.group(2).split("::") if p]
         for item in match.group(3).split(","):
             first = item.strip().split("::")
             names = [p.strip() for p in first if p.strip() and p.strip() != "self"]
-            found.add(resolve(module, is_mod_file, root, prefix + names[:2], modules))
+            found.add(resolve(module, root, prefix + names[:2], modules))
     for match in PATH.finditer(text):
         root, parts = match.group(1), [p for p in match.group(2).split("::") if p]
-        found.add(resolve(module, is_mod_file, root, parts, modules))
+        found.add(resolve(module, root, parts, modules))
     return found
 
 
@@ -100,9 +100,8 @@ def crate_cycles(crate):
     for module, path in modules.items():
         with open(path, encoding="utf-8") as handle:
             text = strip_comments(handle.read())
-        is_mod_file = path.endswith("mod.rs") or path.endswith("lib.rs")
         edges = set()
-        for target in targets(text, module, is_mod_file, modules):
+        for target in targets(text, module, modules):
             if not target or target == module:
                 continue
             if module[: len(target)] == target or target[: len(module)] == module:
