@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use ioslice_core::{SchedSpec, SCHEDULERS};
-use ioslice_engine::job_run::{run_traced as run_jobs, RunConfig};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
+use ioslice_runner::{run_traced as run_jobs, RunConfig};
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 
@@ -191,7 +191,7 @@ fn run_real(
         &config,
         sinks
             .as_ref()
-            .map(|sinks| sinks as ioslice_engine::job_run::TraceSinks<'_>),
+            .map(|sinks| sinks as ioslice_runner::TraceSinks<'_>),
     );
     if let Some(file) = &file {
         file.finish()?;

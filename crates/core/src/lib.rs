@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod errno;
 pub mod group;
 pub mod id_map;
 pub mod limit;

@@ -1,6 +1,6 @@
 //! How a request's outcome gets back to its client: a one-shot cell shared between the
 //! engine (which fills it through a `Completer`) and the client (which holds the
-//! [`IoFuture`]); or, for the job runner, a queue many requests complete into.
+//! [`IoFuture`]); or, for a [`Batch`](crate::Batch), a queue many requests complete into.
 //!
 //! The cell is a `Mutex` + stored [`Waker`], so the same future can be awaited on any async
 //! runtime (nothing here depends on one) or waited for with a blocking call
@@ -536,7 +536,7 @@ mod tests {
             ("EMEDIUMTYPE", libc::EMEDIUMTYPE),
             ("ECANCELED", libc::ECANCELED),
         ];
-        assert_eq!(ioslice_fio::errno::ERRNOS, libc_values.as_slice());
+        assert_eq!(ioslice_core::errno::ERRNOS, libc_values.as_slice());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! [`Engine::builder`] takes the backend and the target's geometry ([`Geometry`]); the builder
 //! names the policy as a `--sched` specification, declares groups with weights and limits,
 //! and sizes the submission queue. [`EngineBuilder::start`] checks all of it, builds the
-//! policy with [`build_scheduler`] (which wraps the limit layer when a group has limits) and
+//! policy with [`build_scheduler`](ioslice_core::build_scheduler) (which wraps the limit layer when a group has limits) and
 //! spawns the dispatcher thread (the poller of last resort: clients run the engine's work
 //! themselves). [`Engine::shutdown`] (or dropping the engine) stops
 //! accepting requests, drains every request queued or in flight, and joins the thread.
@@ -17,12 +17,12 @@ use std::sync::Arc;
 
 use crate::sync::thread::{self, JoinHandle};
 
-use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink};
+use ioslice_core::SchedulerContext;
 
 use crate::backend::Backend;
 use crate::dispatcher::{Parts, Shared};
 use crate::handle::Handle;
+use crate::settings::{self, policy_setters, PolicySettings};
 use crate::stats::{FinalStats, Recorder};
 
 pub use crate::error::EngineError;
@@ -64,25 +64,11 @@ impl Geometry {
     }
 }
 
-/// Builds a policy of the caller's own for the engine's groups and device.
-type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send>;
-
-#[derive(Debug)]
-enum GroupSetting {
-    Weight(String, u32),
-    Limits(String, Limits),
-}
-
 /// Configures an [`Engine`]; see [`Engine::builder`].
 pub struct EngineBuilder {
     backend: Box<dyn Backend>,
     target: Geometry,
-    scheduler: String,
-    base_groups: GroupTree,
-    groups: Vec<GroupSetting>,
-    submission_queue: usize,
-    policy: Option<PolicyFactory>,
-    trace: Option<Box<dyn TraceSink + Send>>,
+    settings: PolicySettings,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -90,78 +76,28 @@ impl std::fmt::Debug for EngineBuilder {
         f.debug_struct("EngineBuilder")
             .field("backend", &self.backend.name())
             .field("target", &self.target)
-            .field("scheduler", &self.scheduler)
-            .field("groups", &self.groups)
-            .field("submission_queue", &self.submission_queue)
-            .field("own_policy", &self.policy.is_some())
-            .field("traced", &self.trace.is_some())
+            .field("settings", &self.settings)
             .finish()
     }
 }
 
 impl EngineBuilder {
     /// The default submission queue capacity (and most requests the policy holds at once).
-    pub const DEFAULT_SUBMISSION_QUEUE: usize = 1024;
+    pub const DEFAULT_SUBMISSION_QUEUE: usize = settings::DEFAULT_SUBMISSION_QUEUE;
     /// The default policy.
-    pub const DEFAULT_SCHEDULER: &'static str = "bfq";
+    pub const DEFAULT_SCHEDULER: &'static str = settings::DEFAULT_SCHEDULER;
 
-    /// The policy, as `--sched` takes it: `NAME[:tunable=value,...]` (default `bfq`).
-    pub fn scheduler(mut self, spec: &str) -> Self {
-        self.scheduler = spec.to_string();
-        self
-    }
+    policy_setters!();
 
-    /// Run a policy of your own instead of a named one: `build` makes it from the engine's
-    /// groups and device ([`SchedulerContext`]) when the engine starts. Group limits still
-    /// apply, through the same limit layer the named policies get.
-    pub fn policy(
-        mut self,
-        build: impl FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send + 'static,
-    ) -> Self {
-        self.policy = Some(Box::new(build));
-        self
-    }
-
-    /// Declare the group at `path` (`a/b` creates `a` too) with a weight among its siblings.
-    pub fn group(mut self, path: &str, weight: u32) -> Self {
-        self.groups
-            .push(GroupSetting::Weight(path.to_string(), weight));
-        self
-    }
-
-    /// Start from a whole group tree (weights and limits set), as a job file declares it;
-    /// [`Self::group`] and [`Self::group_limits`] add to it.
-    pub fn groups(mut self, tree: GroupTree) -> Self {
-        self.base_groups = tree;
-        self
-    }
-
-    /// Declare the group at `path` with bandwidth and IOPS limits (on its whole subtree).
-    pub fn group_limits(mut self, path: &str, limits: Limits) -> Self {
-        self.groups
-            .push(GroupSetting::Limits(path.to_string(), limits));
-        self
-    }
-
-    /// How many requests the policy may hold before submitting clients block (at least 1;
-    /// default [`Self::DEFAULT_SUBMISSION_QUEUE`]), like the kernel's `nr_requests`, so
-    /// everything outstanding stays bounded.
-    pub fn submission_queue(mut self, capacity: usize) -> Self {
-        self.submission_queue = capacity;
-        self
-    }
-
-    /// Trace the run: every request's arrival, dispatch and completion and every decision of
-    /// the policy go to `sink` ([`ioslice_core::trace`]), stamped with the engine's time (since
-    /// it started). The sink is called with the engine's lock held: it should be quick (a
-    /// buffered writer).
-    pub fn trace(mut self, sink: Box<dyn TraceSink + Send>) -> Self {
-        self.trace = Some(sink);
+    /// Everything about the policy at once (an [`OpenBuilder`](crate::OpenBuilder) handing
+    /// over what it was told).
+    pub(crate) fn settings(mut self, settings: PolicySettings) -> Self {
+        self.settings = settings;
         self
     }
 
     /// Check everything, build the policy and start the dispatcher thread.
-    pub fn start(self) -> Result<Engine, EngineError> {
+    pub fn start(mut self) -> Result<Engine, EngineError> {
         let target = self.target;
         let block = target.logical_block_size;
         if !block.is_power_of_two() || block < 512 {
@@ -172,40 +108,20 @@ impl EngineBuilder {
         if target.queue_depth == 0 {
             return Err(EngineError::Config("queue depth must be at least 1".into()));
         }
-        if self.submission_queue == 0 {
+        if self.settings.submission_queue == 0 {
             return Err(EngineError::Config(
                 "submission queue capacity must be at least 1".into(),
             ));
         }
-        let mut groups = self.base_groups.clone();
-        for setting in &self.groups {
-            match setting {
-                GroupSetting::Weight(path, weight) => {
-                    let id = groups.ensure(path)?;
-                    groups.set_weight(id, *weight)?;
-                }
-                GroupSetting::Limits(path, limits) => {
-                    let id = groups.ensure(path)?;
-                    groups.set_limits(id, *limits);
-                }
-            }
-        }
-        let scheduler_error = |source| EngineError::Scheduler {
-            spec: self.scheduler.clone(),
-            source: Box::new(source),
-        };
+        let groups = self.settings.group_tree()?;
         let context = SchedulerContext {
             groups: groups.clone(),
             rotational: target.rotational,
             queue_depth: target.queue_depth,
         };
-        let policy = match self.policy {
-            Some(build) => ioslice_core::limit::wrap(build(&context), &groups),
-            None => {
-                let spec: SchedSpec = self.scheduler.parse().map_err(scheduler_error)?;
-                build_scheduler(&spec, &context).map_err(scheduler_error)?
-            }
-        };
+        let max_queued = self.settings.submission_queue;
+        let trace = self.settings.trace.take();
+        let policy = self.settings.build(&context)?;
 
         let started = crate::sync::now();
         let recorder = Arc::new(Recorder::new(started));
@@ -219,8 +135,8 @@ impl EngineBuilder {
             recorder,
             started,
             depth: target.queue_depth,
-            max_queued: self.submission_queue,
-            trace: self.trace,
+            max_queued,
+            trace,
         });
         let dispatcher = Arc::clone(&shared);
         let thread = thread::Builder::new()
@@ -257,12 +173,7 @@ impl Engine {
         EngineBuilder {
             backend,
             target,
-            scheduler: EngineBuilder::DEFAULT_SCHEDULER.to_string(),
-            base_groups: GroupTree::default(),
-            groups: Vec::new(),
-            submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
-            policy: None,
-            trace: None,
+            settings: PolicySettings::default(),
         }
     }
 

@@ -73,6 +73,16 @@ impl Handle {
     pub fn capacity(&self) -> u64 {
         self.shared.capacity
     }
+
+    /// The weight the policy gives the group at path `group` against its siblings, as it
+    /// uses it ([`Scheduler::group_weight`](ioslice_core::Scheduler::group_weight)): the
+    /// weight set, or the policy's own default, clamped to its range. `None` for the root,
+    /// an unknown group, and every group of a policy that does not weigh groups (noop,
+    /// deadline, anticipatory).
+    pub fn group_weight(&self, group: &str) -> Option<u32> {
+        let id = self.shared.groups.find(group)?;
+        self.shared.lock().policy.group_weight(id)
+    }
 }
 
 /// How a group is named in statistics: its path, `/` for the root.
@@ -222,12 +232,11 @@ impl Client {
     }
 
     /// Read into, or write from, the transfer's buffer (its length is the request's); the
-    /// outcome, with the buffer, goes to `queue` under `tag`. This is the job runner's path:
-    /// one queue for
-    /// all of a job's requests, no future per request, buffers reused. The request may stay
-    /// queued at the backend until [`Client::flush`], so that several go to the device with
-    /// one system call: flush before waiting or stopping. `lane` is this thread's lane of
-    /// this client's engine, if it opened one ([`Client::open_lane`]).
+    /// outcome, with the buffer, goes to `queue` under `tag` (a [`Batch`](crate::Batch)'s
+    /// path: one queue for all of a thread's requests, no future per request). The
+    /// request may stay queued at the backend until [`Client::flush`], so that several go to
+    /// the device with one system call: flush before waiting or stopping. `lane` is this
+    /// thread's lane of this client's engine, if it opened one ([`Client::open_lane`]).
     pub(crate) fn transfer_to(
         &self,
         transfer: Transfer,

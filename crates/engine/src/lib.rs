@@ -32,6 +32,12 @@
 //! and latency percentiles at any time; [`Engine::shutdown`] drains every request and
 //! returns the last figures.
 //!
+//! A thread that keeps many requests in flight itself (a log writer, a compaction, a
+//! benchmark) can submit through a [`Batch`] instead: every request carries a tag and
+//! completes into the batch's one queue, submissions go to the device together when the
+//! thread waits, and a thread with one request at a time can have a lane of its own that
+//! the kernel wakes directly. `ioslice run --device` drives every job this way.
+//!
 //! ## Example: blocking threads
 //!
 //! A temporary file laid out to 8 MiB; a write-ahead log weighted 300 at real-time priority
@@ -156,7 +162,8 @@
 //! # Without a file: your own backend
 //!
 //! [`Engine::builder`] takes any [`Backend`] and the target's [`Geometry`]; this is how the
-//! job runner and the tests drive it. [`backend::memory`] keeps a device in memory:
+//! job runner and the tests drive it. It takes the same policy settings as [`OpenBuilder`],
+//! and the policy as a parsed [`SchedSpec`] too ([`EngineBuilder::scheduler_spec`]). [`backend::memory`] keeps a device in memory:
 //!
 //! ```
 //! use ioslice_engine::backend::memory::MemoryBackend;
@@ -214,14 +221,14 @@
 //!   ([`EngineBuilder::trace`]) hands every request's insert, dispatch and completion and
 //!   every decision of its policy to a trace sink, on the real clock.
 //! - [`handle`]: handles and per-process clients; requests are checked for alignment here.
+//! - [`batch`]: many requests in flight from one thread, completing into one queue by tag,
+//!   with deferred submission and an optional lane.
 //! - `dispatcher` (private): the engine's core, who runs it, and the dispatcher thread.
 //! - [`completion`]: futures, results and errors (each error names its errno).
 //! - [`stats`]: per-group and per-process figures and latency percentiles, live.
 //! - [`device`]: opening a file or block device, its geometry, the write-safety check.
 //! - [`backend`]: what moves the bytes (io_uring, thread pool); [`backend::memory`] keeps a
 //!   device in memory.
-//! - [`job_run`]: runs an fio job file on a real file, directory or block device and
-//!   reports it as fio would (what `ioslice run --device PATH` does).
 //!
 //! The types of the policies' crate a caller names ([`IoPriority`], [`PriorityClass`],
 //! [`Limits`], [`GroupTree`], [`Scheduler`], [`TraceSink`], …) are re-exported here, so
@@ -230,6 +237,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod batch;
 pub mod buffer;
 pub mod completion;
 mod counters;
@@ -238,17 +246,18 @@ mod dispatcher;
 pub mod engine;
 mod error;
 pub mod handle;
-pub mod job_run;
 #[cfg(all(test, ioslice_model))]
 mod model_check;
 pub mod open;
 mod outcome;
 mod request;
+mod settings;
 pub mod stats;
 mod submitter;
 mod sync;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
+pub use batch::{Batch, Transfer};
 pub use buffer::AlignedBuffer;
 pub use completion::{IoError, IoErrorKind, IoFuture, IoOutcome, IoResult};
 pub use device::{DeviceError, Target, TargetKind};

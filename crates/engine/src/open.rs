@@ -17,13 +17,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink};
-
 use crate::backend::{open_backend, Backend, ThreadPoolBackend, UringBackend, MAX_THREADS};
 use crate::buffer::AlignedBuffer;
 use crate::device::{refusal_reason, DeviceError, OpenOptions, Target};
-use crate::engine::{Engine, EngineBuilder, EngineError, Geometry};
+use crate::engine::{Engine, EngineError, Geometry};
+use crate::settings::{policy_setters, PolicySettings};
 
 /// Whether to open the target with O_DIRECT (bypassing the page cache).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,15 +130,6 @@ impl OpenError {
     }
 }
 
-#[derive(Debug)]
-enum GroupSetting {
-    Weight(String, u32),
-    Limits(String, Limits),
-}
-
-/// Builds a policy of the caller's own (see [`EngineBuilder::policy`]).
-type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send>;
-
 /// Configures an engine on a file or block device; see [`Engine::on_path`].
 ///
 /// Defaults: read and write, buffered I/O ([`DirectIo::Off`]), the file must exist, the
@@ -154,12 +143,7 @@ pub struct OpenBuilder {
     allow_mounted_write: bool,
     queue_depth: Option<usize>,
     backend: BackendChoice,
-    scheduler: String,
-    policy: Option<PolicyFactory>,
-    base_groups: GroupTree,
-    groups: Vec<GroupSetting>,
-    submission_queue: usize,
-    trace: Option<Box<dyn TraceSink + Send>>,
+    settings: PolicySettings,
 }
 
 impl std::fmt::Debug for OpenBuilder {
@@ -172,11 +156,7 @@ impl std::fmt::Debug for OpenBuilder {
             .field("allow_mounted_write", &self.allow_mounted_write)
             .field("queue_depth", &self.queue_depth)
             .field("backend", &self.backend)
-            .field("scheduler", &self.scheduler)
-            .field("own_policy", &self.policy.is_some())
-            .field("groups", &self.groups)
-            .field("submission_queue", &self.submission_queue)
-            .field("traced", &self.trace.is_some())
+            .field("settings", &self.settings)
             .finish()
     }
 }
@@ -194,12 +174,7 @@ impl Engine {
             allow_mounted_write: false,
             queue_depth: None,
             backend: BackendChoice::default(),
-            scheduler: EngineBuilder::DEFAULT_SCHEDULER.to_string(),
-            policy: None,
-            base_groups: GroupTree::default(),
-            groups: Vec::new(),
-            submission_queue: EngineBuilder::DEFAULT_SUBMISSION_QUEUE,
-            trace: None,
+            settings: PolicySettings::default(),
         }
     }
 }
@@ -252,54 +227,7 @@ impl OpenBuilder {
         self
     }
 
-    /// The policy, as `--sched` takes it: `NAME[:tunable=value,...]` (default `bfq`), e.g.
-    /// `"bfq:slice_idle=0"`, `"mq-deadline"`, `"noop"`.
-    pub fn scheduler(mut self, spec: &str) -> Self {
-        self.scheduler = spec.to_string();
-        self
-    }
-
-    /// Run a policy of your own instead of a named one ([`EngineBuilder::policy`]).
-    pub fn policy(
-        mut self,
-        build: impl FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send + 'static,
-    ) -> Self {
-        self.policy = Some(Box::new(build));
-        self
-    }
-
-    /// Declare the group at `path` (`a/b` creates `a` too) with a weight among its siblings.
-    pub fn group(mut self, path: &str, weight: u32) -> Self {
-        self.groups
-            .push(GroupSetting::Weight(path.to_string(), weight));
-        self
-    }
-
-    /// Declare the group at `path` with bandwidth and IOPS limits (on its whole subtree).
-    pub fn group_limits(mut self, path: &str, limits: Limits) -> Self {
-        self.groups
-            .push(GroupSetting::Limits(path.to_string(), limits));
-        self
-    }
-
-    /// Start from a whole group tree; [`Self::group`] and [`Self::group_limits`] add to it.
-    pub fn groups(mut self, tree: GroupTree) -> Self {
-        self.base_groups = tree;
-        self
-    }
-
-    /// How many requests the policy may hold before submitting clients block (at least 1;
-    /// default [`EngineBuilder::DEFAULT_SUBMISSION_QUEUE`]).
-    pub fn submission_queue(mut self, capacity: usize) -> Self {
-        self.submission_queue = capacity;
-        self
-    }
-
-    /// Trace the run into `sink` ([`EngineBuilder::trace`]).
-    pub fn trace(mut self, sink: Box<dyn TraceSink + Send>) -> Self {
-        self.trace = Some(sink);
-        self
-    }
+    policy_setters!();
 
     /// Check the options, open the target, check that writing to it is safe, start the
     /// backend and the engine.
@@ -324,16 +252,14 @@ impl OpenBuilder {
         if self.queue_depth == Some(0) {
             return Err(invalid("queue_depth", "at least 1"));
         }
-        if self.submission_queue == 0 {
+        if self.settings.submission_queue == 0 {
             return Err(invalid("submission_queue", "at least 1"));
         }
         if self.create_len == Some(0) {
             return Err(invalid("create", "a size of at least one block"));
         }
-        let groups = self.group_tree().map_err(engine_error)?;
-        if self.policy.is_none() {
-            check_scheduler(&self.scheduler, &groups).map_err(engine_error)?;
-        }
+        let groups = self.settings.group_tree().map_err(engine_error)?;
+        self.settings.check(&groups).map_err(engine_error)?;
 
         let mut notes = Vec::new();
         let target = self.open_target(&mut notes)?;
@@ -380,38 +306,13 @@ impl OpenBuilder {
             )),
         };
 
-        let mut builder = Engine::builder(backend, geometry)
-            .scheduler(&self.scheduler)
-            .groups(groups)
-            .submission_queue(self.submission_queue);
-        if let Some(build) = self.policy {
-            builder = builder.policy(build);
-        }
-        if let Some(sink) = self.trace {
-            builder = builder.trace(sink);
-        }
-        let mut engine = builder.start().map_err(engine_error)?;
+        let mut engine = Engine::builder(backend, geometry)
+            .settings(self.settings)
+            .start()
+            .map_err(engine_error)?;
         engine.target = Some(target);
         engine.notes = notes;
         Ok(engine)
-    }
-
-    /// The base tree with every group setting applied, as the engine will apply them.
-    fn group_tree(&self) -> Result<GroupTree, EngineError> {
-        let mut groups = self.base_groups.clone();
-        for setting in &self.groups {
-            match setting {
-                GroupSetting::Weight(path, weight) => {
-                    let id = groups.ensure(path)?;
-                    groups.set_weight(id, *weight)?;
-                }
-                GroupSetting::Limits(path, limits) => {
-                    let id = groups.ensure(path)?;
-                    groups.set_limits(id, *limits);
-                }
-            }
-        }
-        Ok(groups)
     }
 
     /// Open the target as asked, falling back to buffered I/O where O_DIRECT is refused and
@@ -439,22 +340,6 @@ impl OpenBuilder {
         ));
         Ok(Target::open(&self.path, &options(false))?)
     }
-}
-
-/// Whether the policy named by `spec` can be built (its name and tunables), without a target.
-fn check_scheduler(spec: &str, groups: &GroupTree) -> Result<(), EngineError> {
-    let scheduler_error = |source| EngineError::Scheduler {
-        spec: spec.to_string(),
-        source: Box::new(source),
-    };
-    let parsed: SchedSpec = spec.parse().map_err(scheduler_error)?;
-    let context = SchedulerContext {
-        groups: groups.clone(),
-        rotational: false,
-        queue_depth: 32,
-    };
-    build_scheduler(&parsed, &context).map_err(scheduler_error)?;
-    Ok(())
 }
 
 /// Read the first logical block of a target opened with O_DIRECT: a filesystem that takes

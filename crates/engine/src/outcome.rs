@@ -96,7 +96,7 @@ impl IoError {
 
 /// The symbolic name of an errno (`EIO`), for the errors block I/O is likely to meet.
 pub fn errno_name(errno: i32) -> Option<&'static str> {
-    ioslice_fio::errno::name(errno)
+    ioslice_core::errno::name(errno)
 }
 
 /// `EIO (Input/output error)`: an errno's name and the system's description of it.

@@ -1,5 +1,6 @@
 //! A request between a client and the engine's core: a read or write as a client asks for
-//! it ([`Transfer`]), what a client hands over ([`Message`]) and the request as the core keeps it until it completes ([`Submission`]).
+//! it ([`Transfer`], public through [`crate::batch`]), what a client hands over ([`Message`])
+//! and the request as the core keeps it until it completes ([`Submission`]).
 //!
 //! Made on a client's thread (`handle`), kept under the engine's lock by whichever thread runs
 //! a turn (`dispatcher`).
@@ -39,13 +40,39 @@ pub(crate) enum Message {
     Exit(ProcessId),
 }
 
-/// One read or write as a client asks for it: into or from `buffer` (its length is the
-/// request's), at `offset`, asked for at `submitted` (the client may have read the clock
-/// already, for its own accounting).
+/// One read or write for [`Batch::submit`](crate::Batch::submit): into or from `buffer`
+/// (its length is the request's) at byte `offset`. Its latency
+/// ([`IoResult::latency`](crate::IoResult)) counts from `submitted`, which may be earlier
+/// than the submission itself, when the caller read the clock before preparing the buffer.
 #[derive(Debug)]
-pub(crate) struct Transfer {
+pub struct Transfer {
+    /// Read or write.
     pub direction: Direction,
+    /// Byte offset, aligned to [`Handle::logical_block_size`](crate::Handle::logical_block_size).
     pub offset: u64,
+    /// Where a read lands, or what a write writes; it comes back with the outcome.
     pub buffer: AlignedBuffer,
+    /// When the request was asked for.
     pub submitted: Instant,
+}
+
+impl Transfer {
+    /// A read into `buffer` at `offset`, asked for now.
+    pub fn read(offset: u64, buffer: AlignedBuffer) -> Self {
+        Self::now(Direction::Read, offset, buffer)
+    }
+
+    /// A write of `buffer` at `offset`, asked for now.
+    pub fn write(offset: u64, buffer: AlignedBuffer) -> Self {
+        Self::now(Direction::Write, offset, buffer)
+    }
+
+    fn now(direction: Direction, offset: u64, buffer: AlignedBuffer) -> Self {
+        Self {
+            direction,
+            offset,
+            buffer,
+            submitted: crate::sync::now(),
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use ioslice_core::limit::Limits;
 use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
-use ioslice_core::{GroupId, GroupTree, IoPriority, Scheduler};
+use ioslice_core::{GroupId, GroupTree, IoPriority};
 
 use crate::stats::JobStats;
 
@@ -128,16 +128,17 @@ pub struct CgroupSettings {
 }
 
 impl CgroupSettings {
-    /// Every group but the root, parents first, as a run uses it: the weight `scheduler`
-    /// gives it (its own default and range, or none for a policy without groups) and its
-    /// limits.
-    pub fn of_run(groups: &GroupTree, scheduler: &dyn Scheduler) -> Vec<Self> {
+    /// Every group but the root, parents first, as a run uses it: the weight its policy
+    /// gives it (`weight`: what [`Scheduler::group_weight`](ioslice_core::Scheduler::group_weight)
+    /// says, the policy's own default and range, or none for a policy without groups) and
+    /// its limits.
+    pub fn of_run(groups: &GroupTree, weight: impl Fn(GroupId) -> Option<u32>) -> Vec<Self> {
         groups
             .iter()
             .filter(|(id, _)| *id != GroupId::ROOT)
             .map(|(id, group)| Self {
                 path: group.path.clone(),
-                weight: scheduler.group_weight(id),
+                weight: weight(id),
                 weight_set: group.weight_set,
                 limits: group.limits,
             })

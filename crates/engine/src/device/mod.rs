@@ -274,6 +274,17 @@ impl Target {
     pub fn direct(&self) -> bool {
         self.direct
     }
+
+    /// The block device the I/O lands on, as (major, minor): the device itself, or the one
+    /// holding a regular file's filesystem (what `/sys/dev/block/MAJ:MIN` names; a tmpfs
+    /// file's has no directory there). `None` if the file's metadata cannot be read.
+    pub fn disk_number(&self) -> Option<(u32, u32)> {
+        if let Some(devno) = self.devno {
+            return Some(devno);
+        }
+        let metadata = self.file.metadata().ok()?;
+        Some(dev_major_minor(metadata.dev()))
+    }
 }
 
 /// Refuse a kind that is neither a regular file nor a block device.

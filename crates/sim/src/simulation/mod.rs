@@ -285,7 +285,7 @@ impl<'a> Simulation<'a> {
             queue_depth: info.queue_depth,
         };
         let mut scheduler = build_scheduler(&config.scheduler, &context)?;
-        let cgroups = CgroupSettings::of_run(&groups, scheduler.as_ref());
+        let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
         if config.direct_writes == DirectWrites::Async {

@@ -1,8 +1,7 @@
 //! A job process's thread in a real run: it drives the job's [`JobClock`] on the real clock,
-//! submits each request through its clients, reaps and times the completions, and applies
-//! fio's error rules.
+//! submits each request through its [`Batch`] (one client per file), reaps and times the
+//! completions, and applies fio's error rules.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ioslice_core::{Direction, Nanos};
@@ -12,13 +11,10 @@ use ioslice_fio::{JobSpec, JobStats};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{ProcessPlan, ProcessResult};
-use crate::buffer::AlignedBuffer;
-use crate::completion::{park_until, park_waker, CompletionQueue, IoOutcome, Slot};
-use crate::counters::Counters;
-use crate::dispatcher::Lane;
-use crate::handle::Client;
-use crate::request::Transfer;
+use ioslice_engine::{AlignedBuffer, Batch, IoOutcome, Transfer};
+
+use crate::plan::ProcessPlan;
+use crate::ProcessResult;
 
 /// A request in flight.
 struct Pending {
@@ -31,15 +27,13 @@ struct Pending {
 }
 
 /// A job process on its thread.
-pub(super) struct Worker {
-    pub(super) spec: JobSpec,
-    /// Where every request of the job completes.
-    pub(super) queue: Arc<CompletionQueue>,
-    /// One client per file of the job.
-    pub(super) clients: Vec<Client>,
+pub(crate) struct Worker {
+    pub(crate) spec: JobSpec,
+    /// One client per file of the job; every request completes into the batch.
+    pub(crate) batch: Batch,
     /// Each file's path (for error messages) and buffer alignment.
-    pub(super) files: Vec<(String, usize)>,
-    pub(super) started: Instant,
+    pub(crate) files: Vec<(String, usize)>,
+    pub(crate) started: Instant,
 }
 
 fn nanos(duration: Duration) -> Nanos {
@@ -51,7 +45,7 @@ impl Worker {
         nanos(self.started.elapsed())
     }
 
-    pub(super) fn run(self, mut process: ProcessPlan) -> ProcessResult {
+    pub(crate) fn run(mut self, mut process: ProcessPlan) -> ProcessResult {
         let (low, high) = self.spec.startdelay;
         let delay = if high > low {
             process.rng.gen_range(low..=high)
@@ -70,11 +64,10 @@ impl Worker {
             stopped_by_error: false,
             pending: Vec::new(),
             free: Vec::new(),
-            in_flight: 0,
             arrived: Vec::new(),
             spare: Vec::new(),
-            lane: self.open_lane(),
         };
+        self.open_lane();
         let end = loop {
             self.reap(&mut state, &mut clock);
             let now = self.now();
@@ -85,13 +78,7 @@ impl Worker {
                 Step::Done => break self.now(),
             }
         };
-        for client in &self.clients {
-            client.flush();
-        }
-        if let (Some(lane), Some(client)) = (state.lane.take(), self.clients.first()) {
-            client.close_lane(lane);
-        }
-        for client in self.clients {
+        for client in self.batch.finish() {
             client.exit();
         }
         ProcessResult {
@@ -112,15 +99,9 @@ impl Worker {
     /// one batch, which matters to a policy that holds requests (BFQ dispatching a queue's
     /// held request as soon as another's completes); with lanes, each completion waits for
     /// its own thread to run before the policy hears of it (measured in docs/engine.md).
-    fn open_lane(&self) -> Option<Lane> {
-        if self.spec.iodepth > 1 {
-            return None;
-        }
-        let (first, rest) = self.clients.split_first()?;
-        if rest.iter().all(|client| first.same_engine(client)) {
-            first.open_lane()
-        } else {
-            None
+    fn open_lane(&mut self) {
+        if self.spec.iodepth <= 1 {
+            self.batch.open_lane();
         }
     }
 
@@ -132,8 +113,14 @@ impl Worker {
     }
 
     /// Submit `unit`, asked for at `now` (job time, just read).
-    fn submit(&self, unit: &IoUnit, fill: &[u8], now: Nanos, clock: &JobClock, state: &mut State) {
-        let client = &self.clients[unit.file];
+    fn submit(
+        &mut self,
+        unit: &IoUnit,
+        fill: &[u8],
+        now: Nanos,
+        clock: &JobClock,
+        state: &mut State,
+    ) {
         let d = direction_index(unit.direction);
         state.stats.record_depth(clock.in_flight());
         state.stats.issued[d] += 1;
@@ -155,7 +142,6 @@ impl Worker {
                 state.pending.len() - 1
             }
         };
-        state.in_flight += 1;
         let before = self.started + Duration::from_nanos(now);
         let alignment = self.files[unit.file].1.max(1);
         // A buffer back from an earlier request, else a fresh one (zeroing 4 KiB for every
@@ -184,7 +170,7 @@ impl Worker {
             buffer,
             submitted: before,
         };
-        client.transfer_to(transfer, &self.queue, tag as u64, state.lane.as_ref());
+        self.batch.submit(unit.file, transfer, tag as u64);
         // The request may already be complete (and reaped at the next turn); its slot is
         // only freed by `reap`, so it is still there.
         if let Some(Some(pending)) = state.pending.get_mut(tag) {
@@ -194,9 +180,9 @@ impl Worker {
 
     /// Take every completed request; returns whether there was any. Costs one lock when
     /// nothing completed.
-    fn reap(&self, state: &mut State, clock: &mut JobClock) -> bool {
+    fn reap(&mut self, state: &mut State, clock: &mut JobClock) -> bool {
         let mut arrived = std::mem::take(&mut state.arrived);
-        self.queue.take_all(&mut arrived);
+        self.batch.take_completions(&mut arrived);
         let any = !arrived.is_empty();
         // One clock read for the batch.
         let now = if any { self.now() } else { 0 };
@@ -207,20 +193,18 @@ impl Worker {
                 continue;
             };
             state.free.push(tag);
-            state.in_flight -= 1;
             self.complete(state, clock, &pending, outcome, now);
         }
         state.arrived = arrived;
         any
     }
 
-    /// Wait for a completion, or until `deadline` (job time) if there is one. First hands
-    /// the device what was submitted since the last wait, in one system call per engine.
-    fn wait(&self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
-        for client in &self.clients {
-            client.flush();
-        }
+    /// Wait for a completion, or until `deadline` (job time) if there is one. The batch
+    /// first hands the device what was submitted since the last wait, in one system call
+    /// per engine.
+    fn wait(&mut self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
         loop {
+            self.batch.flush();
             if self.reap(state, clock) {
                 return;
             }
@@ -229,32 +213,16 @@ impl Worker {
                 Some(at) if at <= now => return,
                 Some(at) => Some(Instant::now() + Duration::from_nanos(at - now)),
                 // Nothing in flight cannot complete: poll the clock again.
-                None if state.in_flight == 0 => return,
+                None if self.batch.in_flight() == 0 => return,
                 None => None,
             };
-            match self.clients.split_first() {
-                Some((first, rest)) if rest.iter().all(|c| first.same_engine(c)) => {
-                    // One engine: poll it on this thread unless another thread does.
-                    first.wait_queue(&self.queue, until, state.lane.as_ref());
-                }
-                Some(_) => {
-                    // Several engines: park, counted as waiting in each, so that each one's
-                    // dispatcher thread polls for this job.
-                    if self.queue.register(&park_waker(), &Counters::default()) {
-                        for client in &self.clients {
-                            client.ensure_poller();
-                        }
-                        park_until(&*self.queue, until, &Counters::default());
-                    }
-                }
-                None => return,
-            }
+            self.batch.wait(until);
         }
     }
 
     /// Account a completed request, reaped at `now` (job time).
     fn complete(
-        &self,
+        &mut self,
         state: &mut State,
         clock: &mut JobClock,
         pending: &Pending,
@@ -317,13 +285,10 @@ struct State {
     /// Requests in flight by tag (the index); `None` is a free tag, listed in `free`.
     pending: Vec<Option<Pending>>,
     free: Vec<usize>,
-    in_flight: usize,
     /// Outcomes taken from the queue (kept to reuse its allocation).
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
-    /// This job's lane of its engine, if it has one.
-    lane: Option<Lane>,
 }
 
 /// Most buffers a job keeps for reuse.

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
 use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
-use ioslice_engine::job_run::{run_traced, RunConfig};
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
+use ioslice_runner::{run_traced, RunConfig};
 
 /// A sink the test keeps a handle on while the engine owns it.
 #[derive(Clone, Default)]

@@ -1,0 +1,227 @@
+//! The policy side of an engine's configuration, the same for both builders
+//! ([`EngineBuilder`](crate::EngineBuilder) on a backend, [`OpenBuilder`](crate::OpenBuilder)
+//! on a path): which policy, its groups with weights and limits, the submission queue and the
+//! trace. Both builders hold a [`PolicySettings`] and get their setters for it from one macro,
+//! so the two cannot drift apart; the open builder hands its settings to the engine builder
+//! whole.
+//!
+//! Touched only by the thread configuring an engine, before it starts.
+
+use ioslice_core::limit::Limits;
+use ioslice_core::{build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink};
+
+use crate::error::EngineError;
+
+/// Builds a policy of the caller's own for the engine's groups and device.
+pub(crate) type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send>;
+
+/// The default submission queue capacity (and most requests the policy holds at once).
+pub(crate) const DEFAULT_SUBMISSION_QUEUE: usize = 1024;
+/// The default policy.
+pub(crate) const DEFAULT_SCHEDULER: &str = "bfq";
+
+/// Which policy the engine runs.
+pub(crate) enum PolicyChoice {
+    /// A named policy as `--sched` takes it, parsed when the engine starts.
+    Named(String),
+    /// A named policy already parsed.
+    Spec(SchedSpec),
+    /// A policy of the caller's own.
+    Own(PolicyFactory),
+}
+
+impl std::fmt::Debug for PolicyChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Named(text) => write!(f, "{text:?}"),
+            Self::Spec(spec) => write!(f, "{:?}", spec.to_string()),
+            Self::Own(_) => f.write_str("own policy"),
+        }
+    }
+}
+
+/// A group declared on a builder, applied in order on top of the base tree.
+#[derive(Debug)]
+pub(crate) enum GroupSetting {
+    Weight(String, u32),
+    Limits(String, Limits),
+}
+
+/// Everything about the policy a builder was told.
+pub(crate) struct PolicySettings {
+    pub(crate) policy: PolicyChoice,
+    pub(crate) base_groups: GroupTree,
+    pub(crate) groups: Vec<GroupSetting>,
+    pub(crate) submission_queue: usize,
+    pub(crate) trace: Option<Box<dyn TraceSink + Send>>,
+}
+
+impl std::fmt::Debug for PolicySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicySettings")
+            .field("policy", &self.policy)
+            .field("groups", &self.groups)
+            .field("submission_queue", &self.submission_queue)
+            .field("traced", &self.trace.is_some())
+            .finish()
+    }
+}
+
+impl Default for PolicySettings {
+    fn default() -> Self {
+        Self {
+            policy: PolicyChoice::Named(DEFAULT_SCHEDULER.to_string()),
+            base_groups: GroupTree::default(),
+            groups: Vec::new(),
+            submission_queue: DEFAULT_SUBMISSION_QUEUE,
+            trace: None,
+        }
+    }
+}
+
+impl PolicySettings {
+    /// The base tree with every group setting applied.
+    pub(crate) fn group_tree(&self) -> Result<GroupTree, EngineError> {
+        let mut groups = self.base_groups.clone();
+        for setting in &self.groups {
+            match setting {
+                GroupSetting::Weight(path, weight) => {
+                    let id = groups.ensure(path)?;
+                    groups.set_weight(id, *weight)?;
+                }
+                GroupSetting::Limits(path, limits) => {
+                    let id = groups.ensure(path)?;
+                    groups.set_limits(id, *limits);
+                }
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Build the policy for `context`, wrapped in the limit layer where a group has limits.
+    pub(crate) fn build(
+        self,
+        context: &SchedulerContext,
+    ) -> Result<Box<dyn Scheduler>, EngineError> {
+        let spec = match self.policy {
+            PolicyChoice::Own(build) => {
+                return Ok(ioslice_core::limit::wrap(build(context), &context.groups))
+            }
+            PolicyChoice::Spec(spec) => spec,
+            PolicyChoice::Named(text) => text
+                .parse()
+                .map_err(|source| scheduler_error(&text, source))?,
+        };
+        build_scheduler(&spec, context).map_err(|source| scheduler_error(&spec.to_string(), source))
+    }
+
+    /// Whether the named policy can be built for `groups` (its name and tunables), before
+    /// any target is opened. A policy of the caller's own is not checked.
+    pub(crate) fn check(&self, groups: &GroupTree) -> Result<(), EngineError> {
+        let spec = match &self.policy {
+            PolicyChoice::Own(_) => return Ok(()),
+            PolicyChoice::Spec(spec) => spec.clone(),
+            PolicyChoice::Named(text) => text
+                .parse()
+                .map_err(|source| scheduler_error(text, source))?,
+        };
+        let context = SchedulerContext {
+            groups: groups.clone(),
+            rotational: false,
+            queue_depth: 32,
+        };
+        build_scheduler(&spec, &context)
+            .map_err(|source| scheduler_error(&spec.to_string(), source))?;
+        Ok(())
+    }
+}
+
+fn scheduler_error(spec: &str, source: ioslice_core::TunableError) -> EngineError {
+    EngineError::Scheduler {
+        spec: spec.to_string(),
+        source: Box::new(source),
+    }
+}
+
+/// The policy setters of a builder whose [`PolicySettings`] is in its `settings` field.
+macro_rules! policy_setters {
+    () => {
+        /// The policy, as `--sched` takes it: `NAME[:tunable=value,...]` (default `bfq`),
+        /// e.g. `"bfq:slice_idle=0"`, `"mq-deadline"`, `"noop"`. Checked when the engine
+        /// starts.
+        pub fn scheduler(mut self, spec: &str) -> Self {
+            self.settings.policy = $crate::settings::PolicyChoice::Named(spec.to_string());
+            self
+        }
+
+        /// The policy as an already parsed specification (what
+        /// [`SchedSpec::from_str`](std::str::FromStr::from_str) makes of `--sched`'s text).
+        pub fn scheduler_spec(mut self, spec: ioslice_core::SchedSpec) -> Self {
+            self.settings.policy = $crate::settings::PolicyChoice::Spec(spec);
+            self
+        }
+
+        /// Run a policy of your own instead of a named one: `build` makes it from the
+        /// engine's groups and device ([`SchedulerContext`](ioslice_core::SchedulerContext))
+        /// when the engine starts. Group limits still apply, through the same limit layer the
+        /// named policies get.
+        pub fn policy(
+            mut self,
+            build: impl FnOnce(&ioslice_core::SchedulerContext) -> Box<dyn ioslice_core::Scheduler>
+                + Send
+                + 'static,
+        ) -> Self {
+            self.settings.policy = $crate::settings::PolicyChoice::Own(Box::new(build));
+            self
+        }
+
+        /// Declare the group at `path` (`a/b` creates `a` too) with a weight among its
+        /// siblings.
+        pub fn group(mut self, path: &str, weight: u32) -> Self {
+            self.settings
+                .groups
+                .push($crate::settings::GroupSetting::Weight(
+                    path.to_string(),
+                    weight,
+                ));
+            self
+        }
+
+        /// Declare the group at `path` with bandwidth and IOPS limits (on its whole subtree).
+        pub fn group_limits(mut self, path: &str, limits: ioslice_core::limit::Limits) -> Self {
+            self.settings
+                .groups
+                .push($crate::settings::GroupSetting::Limits(
+                    path.to_string(),
+                    limits,
+                ));
+            self
+        }
+
+        /// Start from a whole group tree (weights and limits set), as a job file declares it;
+        /// [`Self::group`] and [`Self::group_limits`] add to it.
+        pub fn groups(mut self, tree: ioslice_core::GroupTree) -> Self {
+            self.settings.base_groups = tree;
+            self
+        }
+
+        /// How many requests the policy may hold before submitting clients block (at least
+        /// 1; default 1024), like the kernel's `nr_requests`, so everything outstanding stays
+        /// bounded.
+        pub fn submission_queue(mut self, capacity: usize) -> Self {
+            self.settings.submission_queue = capacity;
+            self
+        }
+
+        /// Trace the run: every request's arrival, dispatch and completion and every decision
+        /// of the policy go to `sink` ([`ioslice_core::trace`]), stamped with the engine's
+        /// time (since it started). The sink is called with the engine's lock held: it should
+        /// be quick (a buffered writer).
+        pub fn trace(mut self, sink: Box<dyn ioslice_core::TraceSink + Send>) -> Self {
+            self.settings.trace = Some(sink);
+            self
+        }
+    };
+}
+
+pub(crate) use policy_setters;

@@ -1,0 +1,382 @@
+//! ioslice-runner: running an fio job file for real, the engine's counterpart of the
+//! simulator's driver (what `ioslice run --device PATH` does).
+//!
+//! It is a client of [`ioslice_engine`]'s public API and nothing more: each job process is a
+//! thread with a [`Batch`] of its clients, the same batching and lanes any program using the
+//! engine has.
+//!
+//! [`run`] opens the files or the block device a job file names under one `--device`
+//! path, starts one [`Engine`] per file (each with its own policy instance), and drives
+//! every job process on its own thread with the same
+//! [`JobClock`](ioslice_fio::workload::JobClock) the simulator uses, on the real clock. Each
+//! process draws its offsets from the random stream the simulator would give it for the same
+//! seed ([`ioslice_fio::plan`]), so both runs issue the same I/O. The result is a
+//! [`RunReport`], printed in fio's formats like a simulation's.
+//!
+//! Where the I/O goes, by what `--device` names:
+//! - a regular file or a block device: every job uses it, as when every job's `filename=`
+//!   names that one device (a job's offsets are from its start);
+//! - a directory: each job's files are named as fio names them (`filename=`, else
+//!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
+//!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
+//!   get different engines: a real elevator is per device, so several per-file engines on
+//!   one filesystem approximate it (they do not arbitrate between each other).
+//!
+//! Writing to a block device that is mounted, partitioned or carries a signature is refused
+//! ([`write_refusal`]) unless [`RunConfig::allow_mounted_write`] is set;
+//! reading from one is allowed, as in fio.
+//!
+//! A request that fails completes with its errno; the engine keeps serving the others. The
+//! job counts the error, keeps the first errno as fio's `err=`, and stops unless fio's rule
+//! lets it go on: `continue_on_error=` covers the kind of error (a kind `ignore_error=` gives
+//! a list is covered too) and the error is non-fatal (`EIO` and `EILSEQ`, or what
+//! `ignore_error=` lists for that kind; [`ioslice_fio::errno::goes_on`]).
+//!
+//! [`run_traced`] also traces every engine ([`EngineBuilder::trace`](ioslice_engine::EngineBuilder::trace)):
+//! it asks for one sink per engine, naming the engine's file when there are several.
+//!
+//! The plan (targets and processes) is in `plan`, each job process's thread in `worker`,
+//! fio's disk statistics in `disk_stats`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use ioslice_core::limit::Limits;
+use ioslice_core::{GroupTree, Nanos, SchedSpec, TraceSink};
+use ioslice_engine::backend::open_backend;
+use ioslice_engine::device::{write_refusal, OpenOptions};
+use ioslice_engine::{Batch, DeviceError, Engine, EngineError, Geometry, Target, TargetKind};
+use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::{
+    CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
+};
+
+mod disk_stats;
+mod plan;
+mod worker;
+
+use disk_stats::{disk_util, DiskStat};
+use plan::{place_of, plan, Place, ProcessPlan, TargetPlan};
+use worker::Worker;
+
+/// What a real run needs besides the job file.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Seed of the jobs' random streams (the simulator's streams for the same seed).
+    pub seed: u64,
+    /// The policy and its tunables.
+    pub scheduler: SchedSpec,
+    /// A regular file, a directory or a block device.
+    pub path: PathBuf,
+    /// Write to a block device even if it is mounted, partitioned or formatted.
+    pub allow_mounted_write: bool,
+    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
+    pub group_weights: Vec<(String, u32)>,
+    /// Group limits (`--cgroup NAME:rbps=…`), applied after the weights.
+    pub group_limits: Vec<(String, Limits)>,
+}
+
+/// A finished real run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// What fio would print.
+    pub report: RunReport,
+    /// One-line notes worth telling (the backend chosen where it is not io_uring, per-file
+    /// engines, a refusal overridden by `allow_mounted_write`).
+    pub notes: Vec<String>,
+    /// fio's line for each job's first I/O error:
+    /// `fio: io_u error on file F: Invalid argument: read offset=0, buflen=1000`.
+    pub io_errors: Vec<String>,
+    /// Names of the jobs an I/O error stopped (fio exits with status 1 for them).
+    pub failed_jobs: Vec<String>,
+}
+
+/// Why a real run could not start. Each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The job file asks for something that cannot run, or sizes that do not fit.
+    #[error("{0}")]
+    Job(String),
+    /// The path or a file under it cannot be opened.
+    #[error("{0}")]
+    Device(#[from] DeviceError),
+    /// Writing was refused (a mounted or formatted block device).
+    #[error("{0}")]
+    Refused(String),
+    /// The engine would not start (the scheduler specification, groups).
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    /// A job thread could not be started, or panicked.
+    #[error("job thread: {0}")]
+    Thread(String),
+}
+
+/// What a job process's thread hands back.
+pub(crate) struct ProcessResult {
+    stats: JobStats,
+    end: Nanos,
+    ramp_end: Nanos,
+    first_error: Option<String>,
+    stopped_by_error: bool,
+}
+
+/// Run `job_file` for real on `config.path`.
+///
+/// # Errors
+/// A [`RunError`] when the run cannot start: a missing or unusable path, a refused write,
+/// a job that cannot run, a bad scheduler. I/O errors during the run are not errors of
+/// this function: they are in the report and [`RunOutcome::failed_jobs`].
+pub fn run(job_file: &JobFile, config: &RunConfig) -> Result<RunOutcome, RunError> {
+    run_traced(job_file, config, None)
+}
+
+/// Makes the trace sink of each engine of a run: given `None` when the run has one engine,
+/// else the engine's file, to label its events with.
+pub type TraceSinks<'a> = &'a dyn Fn(Option<&str>) -> Box<dyn TraceSink + Send>;
+
+/// [`run`], with every engine traced into a sink from `trace`, if given.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_traced(
+    job_file: &JobFile,
+    config: &RunConfig,
+    trace: Option<TraceSinks<'_>>,
+) -> Result<RunOutcome, RunError> {
+    check_supported(job_file).map_err(job_error)?;
+    let place = place_of(&config.path)?;
+    let specs = specs_on(job_file, &place);
+    let groups = job_file
+        .group_tree(&config.group_weights, &config.group_limits)
+        .map_err(job_error)?;
+    let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
+
+    let mut notes = Vec::new();
+    let opened = open_targets(&targets, config, &mut notes)?;
+    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();
+    let engines = start_engines(&opened, config, &groups, trace, &mut notes)?;
+    let cgroups = match engines.first() {
+        Some(engine) => {
+            let handle = engine.handle();
+            CgroupSettings::of_run(&groups, |id| handle.group_weight(&groups.get(id).path))
+        }
+        None => CgroupSettings::of_run(&groups, |_| None),
+    };
+    let descriptions: Vec<(usize, JobDescription)> = processes
+        .iter()
+        .map(|plan| {
+            let spec = &job_file.jobs[plan.spec_index];
+            let description = JobDescription::of(spec, plan.groupid, plan.pid, plan.priority);
+            (plan.spec_index, description)
+        })
+        .collect();
+
+    let started = Instant::now();
+    let results = run_phases(processes, phases, &specs, &engines, &opened, started)?;
+    let elapsed = started.elapsed();
+    let mut finals = Vec::with_capacity(engines.len());
+    for engine in engines {
+        finals.push(engine.shutdown()?);
+    }
+    let disk_util = disk_util(&opened, &disks_before, &finals, elapsed);
+
+    let mut outcome = RunOutcome {
+        report: RunReport {
+            version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+            timestamp: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs()),
+            global_options: job_file.global_options.clone(),
+            jobs: Vec::with_capacity(results.len()),
+            disk_util,
+            scheduler: config.scheduler.to_string(),
+            device: config.path.display().to_string(),
+            cgroups,
+        },
+        notes,
+        io_errors: Vec::new(),
+        failed_jobs: Vec::new(),
+    };
+    for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
+        let Some(result) = result else {
+            return Err(RunError::Thread("a job process did not run".into()));
+        };
+        outcome.add_job(&job_file.jobs[spec_index], description, result);
+    }
+    Ok(outcome)
+}
+
+impl RunOutcome {
+    /// Account a finished job process: its report, its first I/O error, whether an error
+    /// stopped it.
+    fn add_job(&mut self, spec: &JobSpec, description: JobDescription, mut result: ProcessResult) {
+        result.stats.runtime = result.end.saturating_sub(result.ramp_end);
+        if let Some(line) = result.first_error {
+            self.io_errors.push(line);
+        }
+        if result.stopped_by_error {
+            self.failed_jobs.push(spec.name.clone());
+        }
+        self.report.jobs.push(JobReport {
+            description,
+            stats: result.stats,
+        });
+    }
+}
+
+/// The jobs as they will run: with a single target, every job names it.
+fn specs_on(job_file: &JobFile, place: &Place) -> Vec<JobSpec> {
+    job_file
+        .jobs
+        .iter()
+        .map(|spec| match place {
+            Place::Single(path) => JobSpec {
+                filename: Some(path.display().to_string().replace(':', "\\:")),
+                directory: None,
+                ..spec.clone()
+            },
+            Place::Directory(_) => spec.clone(),
+        })
+        .collect()
+}
+
+/// Open every target, refusing dangerous writes unless the run allows them, and checking a
+/// block device is large enough.
+fn open_targets(
+    targets: &[TargetPlan],
+    config: &RunConfig,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Target>, RunError> {
+    let mut opened = Vec::with_capacity(targets.len());
+    for plan in targets {
+        let options = OpenOptions {
+            direct: plan.direct,
+            write: plan.write,
+            create_len: Some(plan.len),
+        };
+        let target = Target::open(&plan.path, &options)?;
+        if plan.write {
+            if let Some(reason) = write_refusal(&target) {
+                if !config.allow_mounted_write {
+                    return Err(RunError::Refused(reason));
+                }
+                notes.push(format!(
+                    "--allow-mounted-write given: writing anyway ({reason})"
+                ));
+            }
+        }
+        if target.kind() == TargetKind::BlockDevice && target.size_bytes() < plan.len {
+            return Err(RunError::Job(format!(
+                "{}: the jobs need {} bytes but the device has {}",
+                plan.path.display(),
+                plan.len,
+                target.size_bytes()
+            )));
+        }
+        opened.push(target);
+    }
+    if targets.len() > 1 {
+        notes.push(format!(
+            "{} files: one engine (and one {} instance) per file; they do not arbitrate between each other",
+            targets.len(),
+            config.scheduler.name
+        ));
+    }
+    Ok(opened)
+}
+
+/// One engine per opened target, each with its own instance of the run's policy, traced
+/// where the run is.
+fn start_engines(
+    opened: &[Target],
+    config: &RunConfig,
+    groups: &GroupTree,
+    trace: Option<TraceSinks<'_>>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Engine>, RunError> {
+    let mut engines = Vec::with_capacity(opened.len());
+    for target in opened {
+        let geometry = Geometry::of(target);
+        let depth = u32::try_from(geometry.queue_depth).unwrap_or(u32::MAX);
+        let (backend, note) = open_backend(Arc::clone(target.file()), depth);
+        if let Some(note) = note {
+            notes.push(format!("{}: {note}", target.path().display()));
+        }
+        let mut builder = Engine::builder(backend, geometry)
+            .scheduler_spec(config.scheduler.clone())
+            .groups(groups.clone());
+        if let Some(sinks) = trace {
+            let label = target.path().display().to_string();
+            builder = builder.trace(sinks((opened.len() > 1).then_some(label.as_str())));
+        }
+        engines.push(builder.start()?);
+    }
+    Ok(engines)
+}
+
+/// Run the phases (stonewall) one after the other, a thread per process; each process's
+/// result in the plan's order.
+fn run_phases(
+    processes: Vec<ProcessPlan>,
+    phases: usize,
+    specs: &[JobSpec],
+    engines: &[Engine],
+    opened: &[Target],
+    started: Instant,
+) -> Result<Vec<Option<ProcessResult>>, RunError> {
+    let mut results: Vec<Option<ProcessResult>> = (0..processes.len()).map(|_| None).collect();
+    let mut processes: Vec<Option<ProcessPlan>> = processes.into_iter().map(Some).collect();
+    for phase in 0..phases {
+        let mut threads = Vec::new();
+        for (index, slot) in processes.iter_mut().enumerate() {
+            if slot.as_ref().is_none_or(|p| p.phase != phase) {
+                continue;
+            }
+            let Some(process) = slot.take() else { continue };
+            let worker = worker_for(&process, specs, engines, opened, started)?;
+            let thread = std::thread::Builder::new()
+                .name(format!("ioslice-job-{}", process.pid))
+                .spawn(move || worker.run(process))
+                .map_err(|e| RunError::Thread(e.to_string()))?;
+            threads.push((index, thread));
+        }
+        for (index, thread) in threads {
+            let result = thread
+                .join()
+                .map_err(|_| RunError::Thread("a job thread panicked".into()))?;
+            results[index] = Some(result);
+        }
+    }
+    Ok(results)
+}
+
+/// A job process's thread-to-be: a client of each of its files' engines, in one batch.
+fn worker_for(
+    process: &ProcessPlan,
+    specs: &[JobSpec],
+    engines: &[Engine],
+    opened: &[Target],
+    started: Instant,
+) -> Result<Worker, RunError> {
+    let mut clients = Vec::with_capacity(process.targets.len());
+    let mut files = Vec::with_capacity(process.targets.len());
+    for &target in &process.targets {
+        let handle = engines[target].handle();
+        clients.push(handle.client(process.pid, &process.group_path, process.priority)?);
+        files.push((
+            opened[target].path().display().to_string(),
+            opened[target].logical_block_size() as usize,
+        ));
+    }
+    Ok(Worker {
+        spec: specs[process.spec_index].clone(),
+        batch: Batch::new(clients),
+        files,
+        started,
+    })
+}
+
+fn job_error(error: impl std::fmt::Display) -> RunError {
+    RunError::Job(error.to_string())
+}

@@ -1,0 +1,180 @@
+//! A real run's plan: where the jobs' files are (one target, or a directory), the files or
+//! devices to open and how, and one process per job clone with its group, priority, phase
+//! and random streams, from the plan the simulator runs too ([`ioslice_fio::plan`]), so that
+//! the same seed issues the same I/O in both.
+//!
+//! Made by the thread that runs the job file, before anything is opened.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use ioslice_core::{GroupTree, IoPriority};
+use ioslice_engine::device::kind_name;
+use ioslice_engine::DeviceError;
+use ioslice_fio::pattern::IoPattern;
+use ioslice_fio::plan::plan_run;
+use ioslice_fio::{JobSpec, Pattern};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::{job_error, RunError};
+
+/// Where the jobs' files are.
+#[derive(Debug, Clone)]
+pub(crate) enum Place {
+    /// Every job uses this file or block device.
+    Single(PathBuf),
+    /// Jobs name files relative to this directory.
+    Directory(PathBuf),
+}
+
+/// One file (or device) opened one way, driven by one engine.
+#[derive(Debug, Clone)]
+pub(crate) struct TargetPlan {
+    pub(crate) path: PathBuf,
+    pub(crate) direct: bool,
+    pub(crate) write: bool,
+    /// Bytes the jobs need (regular files are laid out to this).
+    pub(crate) len: u64,
+}
+
+/// One job process before it starts.
+pub(crate) struct ProcessPlan {
+    pub(crate) spec_index: usize,
+    pub(crate) pid: u32,
+    pub(crate) group_path: String,
+    pub(crate) priority: IoPriority,
+    pub(crate) phase: usize,
+    pub(crate) groupid: u32,
+    /// For each of the job's files: its target.
+    pub(crate) targets: Vec<usize>,
+    pub(crate) pattern: IoPattern,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) fill_seed: u64,
+}
+
+/// A directory, or a single file or block device (which [`Target::open`](ioslice_engine::Target::open) checks).
+pub(crate) fn place_of(path: &Path) -> Result<Place, RunError> {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => Ok(Place::Directory(path.to_path_buf())),
+        Ok(metadata) => {
+            let file_type = metadata.file_type();
+            if file_type.is_file() || file_type.is_block_device() {
+                Ok(Place::Single(path.to_path_buf()))
+            } else {
+                let what = kind_name(&file_type);
+                Err(RunError::Job(format!(
+                    "{}: is a {what}; expected a regular file, a directory or a block device",
+                    path.display()
+                )))
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunError::Job(format!(
+            "{}: no such file, directory or block device",
+            path.display()
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            Err(RunError::Device(DeviceError::PermissionDenied {
+                path: path.to_path_buf(),
+            }))
+        }
+        Err(source) => Err(RunError::Device(DeviceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })),
+    }
+}
+
+/// Size of an existing file or block device (0 if it cannot be known).
+fn existing_size(path: &Path) -> u64 {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.file_type().is_block_device() => fs::File::open(path)
+            .and_then(|mut file| io::Seek::seek(&mut file, io::SeekFrom::End(0)))
+            .unwrap_or(0),
+        Ok(metadata) => metadata.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Whether a job writes.
+fn writes(pattern: Pattern) -> bool {
+    !matches!(pattern, Pattern::Read | Pattern::RandRead)
+}
+
+/// One process per job clone, from the plan the simulator runs too (`ioslice_fio::plan`), the
+/// targets they use, and the number of stonewall phases.
+pub(crate) fn plan(
+    specs: &[JobSpec],
+    place: &Place,
+    groups: &GroupTree,
+    seed: u64,
+) -> Result<(Vec<ProcessPlan>, Vec<TargetPlan>, usize), RunError> {
+    // Files named without a size take the size of what is there already.
+    let capacity = |spec: &JobSpec, _clone: u32| match place {
+        Place::Single(path) => existing_size(path),
+        Place::Directory(dir) => {
+            ioslice_fio::pattern::split_filenames(spec.filename.as_deref().unwrap_or_default())
+                .first()
+                .map_or(0, |name| existing_size(&dir.join(name)))
+        }
+    };
+    for spec in specs {
+        if spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
+            let name = spec.filename.as_deref().unwrap_or(&spec.name);
+            return Err(RunError::Job(format!(
+                "{}:{}: job {}: {} is empty or missing: give size=",
+                spec.origin.file, spec.origin.line, spec.name, name
+            )));
+        }
+    }
+    let run = plan_run(specs, seed, capacity).map_err(job_error)?;
+    let mut targets: Vec<TargetPlan> = Vec::new();
+    let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
+    let mut processes = Vec::with_capacity(run.processes.len());
+    for process in run.processes {
+        let spec = process.spec;
+        let mut process_targets = Vec::with_capacity(process.files.len());
+        for file in &process.files {
+            if file.size == 0 {
+                return Err(RunError::Job(format!(
+                    "{}:{}: job {}: {} is empty or missing: give size=",
+                    spec.origin.file, spec.origin.line, spec.name, file.name
+                )));
+            }
+            let path = match place {
+                Place::Single(path) => path.clone(),
+                Place::Directory(dir) => dir.join(&file.name),
+            };
+            let key = (path.clone(), spec.direct);
+            let target = *index_of.entry(key).or_insert_with(|| {
+                targets.push(TargetPlan {
+                    path,
+                    direct: spec.direct,
+                    write: false,
+                    len: 0,
+                });
+                targets.len() - 1
+            });
+            targets[target].write |= writes(spec.pattern);
+            targets[target].len = targets[target].len.max(file.size);
+            process_targets.push(target);
+        }
+        let group = groups.of_job(spec.cgroup.as_deref());
+        processes.push(ProcessPlan {
+            spec_index: process.spec_index,
+            pid: process.index + 1,
+            group_path: groups.get(group).path.clone(),
+            priority: spec.priority.unwrap_or_default(),
+            phase: process.phase,
+            groupid: process.groupid,
+            targets: process_targets,
+            fill_seed: process.fill_seed(),
+            rng: ChaCha8Rng::seed_from_u64(process.seed),
+            pattern: process.pattern,
+        });
+    }
+    Ok((processes, targets, run.phases))
+}
