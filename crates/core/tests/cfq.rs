@@ -299,6 +299,7 @@ fn defaults_match_the_kernel() {
             ("slice_async_rq", 2, "requests"),
             ("slice_idle", 8, "ms"),
             ("group_idle", 8, "ms"),
+            ("group_isolation", 1, "bool"),
             ("low_latency", 1, "bool"),
             ("target_latency", 300, "ms"),
         ]

@@ -179,7 +179,10 @@ const RAID: &str = "sim:raid5-12";
 
 #[test]
 fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughput() {
-    const IDLING: &str = "cfq:slice_idle=8,group_idle=8";
+    // The seed's system ran with group_isolation=1 (its header says so): without it, IOPS
+    // mode's queues, none of which idles, would all be served in the root group.
+    const IDLING: &str = "cfq:slice_idle=8,group_idle=8,group_isolation=1";
+    const IOPS: &str = "cfq:slice_idle=0,group_idle=8,group_isolation=1";
     let idling = simulate(EIGHT_GROUPS, IDLING, RAID, Some(8));
     let (groups, idle_total) = group_bandwidths(&idling);
     // Proportional: each group's share within 35 % of its weight's share (weights 100..800).
@@ -210,7 +213,7 @@ fn eight_weighted_groups_idling_is_proportional_and_iops_mode_recovers_throughpu
         software_total < 0.5 * idle_total,
         "no controller cache: {software_total:.0} KB/s against {idle_total:.0}"
     );
-    let iops = simulate(EIGHT_GROUPS, "cfq:slice_idle=0,group_idle=8", RAID, Some(8));
+    let iops = simulate(EIGHT_GROUPS, IOPS, RAID, Some(8));
     let (groups, iops_total) = group_bandwidths(&iops);
     assert!(
         iops_total > 1.2 * idle_total,

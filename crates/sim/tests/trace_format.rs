@@ -54,10 +54,11 @@ const SCENARIOS: &[(&str, &[&str], &str, bool)] = &[
         "sim:sata-7200",
         true,
     ),
-    // Two weighted groups of random readers on flash: bfq lingers, cfq charges groups.
+    // Two weighted groups of random readers on flash: bfq lingers, cfq charges groups (and,
+    // without group isolation, serves the seeky queues in the root group).
     (
         "[global]\nioengine=psync\ndirect=1\nruntime=0.05\ntime_based\nbs=4k\nsize=1g\nrw=randread\n[a]\ncgroup=a\ncgroup_weight=100\n[b]\ncgroup=b\ncgroup_weight=300\n",
-        &["bfq", "cfq"],
+        &["bfq", "cfq", "cfq:group_isolation=0"],
         "sim:ssd",
         false,
     ),
@@ -122,6 +123,7 @@ fn documented_keys() -> BTreeMap<&'static str, String> {
             "group class workload slice_ns resumed".into(),
         ),
         ("group_end", "group charge unit".into()),
+        ("group_move", "queue group to".into()),
         ("hold", "rq process group dir bytes wait_ns".into()),
         ("release", "rq process group dir waited_ns".into()),
         ("outranked", "process outranked".into()),

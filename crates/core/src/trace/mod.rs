@@ -441,6 +441,14 @@ pub enum TraceEvent {
         /// What the charge counts.
         unit: ChargeUnit,
     },
+    /// cfq with `group_isolation=0`: a seeky queue of a child group moves to the root group's
+    /// sync-noidle tree, or a moved queue that idles again returns to its own group.
+    GroupMove {
+        /// The queue, in the group it leaves.
+        queue: QueueRef,
+        /// The group it joins.
+        to: GroupId,
+    },
     /// The limit layer holds a request of a limited group.
     Hold {
         /// The request.
@@ -546,6 +554,7 @@ impl TraceEvent {
             Self::RaiseEnd { .. } => "raise_end",
             Self::GroupStart { .. } => "group_start",
             Self::GroupEnd { .. } => "group_end",
+            Self::GroupMove { .. } => "group_move",
             Self::Hold { .. } => "hold",
             Self::Release { .. } => "release",
             Self::Outranked { .. } => "outranked",

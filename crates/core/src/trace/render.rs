@@ -45,6 +45,7 @@
 //! | `raise_end` | `queue group kind reason` (`expired`, `too_much_service`, `large_burst`, `handed_over`) |
 //! | `group_start` | `group class workload` (`async`, `sync_noidle`, `sync`) `slice_ns resumed` |
 //! | `group_end` | `group charge unit` (`ns`, `requests`) |
+//! | `group_move` | `queue group to` (`group` the group it leaves, `to` the one it joins) |
 //! | `hold` | `rq process group dir bytes wait_ns` |
 //! | `release` | `rq process group dir waited_ns` |
 //! | `outranked` | `process outranked` |
@@ -451,6 +452,10 @@ fn fields(event: &TraceEvent, names: &TraceNames, out: &mut dyn Fields) {
                     ChargeUnit::Requests => "requests",
                 },
             );
+        }
+        TraceEvent::GroupMove { queue: q, to } => {
+            queue(out, names, "", q);
+            out.word("to", &names.group(*to));
         }
         TraceEvent::Hold {
             request,

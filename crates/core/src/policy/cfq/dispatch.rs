@@ -272,7 +272,8 @@ impl Cfq {
         self.groups[q.group.index()].dispatched += 1;
         self.in_flight[usize::from(sync)] += 1;
         self.in_driver += 1;
-        self.owners.insert(request.id, queue);
+        self.owners
+            .insert(request.id, (queue, self.queues[queue].group));
         self.last_position = request.end_sector();
         self.active_process.get_or_insert(request.process);
         request

@@ -11,6 +11,9 @@
 //! wait. When a sync queue runs dry CFQ *idles* `slice_idle` for the process's next, probably
 //! nearby, request — unless the process thinks too long, seeks, or has exited. Seeky queues share
 //! one service tree and idle only as its last queue; `group_idle` idles on a group's last queue.
+//! `group_isolation=0` (the 2.6.33–2.6.38 default; later kernels always isolate, as the default
+//! `1` does) serves the seeky queues of every child group on the root group's sync-noidle tree,
+//! so group weights hold for sequential I/O only (see `isolation.rs`).
 //!
 //! Queues wait on service trees ordered by `rb_key` (when they joined, plus an offset for lower
 //! priority, minus slice left over from a preemption). Each group has RT and BE trees for each
@@ -41,6 +44,7 @@ mod dispatch;
 mod group;
 mod hw_tag;
 mod idle;
+mod isolation;
 mod preempt;
 mod queue;
 mod service_tree;
@@ -99,6 +103,8 @@ struct Config {
     slice_idle: Nanos,
     /// How long a group's last queue waits when queue idling is off (0: never).
     group_idle: Nanos,
+    /// Seeky (sync-noidle) queues stay in their groups instead of moving to the root group.
+    group_isolation: bool,
     /// Scale slices so every busy queue gets a turn within `target_latency`.
     low_latency: bool,
     /// The latency `low_latency` aims for, and the base of every group's slice.
@@ -127,6 +133,7 @@ impl Config {
             slice_async_rq: tunables.get_u64("slice_async_rq"),
             slice_idle,
             group_idle: ms(tunables.get_u64("group_idle")),
+            group_isolation: tunables.get_bool("group_isolation"),
             low_latency: tunables.get_bool("low_latency"),
             target_latency: ms(tunables.get_u64("target_latency")),
         }
@@ -196,8 +203,8 @@ pub struct Cfq {
     in_driver: usize,
     /// Requests at the device by queue kind: `[async, sync]`.
     in_flight: [usize; 2],
-    /// The queue each request at the device came from.
-    owners: BTreeMap<RequestId, QueueId>,
+    /// The queue and group each request at the device was dispatched from.
+    owners: BTreeMap<RequestId, (QueueId, GroupId)>,
     /// End sector of the last dispatched request: where the head will be.
     last_position: u64,
     /// Last completion of a sync request that had waited longer than `fifo_expire_sync`.
@@ -290,6 +297,15 @@ impl Cfq {
             "ms",
             "idle wait on a group's last queue when queue idling is off",
         ),
+        TunableDef {
+            name: "group_isolation",
+            default: 1,
+            min: 0,
+            max: 1,
+            unit: "bool",
+            help:
+                "keep seeky queues in their groups (0, as 2.6.33-2.6.38: served in the root group)",
+        },
         TunableDef {
             name: "low_latency",
             default: 1,
@@ -401,12 +417,12 @@ impl Cfq {
 
     /// The device finished a request (the kernel's `cfq_completed_request`).
     fn completed(&mut self, request: &Request, now: Nanos) {
-        let Some(queue) = self.owners.remove(&request.id) else {
+        let Some((queue, group)) = self.owners.remove(&request.id) else {
             return;
         };
         self.sample_hw_tag();
         let sync = self.queues[queue].sync;
-        let group = self.queues[queue].group.index();
+        let group = group.index();
         self.in_driver = self.in_driver.saturating_sub(1);
         self.in_flight[usize::from(sync)] = self.in_flight[usize::from(sync)].saturating_sub(1);
         self.queues[queue].dispatched = self.queues[queue].dispatched.saturating_sub(1);

@@ -55,8 +55,10 @@ pub(super) struct Queue {
     pub(super) process: Option<ProcessId>,
     /// Sync (one process's reads and sync writes) or async (shared writeback).
     pub(super) sync: bool,
-    /// The group it belongs to.
+    /// The group it is served in: its own, or the root while moved there (`group_isolation=0`).
     pub(super) group: GroupId,
+    /// Its own group while it is served in the root group (the kernel's `orig_cfqg`).
+    pub(super) origin: Option<GroupId>,
     /// Its I/O class.
     pub(super) class: PriorityClass,
     /// Its level 0–7 (7 for the IDLE class).
@@ -116,6 +118,7 @@ impl Queue {
             process: None,
             sync,
             group,
+            origin: None,
             class: priority.class,
             level,
             sort_list: BTreeSet::new(),
@@ -160,6 +163,11 @@ impl Queue {
     /// Whether it is a real-time queue.
     pub(super) fn is_real_time(&self) -> bool {
         self.class == PriorityClass::RealTime
+    }
+
+    /// The group its processes belong to, wherever it is served.
+    pub(super) fn own_group(&self) -> GroupId {
+        self.origin.unwrap_or(self.group)
     }
 }
 
@@ -244,7 +252,7 @@ impl Cfq {
         let group = self.group_of(request);
         if request.sync {
             let queue = self.processes.get(&request.process)?.sync_queue?;
-            (self.queues[queue].group == group).then_some(queue)
+            (self.queues[queue].own_group() == group).then_some(queue)
         } else {
             let key = async_key(request.priority);
             self.groups[group.index()].async_queues.get(&key).copied()
@@ -266,7 +274,9 @@ impl Cfq {
             .or_insert_with(|| ProcessState::new(now))
             .sync_queue;
         let current = match existing {
-            Some(queue) if self.queues[queue].group == group => self.cooperate(process, queue),
+            Some(queue) if self.queues[queue].own_group() == group => {
+                self.cooperate(process, queue)
+            }
             Some(queue) => {
                 self.detach_process(process, queue);
                 None

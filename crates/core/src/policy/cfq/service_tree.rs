@@ -100,7 +100,7 @@ impl ServiceTree {
         self.queues.insert((position.key, position.seq, queue));
     }
 
-    fn remove(&mut self, position: TreePosition, queue: QueueId) {
+    pub(super) fn remove(&mut self, position: TreePosition, queue: QueueId) {
         self.queues.remove(&(position.key, position.seq, queue));
     }
 }
@@ -162,9 +162,11 @@ impl Cfq {
         }
     }
 
-    /// Put a queue on the tree its class and type say, at the key it earns now (the kernel's
-    /// `cfq_service_tree_add`). A queue new to the trees makes its group busy.
+    /// Put a queue on the tree its class and type say, in the group `group_isolation` says,
+    /// at the key it earns now (the kernel's `cfq_service_tree_add`). A queue new to the
+    /// trees, or to its group, makes its group busy.
     pub(super) fn service_tree_add(&mut self, queue: QueueId, add_front: bool, now: Nanos) {
+        let moved = self.place_in_group(queue);
         let tree = self.tree_index(queue);
         let key = self.rb_key(queue, tree, add_front, now);
         let group = self.queues[queue].group;
@@ -182,7 +184,7 @@ impl Cfq {
         };
         self.groups[group.index()].trees[tree.index()].insert(position, queue);
         self.queues[queue].tree_position = Some(position);
-        if old.is_none() && !add_front {
+        if moved || (old.is_none() && !add_front) {
             self.notify_queue_add(group);
         }
     }
