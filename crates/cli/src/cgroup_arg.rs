@@ -1,15 +1,18 @@
 //! `--cgroup`: a cgroup's weight and limits from the command line, overriding the job
 //! file's `cgroup_weight=`. Two spellings are accepted:
 //!
-//! - `NAME:weight=W,rbps=8M,wbps=…,riops=…,wiops=…,burst=…`, any subset of the keys;
+//! - `NAME:weight=W,rbps=8M,wbps=…,riops=…,wiops=…,burst=…,throttle=…`, any subset of the keys;
 //! - cgroup v2's `io.max` line with the group's name in place of `MAJ:MIN`:
 //!   `"NAME rbps=8388608 wbps=max riops=max wiops=max"` (one argument, space separated).
 //!
 //! `rbps`/`wbps` are bytes per second, plain or with a `k`, `M`, `G` or `T` suffix in base
 //! 1024 (`8M` is 8388608); `riops`/`wiops` are requests per second; `max` is unlimited, as in
 //! `io.max`. `burst` is how much of each rate a bucket holds, as a duration (`100ms`, the
-//! default, `1s`, `500us`). Each `--cgroup` changes only the settings it names, and a later
-//! one wins, as writes to `io.max` do.
+//! default, `1s`, `500us`). `throttle` says where the limit holds the group's requests:
+//! `priority` (the default: released in priority order) or `above` (above the elevator, in
+//! arrival order, as blk-throttle and io-throttle do; `ioslice_core::limit::Throttle`). Each
+//! `--cgroup` changes only the settings it names, and a later one wins, as writes to `io.max`
+//! do.
 //!
 //! Weights are checked against what the group tree accepts, 1..=10000 (cgroup v2's
 //! `io.weight` range); a policy with a narrower range (the kernel's CFQ took
@@ -17,13 +20,13 @@
 //! letters, digits, `-`, `_` and `.`, nested with `/` (`a/b`).
 
 use ioslice_core::group::WEIGHT_RANGE;
-use ioslice_core::limit::Limits;
+use ioslice_core::limit::{Limits, Throttle};
 use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
 use ioslice_core::{GroupTree, Nanos};
 use ioslice_fio::JobFile;
 
 /// What `--cgroup` expects, for error messages.
-const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000 and/or limits rbps=, wbps=, riops=, wiops=, burst= (comma-separated), or io.max's 'NAME rbps=B wbps=B riops=N wiops=N'; e.g. grp1:weight=500, grp1:rbps=8M,burst=1s";
+const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000 and/or limits rbps=, wbps=, riops=, wiops=, burst=, throttle= (comma-separated), or io.max's 'NAME rbps=B wbps=B riops=N wiops=N'; e.g. grp1:weight=500, grp1:rbps=8M,burst=1s,throttle=above";
 
 /// What a byte rate may be.
 const EXPECTED_BYTES: &str = "expected a positive number of bytes per second, plain or with a k, M, G or T suffix (base 1024, 8M = 8388608), or max";
@@ -33,6 +36,10 @@ const EXPECTED_IOPS: &str = "expected a positive whole number of requests per se
 
 /// What a burst may be.
 const EXPECTED_BURST: &str = "expected a duration with a unit: ns, us, ms or s (e.g. 100ms, 1s)";
+
+/// What a throttle may be.
+const EXPECTED_THROTTLE: &str =
+    "expected priority (held requests leave in priority order, the default) or above (above the elevator, in arrival order, as blk-throttle)";
 
 /// One limit setting of a `--cgroup` value; `None` is `max` (unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +54,8 @@ pub enum LimitSetting {
     WriteIops(Option<u64>),
     /// `burst=`: how much of each rate a bucket holds.
     Burst(Nanos),
+    /// `throttle=`: where the limit holds requests, and so their order.
+    Throttle(Throttle),
 }
 
 impl LimitSetting {
@@ -58,6 +67,7 @@ impl LimitSetting {
             Self::ReadIops(rate) => limits.read_iops = rate,
             Self::WriteIops(rate) => limits.write_iops = rate,
             Self::Burst(burst) => limits.burst = Some(burst),
+            Self::Throttle(throttle) => limits.throttle = throttle,
         }
     }
 }
@@ -121,6 +131,11 @@ fn parse_setting(arg: &mut CgroupArg, item: &str) -> Result<(), String> {
         "burst" => LimitSetting::Burst(
             parse_duration(value).ok_or_else(|| format!("burst '{value}': {EXPECTED_BURST}"))?,
         ),
+        "throttle" => LimitSetting::Throttle(match value {
+            "priority" => Throttle::Priority,
+            "above" => Throttle::Above,
+            _ => return Err(format!("throttle '{value}': {EXPECTED_THROTTLE}")),
+        }),
         other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
     };
     arg.limits.push(limit);
@@ -359,6 +374,25 @@ mod tests {
                 LimitSetting::ReadBps(Some(1024)),
                 LimitSetting::Burst(SECOND)
             ]
+        );
+    }
+
+    #[test]
+    fn throttle_says_where_the_limit_holds_requests() {
+        assert_eq!(
+            limits_of(&["g:rbps=8M,throttle=above"])[0].1,
+            Limits {
+                read_bps: Some(8 << 20),
+                throttle: Throttle::Above,
+                ..Limits::default()
+            }
+        );
+        let back = limits_of(&["g:rbps=8M,throttle=above", "g:throttle=priority"]);
+        assert_eq!(back[0].1.throttle, Throttle::Priority);
+        let error = parse("g:rbps=8M,throttle=below").expect_err("unknown throttle");
+        assert_eq!(
+            error,
+            format!("--cgroup 'g:rbps=8M,throttle=below': throttle 'below': {EXPECTED_THROTTLE}")
         );
     }
 

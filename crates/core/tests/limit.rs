@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ioslice_core::limit::{wrap, LimitLayer, Limits};
+use ioslice_core::limit::{wrap, LimitLayer, Limits, Throttle};
 use ioslice_core::policy::noop::Noop;
 use ioslice_core::time::{ms, SECOND};
 use ioslice_core::{
@@ -247,6 +247,49 @@ fn rt_leaves_before_be7_in_one_limited_group() {
 }
 
 #[test]
+fn above_the_elevator_a_group_s_requests_leave_in_arrival_order_whatever_their_class() {
+    let above = Limits {
+        throttle: Throttle::Above,
+        ..read_bps(FOUR_K_PER_MS)
+    };
+    let (mut layer, groups) = layer(&[("g", above)]);
+    let g = groups.find("g").expect("g");
+    // BE7 first, then RT0: under the default throttle RT0 would all leave first.
+    for id in 0..300 {
+        layer.insert(read(id, 1, g, be(7)), 0);
+    }
+    for id in 300..600 {
+        layer.insert(read(id, 2, g, rt(0)), 0);
+    }
+    let released = drive(&mut layer, 0, 10 * SECOND);
+    let order: Vec<u64> = released.iter().map(|(_, r)| r.id.0).collect();
+    assert_eq!(order, (0..600).collect::<Vec<_>>());
+    // The same rate as the default throttle: one burst (100 requests) at once, then one
+    // 4 KiB request a millisecond.
+    let by_150ms = released.iter().filter(|(at, _)| *at <= ms(150)).count();
+    assert_eq!(by_150ms, 100 + 150);
+}
+
+#[test]
+fn above_the_elevator_be0_and_be7_alternate_and_nobody_is_outranked() {
+    let above = Limits {
+        throttle: Throttle::Above,
+        ..read_bps(FOUR_K_PER_MS)
+    };
+    let (mut layer, groups) = layer(&[("g", above)]);
+    let g = groups.find("g").expect("g");
+    for id in 0..2000 {
+        layer.insert(read(2 * id, 1, g, be(7)), 0);
+        layer.insert(read(2 * id + 1, 2, g, be(0)), 0);
+    }
+    let released = drive(&mut layer, 0, ms(1700));
+    assert_eq!(released.len(), 1800);
+    let be0 = released.iter().filter(|(_, r)| r.process.0 == 2).count();
+    assert_eq!((be0, 1800 - be0), (900, 900));
+    assert_eq!(layer.outranked().count(), 0);
+}
+
+#[test]
 fn be0_gets_eight_times_what_be7_gets() {
     let (mut layer, groups) = layer(&[("g", read_bps(FOUR_K_PER_MS))]);
     let g = groups.find("g").expect("g");
@@ -364,14 +407,16 @@ fn limits() -> impl Strategy<Value = Limits> {
         iops(),
         iops(),
         prop::sample::select(vec![ms(50), ms(100)]),
+        prop::sample::select(vec![Throttle::Priority, Throttle::Above]),
     )
         .prop_map(
-            |(read_bps, write_bps, read_iops, write_iops, burst)| Limits {
+            |(read_bps, write_bps, read_iops, write_iops, burst, throttle)| Limits {
                 read_bps,
                 write_bps,
                 read_iops,
                 write_iops,
                 burst: Some(burst),
+                throttle,
             },
         )
 }

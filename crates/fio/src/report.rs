@@ -1,6 +1,6 @@
 //! A finished run, ready to be printed in fio's formats by [`crate::output`].
 
-use ioslice_core::limit::Limits;
+use ioslice_core::limit::{Limits, Throttle};
 use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
 use ioslice_core::{GroupId, GroupTree, IoPriority};
 
@@ -153,7 +153,8 @@ impl CgroupSettings {
     }
 
     /// Its limits as `rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms` (io.max's four
-    /// rates, `max` for unlimited, then the burst in force); `None` when it has no limit.
+    /// rates, `max` for unlimited, then the burst in force, then ` throttle=above` for a
+    /// throttle above the elevator); `None` when it has no limit.
     pub fn limits_text(&self) -> Option<String> {
         let l = &self.limits;
         if l.is_unlimited() {
@@ -161,8 +162,12 @@ impl CgroupSettings {
         }
         let bytes = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), bytes_per_second);
         let iops = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), |n| n.to_string());
+        let throttle = match l.throttle {
+            Throttle::Priority => String::new(),
+            other => format!(" throttle={}", other.name()),
+        };
         Some(format!(
-            "rbps={} wbps={} riops={} wiops={} burst={}",
+            "rbps={} wbps={} riops={} wiops={} burst={}{throttle}",
             bytes(l.read_bps),
             bytes(l.write_bps),
             iops(l.read_iops),

@@ -80,13 +80,23 @@ impl ClassQueue {
 }
 
 /// One group's held requests in one direction: the highest class first, weighted fair
-/// queueing between the processes of a class, FIFO within a process.
+/// queueing between the processes of a class, FIFO within a process; or, in arrival order,
+/// the oldest request first whoever sent it.
 #[derive(Debug, Clone, Default)]
 pub struct Lane {
     classes: [ClassQueue; 3],
+    arrival_order: bool,
 }
 
 impl Lane {
+    /// A lane that lets its requests leave in arrival order (a throttle above the elevator).
+    pub fn in_arrival_order() -> Self {
+        Self {
+            arrival_order: true,
+            ..Self::default()
+        }
+    }
+
     /// Hold a request.
     pub fn push(&mut self, request: Request) {
         let class = &mut self.classes[request.priority.class.index()];
@@ -110,8 +120,26 @@ impl Lane {
     }
 
     fn next(&self) -> Option<(usize, ProcessId)> {
+        if self.arrival_order {
+            return self.oldest();
+        }
         let class = self.classes.iter().position(|c| c.held > 0)?;
         Some((class, self.classes[class].next_process()?))
+    }
+
+    /// The class and process of the oldest held request.
+    fn oldest(&self) -> Option<(usize, ProcessId)> {
+        self.classes
+            .iter()
+            .enumerate()
+            .flat_map(|(class, queue)| {
+                queue.flows.iter().filter_map(move |(&process, flow)| {
+                    let head = flow.requests.front()?;
+                    Some(((head.submit_time, head.id), (class, process)))
+                })
+            })
+            .min()
+            .map(|(_, next)| next)
     }
 
     /// The request that leaves next.
@@ -198,5 +226,24 @@ mod tests {
         }
         assert_eq!(lane.pop().map(|r| r.process), Some(ProcessId(3)));
         assert!(lane.is_empty() && lane.pop().is_none());
+    }
+
+    #[test]
+    fn in_arrival_order_the_oldest_leaves_first_whatever_its_class() {
+        let mut lane = Lane::in_arrival_order();
+        let mut arrived = Vec::new();
+        for i in 0..12u64 {
+            let (process, class, level) = match i % 3 {
+                0 => (1, PriorityClass::BestEffort, 7),
+                1 => (2, PriorityClass::RealTime, 0),
+                _ => (3, PriorityClass::Idle, 0),
+            };
+            let mut request = rq(100 + i, process, class, level);
+            request.submit_time = i * 1000;
+            arrived.push(request.id);
+            lane.push(request);
+        }
+        let left: Vec<RequestId> = std::iter::from_fn(|| lane.pop()).map(|r| r.id).collect();
+        assert_eq!(left, arrived);
     }
 }

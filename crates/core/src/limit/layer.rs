@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
+use super::Throttle;
 use crate::trace::TraceBuffer;
 use crate::{
     Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
@@ -50,6 +51,9 @@ struct GroupInfo {
     /// Per direction, the top of the limited subtree the group is in (itself, or its highest
     /// limited ancestor below an unlimited one); `None` when the group is not limited.
     top: [Option<usize>; 2],
+    /// Per direction, where its held requests wait: its own limit's throttle if it has a
+    /// limit in that direction, else the nearest limited ancestor's.
+    throttle: [Throttle; 2],
 }
 
 impl GroupInfo {
@@ -145,10 +149,16 @@ impl LimitLayer {
                 }
                 infos[index].path[direction.index()] = path;
             }
-            for d in 0..2 {
+            for (d, direction) in DIRECTIONS.into_iter().enumerate() {
                 let limited = infos[index].limited(d);
                 let inherited = parent.and_then(|p| infos[p].top[d]);
                 infos[index].top[d] = limited.then(|| inherited.unwrap_or(index));
+                let own =
+                    group.limits.bps(direction).is_some() || group.limits.iops(direction).is_some();
+                infos[index].throttle[d] = match parent {
+                    Some(p) if !own => infos[p].throttle[d],
+                    _ => group.limits.throttle,
+                };
             }
             infos[index].parent = parent;
             infos[index].weight = group.weight;
@@ -162,9 +172,21 @@ impl LimitLayer {
                 .filter(|&g| infos[g].parent.is_none_or(|p| !infos[p].limited(d)))
                 .collect()
         });
+        let nodes = [0, 1].map(|d| {
+            infos
+                .iter()
+                .map(|info| Node {
+                    lane: match info.throttle[d] {
+                        Throttle::Priority => Lane::default(),
+                        Throttle::Above => Lane::in_arrival_order(),
+                    },
+                    ..Node::default()
+                })
+                .collect()
+        });
         Self {
             inner,
-            nodes: [0, 1].map(|_| vec![Node::default(); infos.len()]),
+            nodes,
             in_policy_per_top: [0, 1].map(|_| vec![0; infos.len()]),
             groups: infos,
             buckets,
@@ -376,8 +398,14 @@ impl LimitLayer {
     ///
     /// While the buckets would let the member's next request straight through, the limit
     /// does not bind and the policy orders requests as it would without it: it may idle.
+    ///
+    /// A throttle above the elevator tells the policy nothing: it does not know the order.
     fn outranks(&self, process: ProcessId, member: &Member, now: Nanos) -> bool {
-        let Some(top) = self.groups[member.group].top[member.direction] else {
+        let info = &self.groups[member.group];
+        if info.throttle[member.direction] == Throttle::Above {
+            return false;
+        }
+        let Some(top) = info.top[member.direction] else {
             return false;
         };
         let waiting = self.in_policy_per_top[member.direction][top];
