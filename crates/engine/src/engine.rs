@@ -121,10 +121,11 @@ impl EngineBuilder {
         };
         let max_queued = self.settings.submission_queue;
         let trace = self.settings.trace.take();
+        let statistics = self.settings.statistics;
         let policy = self.settings.build(&context)?;
 
         let started = crate::sync::now();
-        let recorder = Arc::new(Recorder::new(started));
+        let recorder = Arc::new(Recorder::new(started, statistics));
         let backend_name = self.backend.name();
         let shared = Shared::start(Parts {
             backend: self.backend,
@@ -207,7 +208,7 @@ impl Engine {
     /// request queued or in flight, stop the dispatcher thread, and return the statistics.
     pub fn shutdown(mut self) -> Result<FinalStats, EngineError> {
         self.stop()?;
-        Ok(self.shared.recorder.snapshot())
+        Ok(self.shared.recorder.settled_snapshot())
     }
 
     fn stop(&mut self) -> Result<(), EngineError> {

@@ -1,7 +1,7 @@
 //! The policy side of an engine's configuration, the same for both builders
 //! ([`EngineBuilder`](crate::EngineBuilder) on a backend, [`OpenBuilder`](crate::OpenBuilder)
-//! on a path): which policy, its groups with weights and limits, the submission queue and the
-//! trace. Both builders hold a [`PolicySettings`] and get their setters for it from one macro,
+//! on a path): which policy, its groups with weights and limits, the submission queue, the
+//! trace and which statistics are kept. Both builders hold a [`PolicySettings`] and get their setters for it from one macro,
 //! so the two cannot drift apart; the open builder hands its settings to the engine builder
 //! whole.
 //!
@@ -11,6 +11,7 @@ use ioslice_core::limit::Limits;
 use ioslice_core::{build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink};
 
 use crate::error::EngineError;
+use crate::stats::Statistics;
 
 /// Builds a policy of the caller's own for the engine's groups and device.
 pub(crate) type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Scheduler> + Send>;
@@ -54,6 +55,7 @@ pub(crate) struct PolicySettings {
     pub(crate) groups: Vec<GroupSetting>,
     pub(crate) submission_queue: usize,
     pub(crate) trace: Option<Box<dyn TraceSink + Send>>,
+    pub(crate) statistics: Statistics,
 }
 
 impl std::fmt::Debug for PolicySettings {
@@ -63,6 +65,7 @@ impl std::fmt::Debug for PolicySettings {
             .field("groups", &self.groups)
             .field("submission_queue", &self.submission_queue)
             .field("traced", &self.trace.is_some())
+            .field("statistics", &self.statistics)
             .finish()
     }
 }
@@ -75,6 +78,7 @@ impl Default for PolicySettings {
             groups: Vec::new(),
             submission_queue: DEFAULT_SUBMISSION_QUEUE,
             trace: None,
+            statistics: Statistics::default(),
         }
     }
 }
@@ -219,6 +223,16 @@ macro_rules! policy_setters {
         /// be quick (a buffered writer).
         pub fn trace(mut self, sink: Box<dyn ioslice_core::TraceSink + Send>) -> Self {
             self.settings.trace = Some(sink);
+            self
+        }
+
+        /// Which statistics the engine keeps ([`Handle::stats`](crate::Handle::stats)):
+        /// [`Statistics::Detailed`](crate::Statistics::Detailed) (the default) keeps totals,
+        /// per group and per process with latency percentiles;
+        /// [`Statistics::Totals`](crate::Statistics::Totals) only the engine-wide counts and
+        /// bytes, which are as exact either way.
+        pub fn statistics(mut self, kept: $crate::Statistics) -> Self {
+            self.settings.statistics = kept;
             self
         }
     };

@@ -149,7 +149,7 @@ use ioslice_core::{GroupTree, Scheduler, TraceSink};
 use crate::backend::{Backend, Doorbell, Notifier, Waiter};
 use crate::completion::{IoErrorKind, Serves, Slot};
 use crate::counters::Counters;
-use crate::stats::Recorder;
+use crate::stats::{Gauges, Recorder, Sample};
 use crate::sync::{AtomicBool, Condvar, Mutex, MutexGuard};
 
 mod core;
@@ -172,6 +172,26 @@ crate::sync::thread_local! {
     /// The same for the doorbells and lane wake-ups left for after the lock.
     static SPARE_AFTER: StdCell<(Vec<Doorbell>, Vec<Notifier>)> =
         const { StdCell::new((Vec::new(), Vec::new())) };
+    /// The same for the statistics batch folded after the lock.
+    static SPARE_SAMPLES: StdCell<Vec<Sample>> = const { StdCell::new(Vec::new()) };
+}
+
+/// A statistics batch taken under the engine's lock, folded into the recorder when dropped:
+/// after the lock in the normal course, or while unwinding from a panic in between, so the
+/// final statistics never wait for a batch that would not come.
+struct PendingFold<'a> {
+    recorder: &'a Recorder,
+    samples: Vec<Sample>,
+    gauges: Gauges,
+}
+
+impl Drop for PendingFold<'_> {
+    fn drop(&mut self) {
+        self.recorder.fold(&self.samples, self.gauges);
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.clear();
+        SPARE_SAMPLES.with(|spare| spare.set(samples));
+    }
 }
 
 /// What every handle, client, future and the dispatcher thread of one engine share.
@@ -350,7 +370,8 @@ impl Shared {
     }
 
     /// Release the lock, then make the system calls the turns left for after it (ring the
-    /// backend's doorbells, wake a blocked poller) and fulfil the outcomes collected.
+    /// backend's doorbells, wake a blocked poller), fold the statistics batch into the
+    /// recorder and fulfil the outcomes collected.
     pub(crate) fn unlock_and_deliver(&self, mut core: MutexGuard<'_, Core>) {
         if core.roles.exit_waiters > 0 {
             // Operations may have completed, or the engine closed: exiting threads look again.
@@ -364,6 +385,15 @@ impl Shared {
         let mut after = SPARE_AFTER.with(StdCell::take);
         std::mem::swap(&mut after.0, &mut core.doorbells);
         std::mem::swap(&mut after.1, &mut core.wakes);
+        let fold = core.has_unpublished().then(|| {
+            let mut samples = SPARE_SAMPLES.with(StdCell::take);
+            let gauges = core.take_samples(&mut samples);
+            PendingFold {
+                recorder: &self.recorder,
+                samples,
+                gauges,
+            }
+        });
         drop(core);
         let mut failed = None;
         for doorbell in after.0.drain(..) {
@@ -375,6 +405,8 @@ impl Shared {
             notifier.notify();
         }
         SPARE_AFTER.with(|spare| spare.set(after));
+        // The statistics before the outcomes: a client that has its outcome finds it counted.
+        drop(fold);
         for (completer, outcome) in batch.drain(..) {
             completer.complete(outcome);
         }

@@ -13,7 +13,7 @@
 //!
 //! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
 //! processes and the final report, in `report`; the traced variants of the calls to the
-//! policy, in `tracing`.
+//! policy, in `tracing`; which statistics each job keeps, in `statistics`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -43,7 +43,10 @@ use crate::readahead::FileReadahead;
 
 mod memory;
 mod report;
+mod statistics;
 mod tracing;
+
+pub use statistics::Statistics;
 
 use report::build_processes;
 
@@ -113,6 +116,19 @@ const FLUSHER: ProcessId = ProcessId(0);
 /// Run a job file in simulation.
 pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
     let mut sim = Simulation::new(job_file, config, None)?;
+    sim.run();
+    Ok(sim.finish(config))
+}
+
+/// Run a job file in simulation keeping only the statistics `kept` asks for (see
+/// [`Statistics`]); [`run`] keeps them all.
+pub fn run_with_statistics(
+    job_file: &JobFile,
+    config: &SimConfig,
+    kept: Statistics,
+) -> Result<SimOutcome, SimError> {
+    let mut sim = Simulation::new(job_file, config, None)?;
+    sim.statistics = kept;
     sim.run();
     Ok(sim.finish(config))
 }
@@ -262,6 +278,8 @@ struct Simulation<'a> {
     cgroups: Vec<CgroupSettings>,
     /// Where the events go, when the run is traced.
     trace: Option<Tracer<&'a mut dyn TraceSink>>,
+    /// Which statistics each job keeps.
+    statistics: Statistics,
 }
 
 impl<'a> Simulation<'a> {
@@ -331,6 +349,7 @@ impl<'a> Simulation<'a> {
             read_ahead_bytes: config.page_cache.read_ahead_bytes,
             cgroups,
             trace,
+            statistics: Statistics::default(),
         })
     }
 
@@ -657,7 +676,9 @@ impl<'a> Simulation<'a> {
         let ramp_end = clock.ramp_end();
         if self.now >= ramp_end {
             let direction = &mut process.stats.directions[direction_index(io.direction)];
-            direction.record(io.bytes, 0, self.now - io.submit_time, self.now - ramp_end);
+            let clat = self.now - io.submit_time;
+            self.statistics
+                .record(direction, io.bytes, clat, self.now - ramp_end);
         }
         if self.host_latency == 0 {
             self.reap(io.process);

@@ -1,7 +1,7 @@
 //! A finished operation's way back: its result split among the parts merged into it (in
 //! offset order: a part wholly within the bytes transferred succeeds, any other fails), a
 //! merged operation that failed sent again part by part, the policy told once per request,
-//! the statistics batch published, and everything failed when the backend or the engine
+//! the statistics batch taken (to be folded after the lock) or published, and everything failed when the backend or the engine
 //! fails.
 //!
 //! Touched under the lock by whichever thread runs a turn (see the `core` module).
@@ -16,7 +16,7 @@ use super::{Core, Op, Part};
 use crate::backend::{IoDone, IoOp};
 use crate::buffer::AlignedBuffer;
 use crate::completion::{IoError, IoErrorKind, IoResult};
-use crate::stats::Sample;
+use crate::stats::{Gauges, Sample};
 use crate::sync::now;
 
 impl Core {
@@ -185,15 +185,35 @@ impl Core {
         }
     }
 
+    /// Whether the statistics batch or the gauges changed since they were last taken.
+    pub(crate) fn has_unpublished(&self) -> bool {
+        self.unpublished || !self.samples.is_empty()
+    }
+
+    /// Take the statistics batch (swapped into the empty `into`) with the gauges of this
+    /// moment, to be folded into the recorder once the lock is released.
+    pub(crate) fn take_samples(&mut self, into: &mut Vec<Sample>) -> Gauges {
+        std::mem::swap(into, &mut self.samples);
+        self.unpublished = false;
+        self.batches += 1;
+        self.recorder.take();
+        Gauges {
+            batch: self.batches,
+            submitted: self.submitted,
+            queued: self.pending.len(),
+            in_flight: self.parts_in_flight,
+            double_completions: self.double_completions,
+        }
+    }
+
+    /// Fold the statistics batch in now, under the lock: for the rare paths (closing, a
+    /// failure, a panic) that end without a turn's hand-over after the lock.
     pub(crate) fn publish(&mut self) {
-        self.recorder.record(
-            &self.samples,
-            self.submitted,
-            self.pending.len(),
-            self.parts_in_flight,
-            self.double_completions,
-        );
-        self.samples.clear();
+        let mut samples = Vec::new();
+        let gauges = self.take_samples(&mut samples);
+        self.recorder.fold(&samples, gauges);
+        samples.clear();
+        self.samples = samples;
     }
 
     /// The backend failed for good: fail every request still held with its errno, and close.

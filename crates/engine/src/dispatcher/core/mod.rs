@@ -1,7 +1,7 @@
 //! The engine's state behind its one lock ([`Core`]): the policy, the backend's non-blocking
 //! side, every request pending in the policy or at the device (the in-flight table), the
 //! merge bookkeeping of each dispatched request, and the statistics batch; and one turn over
-//! it (reap, complete, dispatch, submit, publish), which never blocks.
+//! it (reap, complete, dispatch, submit), which never blocks.
 //!
 //! Touched by whichever thread holds the lock: a client's, the poller, a lane's thread or the
 //! dispatcher thread. Nothing here knows which one: the roles' state is kept here
@@ -111,7 +111,12 @@ pub(crate) struct Core {
     pub(crate) double_completions: u64,
     pub(crate) last_now: Nanos,
     pub(crate) done: Vec<IoDone>,
+    /// Completions not yet taken for the statistics (see the `stats` module).
     pub(crate) samples: Vec<Sample>,
+    /// A turn ran since the statistics batch and gauges were last taken.
+    pub(crate) unpublished: bool,
+    /// Statistics batches taken so far (numbers their gauges).
+    pub(crate) batches: u64,
     pub(crate) outcomes: Outcomes,
     /// The policy's last "wait until", from the last dispatch.
     pub(crate) timer: Option<Instant>,
@@ -177,6 +182,8 @@ impl Core {
             last_now: 0,
             done: Vec::new(),
             samples: Vec::new(),
+            unpublished: false,
+            batches: 0,
             outcomes: Vec::new(),
             timer: None,
             turn_role: None,
@@ -202,9 +209,12 @@ impl Core {
         self.last_now
     }
 
-    /// A turn left system calls or outcomes for after the lock.
+    /// A turn left system calls, outcomes or statistics for after the lock.
     pub(crate) fn has_after_unlock(&self) -> bool {
-        !self.outcomes.is_empty() || !self.doorbells.is_empty() || !self.wakes.is_empty()
+        !self.outcomes.is_empty()
+            || !self.doorbells.is_empty()
+            || !self.wakes.is_empty()
+            || self.has_unpublished()
     }
 
     /// Nothing pending or in flight.
@@ -265,7 +275,8 @@ impl Core {
         }
     }
 
-    /// One turn: reap (if `reap`), complete, dispatch while there is room, submit, publish.
+    /// One turn: reap (if `reap`), complete, dispatch while there is room, submit; the
+    /// statistics batch is left for whoever releases the lock to take.
     /// A backend failure fails every request and closes the engine.
     pub(crate) fn turn(&mut self, reap: bool) {
         if self.closed {
@@ -279,7 +290,7 @@ impl Core {
             self.fail_everything(error);
             return;
         }
-        self.publish();
+        self.unpublished = true;
     }
 
     /// Take what the backend has finished: the shared lane's (if `shared`) and that of every
