@@ -157,6 +157,8 @@ const DATASHEET_ROTATION: &str =
     "WD Ultrastar DC HC310 and Seagate Constellation ES.3 datasheets: 7200 rpm";
 const ASSUMED: &str = "assumption: affects only head switches and cylinder count";
 const RA_MIN: &str = "assumption: DiskSim's minimum read-ahead; not fitted to any result";
+const WSEG_ANY: &str =
+    "assumption: dirty data in any number of extents (DiskSim's maximum number of write segments unbounded)";
 const AGE: &str =
     "assumption: starvation guard of the on-drive SPTF (DiskSim ioqueue timeout scheme)";
 
@@ -239,6 +241,12 @@ fn sata_7200() -> Vec<ParamInfo> {
             "MiB",
             "assumption: a quarter of the buffer for dirty data",
         ),
+        param(
+            "write_segments",
+            "unlimited",
+            "segments or unlimited",
+            WSEG_ANY,
+        ),
         param("ncq", "31", "commands", "SATA NCQ: 32 tags, Linux uses 31"),
         param("age_limit_ms", "500", "ms", AGE),
     ]
@@ -270,6 +278,7 @@ fn ide_2004() -> Vec<ParamInfo> {
         param("readahead_min_kib", "0", "KiB", "DiskSim validated ST32171W (barracuda.diskspecs): minimum read-ahead 0 blocks, so the next command stops read-ahead at once"),
         param("wce", "on", "on/off", "seed 003: 13 MB/s sequential O_DIRECT 4 KiB writes need it; IDE drives shipped with it on"),
         param("wcache_mib", "6", "MiB", "calibrated: seed 003 random 4 KiB O_DIRECT writes, 4493 KB/s (6 of the 8 MB buffer)"),
+        param("write_segments", "unlimited", "segments or unlimited", WSEG_ANY),
         param("ncq", "1", "commands", "parallel ATA has no command queueing in practice"),
         param("age_limit_ms", "500", "ms", AGE),
     ]
@@ -464,9 +473,11 @@ pub fn build(spec: &DeviceSpec) -> Result<Box<dyn DeviceModel>, DeviceError> {
         reason,
     };
     match spec.preset.as_str() {
-        "sata-7200" | "ide-2004" => Ok(Box::new(
-            Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?,
-        )),
+        "sata-7200" | "ide-2004" => {
+            let segments = write_segments(&values)?;
+            let hdd = Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?;
+            Ok(Box::new(limit_write_segments(hdd, segments)))
+        }
         "raid5-12" => build_raid(&values, name).map_err(|e| match e {
             RaidBuildError::Param(e) => e,
             RaidBuildError::Model(reason) => inconsistent(reason),
@@ -580,6 +591,28 @@ impl Values {
     }
 }
 
+/// `write_segments`: a count, or `unlimited` (`None`).
+fn write_segments(values: &Values) -> Result<Option<usize>, DeviceError> {
+    if values.raw("write_segments") == "unlimited" {
+        return Ok(None);
+    }
+    match values.integer("write_segments", 1, 1 << 20) {
+        Ok(n) => Ok(Some(n as usize)),
+        Err(_) => Err(values.bad(
+            "write_segments",
+            "an integer from 1 to 1048576, or unlimited".into(),
+        )),
+    }
+}
+
+/// `hdd` with its write-back cache limited to `segments` write segments, if given.
+fn limit_write_segments(hdd: Hdd, segments: Option<usize>) -> Hdd {
+    match segments {
+        Some(n) => hdd.with_write_segments(n),
+        None => hdd,
+    }
+}
+
 fn hdd_config(values: &Values, name: String) -> Result<HddConfig, DeviceError> {
     let cache = values.sectors("cache_mib", 1024, 65_536)?;
     let segments = values.integer("segments", 1, 1024)? as usize;
@@ -646,8 +679,12 @@ fn build_raid(values: &Values, name: String) -> Result<Box<dyn DeviceModel>, Rai
     };
     let count = values.integer("members", 2, 256)? as usize;
     let member = hdd_config(values, format!("{name} member"))?;
+    let segments = write_segments(values)?;
     let members = (0..count)
-        .map(|_| Hdd::new(&member).map(|hdd| Box::new(hdd) as Box<dyn DeviceModel>))
+        .map(|_| {
+            Hdd::new(&member)
+                .map(|hdd| Box::new(limit_write_segments(hdd, segments)) as Box<dyn DeviceModel>)
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(RaidBuildError::Model)?;
     let config = RaidConfig {

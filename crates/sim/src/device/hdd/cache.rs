@@ -24,6 +24,12 @@
 //! Write side ("immediate report"): with the write cache enabled a write completes once its
 //! data is in the buffer; dirty data is kept as merged extents, and destaged later in an
 //! order the drive chooses (SPTF over the dirty extents nearest the head).
+//!
+//! Write segments (DiskSim's "Maximum number of write segments"): each dirty extent holds a
+//! buffer segment, and so does the extent being destaged until it reaches the media. A write
+//! that overlaps or extends one of them joins its segment — a sequential stream appends to
+//! the segment the media is draining — but any other write needs a segment of its own, and
+//! with every write segment taken it waits until a destage frees one.
 
 use std::collections::BTreeMap;
 
@@ -253,21 +259,34 @@ impl SegmentCache {
 }
 
 /// Dirty data of the write-back cache, as merged extents `start → end`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WriteCache {
     dirty: BTreeMap<u64, u64>,
     dirty_sectors: u64,
     destaging: u64,
+    /// The extent being destaged, `[start, end)`.
+    in_flight: Option<(u64, u64)>,
     capacity: u64,
+    max_segments: usize,
 }
 
 impl WriteCache {
-    /// Room for `capacity` sectors of dirty data.
+    /// Room for `capacity` sectors of dirty data, in any number of extents.
     pub fn new(capacity: u64) -> Self {
         Self {
+            dirty: BTreeMap::new(),
+            dirty_sectors: 0,
+            destaging: 0,
+            in_flight: None,
             capacity,
-            ..Self::default()
+            max_segments: usize::MAX,
         }
+    }
+
+    /// At most `segments` (at least 1) extents dirty or being destaged at once.
+    pub fn with_max_segments(mut self, segments: usize) -> Self {
+        self.max_segments = segments.max(1);
+        self
     }
 
     /// Size in sectors.
@@ -275,9 +294,31 @@ impl WriteCache {
         self.capacity
     }
 
-    /// Whether `sectors` more fit beside the dirty data and the data being destaged.
-    pub fn has_room(&self, sectors: u64) -> bool {
-        self.dirty_sectors + self.destaging + sectors <= self.capacity
+    /// Whether the write `[start, end)` fits beside the dirty data and the data being
+    /// destaged: room for its sectors, and a write segment to hold it.
+    pub fn has_room(&self, start: u64, end: u64) -> bool {
+        self.dirty_sectors + self.destaging + (end - start) <= self.capacity
+            && (self.joins_segment(start, end) || self.segments_in_use() < self.max_segments)
+    }
+
+    /// Write segments held: one per dirty extent, and one for the extent being destaged
+    /// unless a dirty extent continues it (the same stream, appended while it drains).
+    pub fn segments_in_use(&self) -> usize {
+        let draining = self
+            .in_flight
+            .is_some_and(|(_, end)| !self.dirty.contains_key(&end));
+        self.dirty.len() + usize::from(draining)
+    }
+
+    /// Whether `[start, end)` overlaps or extends a dirty extent or the one being destaged.
+    fn joins_segment(&self, start: u64, end: u64) -> bool {
+        let touches = |(s, e): (u64, u64)| s <= end && start <= e;
+        self.in_flight.is_some_and(touches)
+            || self
+                .dirty
+                .range(..=end)
+                .next_back()
+                .is_some_and(|(&s, &e)| touches((s, e)))
     }
 
     /// Whether nothing waits to be destaged.
@@ -347,12 +388,14 @@ impl WriteCache {
         }
         self.dirty_sectors -= cut - start;
         self.destaging += cut - start;
+        self.in_flight = Some((start, cut));
         cut
     }
 
-    /// A destage of `sectors` reached the media: the room is free again.
+    /// A destage of `sectors` reached the media: the room and its segment are free again.
     pub fn destaged(&mut self, sectors: u64) {
         self.destaging -= sectors;
+        self.in_flight = None;
     }
 }
 
@@ -407,9 +450,31 @@ mod tests {
         assert!(cache.covers(12, 38));
         let end = cache.take(10, 8);
         assert_eq!(end, 18);
-        assert!(!cache.has_room(73));
+        assert!(!cache.has_room(100, 173));
         cache.destaged(8);
-        assert!(cache.has_room(80));
+        assert!(cache.has_room(100, 180));
         assert_eq!(cache.candidates(0, 4).collect::<Vec<_>>(), vec![18]);
+    }
+
+    #[test]
+    fn one_write_segment_takes_appends_and_refuses_a_second_extent() {
+        let mut cache = WriteCache::new(100).with_max_segments(1);
+        assert!(cache.has_room(10, 18));
+        cache.insert(10, 18);
+        // Appending, overlapping or prepending joins the segment; elsewhere needs another.
+        assert!(cache.has_room(18, 26) && cache.has_room(12, 14) && cache.has_room(2, 10));
+        assert!(!cache.has_room(40, 48));
+        // While [10, 18) drains, a write at 18 continues its segment and holds no other.
+        assert_eq!(cache.take(10, 64), 18);
+        assert!(!cache.has_room(40, 48));
+        cache.insert(18, 26);
+        assert_eq!(cache.segments_in_use(), 1);
+        assert!(!cache.has_room(40, 48));
+        cache.destaged(8);
+        assert!(!cache.has_room(40, 48));
+        assert_eq!(cache.take(18, 64), 26);
+        cache.destaged(8);
+        assert_eq!(cache.segments_in_use(), 0);
+        assert!(cache.has_room(40, 48));
     }
 }

@@ -159,6 +159,14 @@ impl Hdd {
         })
     }
 
+    /// Limit the write-back cache to `segments` write segments (at least 1): a write that
+    /// extends no dirty extent waits for a free one (DiskSim's "Maximum number of write
+    /// segments"). Without it, any number of extents are cached.
+    pub fn with_write_segments(mut self, segments: usize) -> Self {
+        self.writes = self.writes.with_max_segments(segments);
+        self
+    }
+
     /// The layout (zones, rotation).
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
@@ -256,12 +264,12 @@ impl Hdd {
     fn accept_blocked(&mut self, now: Nanos) {
         while let Some(front) = self.blocked.front() {
             let sectors = u64::from(front.command.sectors);
-            if !self.writes.has_room(sectors) {
+            let (start, end) = Self::extent(&front.command);
+            if !self.writes.has_room(start, end) {
                 break;
             }
             let command = front.command;
             self.blocked.pop_front();
-            let (start, end) = Self::extent(&command);
             self.writes.insert(start, end);
             self.complete_from_buffer(command.tag, sectors, self.write_overhead, now);
         }
@@ -436,7 +444,7 @@ impl DeviceModel for Hdd {
             Direction::Read if self.read_from_buffer(&command, now) => {}
             Direction::Write if self.cacheable(&command) => {
                 let (start, end) = Self::extent(&command);
-                if self.blocked.is_empty() && self.writes.has_room(end - start) {
+                if self.blocked.is_empty() && self.writes.has_room(start, end) {
                     self.writes.insert(start, end);
                     self.complete_from_buffer(command.tag, end - start, self.write_overhead, now);
                 } else {
