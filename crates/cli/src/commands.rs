@@ -49,12 +49,25 @@ pub struct SimulationArgs {
     /// and `compare` prints one column per cgroup.
     #[arg(long = "cgroup", value_name = "NAME:weight=N,rbps=B,...")]
     pub cgroup: Vec<String>,
+    /// Which controller enforces the cgroups' weights: `elevator` (the default: cfq's and
+    /// bfq's own groups), or `ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N]`
+    /// (dm-ioband above the elevator, which then schedules without groups).
+    #[arg(long = "controller", value_name = "elevator|ioband[:...]")]
+    pub controller: Option<String>,
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]
     pub strict: bool,
 }
 
 impl SimulationArgs {
+    /// The `--controller` given, else the elevator's own groups.
+    pub fn controller(&self) -> Result<ioslice_core::ioband::Controller, String> {
+        self.controller.as_deref().map_or(
+            Ok(ioslice_core::ioband::Controller::Elevator),
+            crate::controller_arg::parse,
+        )
+    }
+
     /// The device and the host settings for the job file at `path`: the command line's,
     /// else (the device) or before them (the host) what the file declares.
     pub fn with_scenario(&self, path: &Path) -> Result<(String, Vec<String>), String> {
@@ -137,6 +150,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
+    config.controller = args.simulation.controller()?;
     apply_host(&mut config, &host)?;
     let outcome = match trace {
         None => simulate(&job_file, &config),
@@ -176,6 +190,7 @@ fn run_real(
         allow_mounted_write: args.allow_mounted_write,
         group_weights: cgroup_arg::sim_weights(&overrides),
         group_limits: cgroup_arg::sim_limits(&overrides),
+        controller: args.simulation.controller()?,
     };
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),

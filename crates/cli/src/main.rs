@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod cgroup_arg;
 mod commands;
 mod compare;
+mod controller_arg;
 mod emulate;
 mod scenario;
 mod trace;

@@ -477,6 +477,28 @@ fn cgroup_flag_errors_name_the_value() {
 }
 
 #[test]
+fn controller_flag_errors_name_the_value_and_ioband_runs() {
+    let path = job_file("controller.fio", GROUPED);
+    let path = path.to_str().unwrap();
+    for command in ["run", "compare"] {
+        for (value, what) in [
+            ("dm-ioband", "expected elevator, or ioband"),
+            (
+                "ioband:policy=time",
+                "policy 'time': expected weight or weight-iosize",
+            ),
+            ("ioband:io_limit=0", "io_limit '0'"),
+            ("ioband:token", "setting 'token' has no value"),
+        ] {
+            let output = ioslice(&[command, path, "--controller", value]);
+            assert_user_error(&output, &["--controller", value, what]);
+        }
+        let output = ioslice(&[command, path, "--controller", "ioband:policy=weight-iosize"]);
+        assert!(output.status.success(), "{command}: {output:?}");
+    }
+}
+
+#[test]
 fn run_prints_cgroup_totals_with_flag_weights() {
     let path = job_file("run-grouped.fio", GROUPED);
     let output = ioslice(&[

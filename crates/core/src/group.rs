@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::ioband::Controller;
 use crate::limit::Limits;
 
 /// A group's identity: its index in the [`GroupTree`].
@@ -62,6 +63,8 @@ pub enum GroupError {
 pub struct GroupTree {
     groups: Vec<Group>,
     default_weight: u32,
+    /// Which controller enforces the weights.
+    controller: Controller,
 }
 
 impl Default for GroupTree {
@@ -86,7 +89,19 @@ impl GroupTree {
                 depth: 0,
             }],
             default_weight,
+            controller: Controller::Elevator,
         }
+    }
+
+    /// Which controller enforces the groups' weights: the elevator's own groups (the
+    /// default), or dm-ioband above it ([`crate::ioband`]).
+    pub fn controller(&self) -> Controller {
+        self.controller
+    }
+
+    /// Set the controller that enforces the groups' weights.
+    pub fn set_controller(&mut self, controller: Controller) {
+        self.controller = controller;
     }
 
     /// The group at `path` (`a/b`), created with its missing ancestors at the default weight.

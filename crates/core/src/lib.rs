@@ -15,6 +15,7 @@
 pub mod errno;
 pub mod group;
 pub mod id_map;
+pub mod ioband;
 pub mod limit;
 pub mod merge;
 pub mod policy;

@@ -1,5 +1,6 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
+use crate::ioband::{Controller, IobandLayer};
 use crate::policy::anticipatory::Anticipatory;
 use crate::policy::bfq::Bfq;
 use crate::policy::cfq::Cfq;
@@ -111,6 +112,12 @@ pub fn build_scheduler(
     let info = lookup(&spec.name)?;
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
     let policy = (info.build)(&tunables, context)?;
+    let policy: Box<dyn Scheduler> = match context.groups.controller() {
+        Controller::Elevator => policy,
+        Controller::Ioband(settings) => {
+            Box::new(IobandLayer::new(policy, &context.groups, settings))
+        }
+    };
     Ok(crate::limit::wrap(policy, &context.groups))
 }
 

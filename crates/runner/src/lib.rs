@@ -42,6 +42,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
 use ioslice_core::{GroupTree, Nanos, SchedSpec, TraceSink};
 use ioslice_engine::backend::open_backend;
@@ -75,6 +76,8 @@ pub struct RunConfig {
     pub group_weights: Vec<(String, u32)>,
     /// Group limits (`--cgroup NAME:rbps=…`), applied after the weights.
     pub group_limits: Vec<(String, Limits)>,
+    /// Which controller enforces the groups' weights (`--controller`).
+    pub controller: Controller,
 }
 
 /// A finished real run.
@@ -147,9 +150,10 @@ pub fn run_traced(
     check_supported(job_file).map_err(job_error)?;
     let place = place_of(&config.path)?;
     let specs = specs_on(job_file, &place);
-    let groups = job_file
+    let mut groups = job_file
         .group_tree(&config.group_weights, &config.group_limits)
         .map_err(job_error)?;
+    groups.set_controller(config.controller);
     let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
 
     let mut notes = Vec::new();

@@ -69,6 +69,7 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
         allow_mounted_write: false,
         group_weights: Vec::new(),
         group_limits,
+        controller: Default::default(),
     };
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {

@@ -48,6 +48,9 @@ pub struct SimConfig {
     /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
     /// a later entry for the same group replaces an earlier one.
     pub group_limits: Vec<(String, ioslice_core::limit::Limits)>,
+    /// Which controller enforces the groups' weights (`--controller`): the elevator's own
+    /// groups, or dm-ioband above it.
+    pub controller: ioslice_core::ioband::Controller,
     /// Time from a request's completion at the device to its process reacting (waking up,
     /// returning to user space, issuing its next request). During it the policy already
     /// sees the device free and may dispatch another process's request: the "deceptive
@@ -117,6 +120,7 @@ impl SimConfig {
             device,
             group_weights: Vec::new(),
             group_limits: Vec::new(),
+            controller: ioslice_core::ioband::Controller::Elevator,
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),
             direct_writes: DirectWrites::Sync,

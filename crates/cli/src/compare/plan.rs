@@ -42,6 +42,8 @@ pub struct Plan {
     pub seed: u64,
     /// `--cgroup` weights and limits, for the simulator.
     pub cgroup_overrides: Vec<CgroupArg>,
+    /// Which controller enforces the cgroups' weights.
+    pub controller: ioslice_core::ioband::Controller,
     /// Cgroup columns in order of first appearance; empty for an ungrouped workload.
     pub columns: Vec<String>,
     /// Tables or JSON.
@@ -73,6 +75,7 @@ impl Plan {
         check_supported(&job_file).map_err(|e| e.to_string())?;
         cgroup_arg::check_groups(&job_file, &cgroup_overrides)?;
         warn_unused_cgroups(&job_file, &cgroup_overrides);
+        let controller = args.simulation.controller()?;
         Ok(Self {
             job_path: args.job_file.display().to_string(),
             columns: group_columns(&job_file),
@@ -82,6 +85,7 @@ impl Plan {
             clients,
             seed: args.simulation.seed,
             cgroup_overrides,
+            controller,
             format,
             host,
             trace,

@@ -294,9 +294,10 @@ impl<'a> Simulation<'a> {
             device = Box::new(DriverQueue::new(device, config.driver_queue));
         }
         let info = device.info();
-        let groups = job_file
+        let mut groups = job_file
             .group_tree(&config.group_weights, &config.group_limits)
             .map_err(job_error)?;
+        groups.set_controller(config.controller);
         let context = SchedulerContext {
             groups: groups.clone(),
             rotational: info.rotational,
