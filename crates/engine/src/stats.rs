@@ -4,7 +4,9 @@
 //! only collects its completions as `Sample`s under the engine's lock; the thread takes
 //! the batch with the gauges of that moment (`Gauges`) as it releases the lock, and folds it
 //! into the shared `Recorder` under that one's own short lock (no allocation beyond a new
-//! group or process entry) before it fulfils the batch's outcomes, so a client that has its
+//! process-and-group entry; each latency recorded once, in that entry, and merged into the
+//! group's, the process's and the engine's percentiles when a snapshot asks) before it
+//! fulfils the batch's outcomes, so a client that has its
 //! outcome finds its request counted. Batches may fold out of order; the counts are sums, and
 //! the gauges keep the latest batch's. [`Handle::stats`](crate::Handle::stats) takes the
 //! recorder's lock to copy a [`Snapshot`] out; the final statistics wait until every batch
@@ -139,6 +141,19 @@ impl Figures {
 }
 
 impl Entry {
+    /// Add `other`'s counts and latencies to this one's.
+    fn merge(&mut self, other: &Entry) {
+        let (a, b) = (&mut self.figures, &other.figures);
+        a.requests += b.requests;
+        a.reads += b.reads;
+        a.writes += b.writes;
+        a.bytes_read += b.bytes_read;
+        a.bytes_written += b.bytes_written;
+        a.errors += b.errors;
+        // Both auto-resize; adding cannot fail for lack of range.
+        let _ = self.histogram.add(&other.histogram);
+    }
+
     fn record(&mut self, sample: &Sample) {
         self.figures.count(sample);
         let micros = u64::try_from(sample.latency.as_micros()).unwrap_or(u64::MAX);
@@ -170,6 +185,8 @@ impl Entry {
 #[derive(Debug, Clone)]
 pub(crate) struct Sample {
     pub group: Arc<str>,
+    /// The group's index in the engine's tree (`GroupId`), to key it without comparing paths.
+    pub group_index: u32,
     pub process: u32,
     pub direction: Direction,
     pub bytes: u64,
@@ -187,13 +204,22 @@ pub(crate) struct Gauges {
     pub double_completions: u64,
 }
 
+/// One process's requests in one group: where a sample's latency is recorded, once. The
+/// group's, the process's and the engine's percentiles are merged from these when asked for.
+#[derive(Debug)]
+struct Flow {
+    group: Arc<str>,
+    entry: Entry,
+}
+
 #[derive(Debug, Default)]
 struct Tables {
     /// The gauges of the latest batch folded.
     latest: u64,
-    totals: Entry,
-    groups: BTreeMap<Arc<str>, Entry>,
-    processes: BTreeMap<u32, Entry>,
+    /// The engine's counts (every setting).
+    totals: Figures,
+    /// With [`Statistics::Detailed`], by group index and process id.
+    flows: BTreeMap<(u32, u32), Flow>,
     submitted: u64,
     queued: usize,
     in_flight: usize,
@@ -201,21 +227,17 @@ struct Tables {
 }
 
 impl Tables {
-    /// Every sample into the totals, its group's and its process's entry.
+    /// Every sample into the totals' counts and its flow (counts and latency).
     fn record_detailed(&mut self, samples: &[Sample]) {
         for sample in samples {
-            self.totals.record(sample);
-            match self.groups.get_mut(&sample.group) {
-                Some(entry) => entry.record(sample),
-                None => {
-                    let mut entry = Entry::default();
-                    entry.record(sample);
-                    self.groups.insert(Arc::clone(&sample.group), entry);
-                }
-            }
-            self.processes
-                .entry(sample.process)
-                .or_default()
+            self.totals.count(sample);
+            self.flows
+                .entry((sample.group_index, sample.process))
+                .or_insert_with(|| Flow {
+                    group: Arc::clone(&sample.group),
+                    entry: Entry::default(),
+                })
+                .entry
                 .record(sample);
         }
     }
@@ -223,8 +245,31 @@ impl Tables {
     /// Every sample into the totals' counters only.
     fn record_totals(&mut self, samples: &[Sample]) {
         for sample in samples {
-            self.totals.figures.count(sample);
+            self.totals.count(sample);
         }
+    }
+
+    /// The engine's, each group's and each process's figures, merged from the flows.
+    fn merged(&self) -> (Figures, BTreeMap<String, Figures>, BTreeMap<u32, Figures>) {
+        let mut all = Entry::default();
+        let mut groups: BTreeMap<&str, Entry> = BTreeMap::new();
+        let mut processes: BTreeMap<u32, Entry> = BTreeMap::new();
+        for (&(_, process), flow) in &self.flows {
+            all.merge(&flow.entry);
+            groups.entry(&flow.group).or_default().merge(&flow.entry);
+            processes.entry(process).or_default().merge(&flow.entry);
+        }
+        let mut totals = self.totals.clone();
+        totals.latency = all.figures().latency;
+        let groups = groups
+            .into_iter()
+            .map(|(path, entry)| (path.to_string(), entry.figures()))
+            .collect();
+        let processes = processes
+            .into_iter()
+            .map(|(process, entry)| (process, entry.figures()))
+            .collect();
+        (totals, groups, processes)
     }
 }
 
@@ -293,19 +338,12 @@ impl Recorder {
         let elapsed = crate::sync::now().saturating_duration_since(self.started);
         let cancelled = self.counters.cancelled.load(Ordering::Relaxed);
         let tables = self.lock();
+        let (totals, groups, processes) = tables.merged();
         Snapshot {
             elapsed,
-            totals: tables.totals.figures(),
-            groups: tables
-                .groups
-                .iter()
-                .map(|(path, entry)| (path.to_string(), entry.figures()))
-                .collect(),
-            processes: tables
-                .processes
-                .iter()
-                .map(|(&process, entry)| (process, entry.figures()))
-                .collect(),
+            totals,
+            groups,
+            processes,
             submitted: tables.submitted,
             queued: tables.queued,
             in_flight: tables.in_flight,
@@ -322,6 +360,7 @@ mod tests {
     fn sample(latency: Duration) -> Sample {
         Sample {
             group: Arc::from("/"),
+            group_index: 0,
             process: 1,
             direction: Direction::Read,
             bytes: 4096,

@@ -87,6 +87,7 @@ impl Core {
             };
             self.samples.push(Sample {
                 group: Arc::clone(&submission.group_path),
+                group_index: submission.group.0,
                 process: submission.process.0,
                 direction: submission.direction,
                 bytes: len as u64,
