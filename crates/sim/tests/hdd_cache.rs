@@ -8,77 +8,31 @@
 //! starts beyond the limit is a miss; once the head has served a command elsewhere, only
 //! what read-ahead had read by then is in the buffer.
 
+mod common;
+
+use common::round_disk::{serve, RoundDisk, BUS, REVOLUTION, SECTOR};
 use ioslice_core::{Direction, Nanos};
-use ioslice_sim::device::hdd::geometry::GeometryConfig;
-use ioslice_sim::device::hdd::{Hdd, HddConfig};
+use ioslice_sim::device::hdd::Hdd;
 use ioslice_sim::device::{Command, DeviceModel};
 
-/// Time for one sector to pass under the head.
-const SECTOR: Nanos = 10_000;
-/// Bus transfer of one sector.
-const BUS: Nanos = 1_000;
 const HIT_OVERHEAD: Nanos = 100_000;
 const MISS_OVERHEAD: Nanos = 500_000;
-const REVOLUTION: Nanos = 10_000_000;
 const READAHEAD: u64 = 1024;
 
 fn disk() -> Hdd {
-    Hdd::new(&HddConfig {
-        name: "round".into(),
-        geometry: GeometryConfig {
-            capacity_sectors: 4_000_000,
-            rpm: 6000,
-            heads: 4,
-            zones: 1,
-            // 51.2 MB/s over a 10 ms revolution is 1000 sectors per track.
-            outer_mbps: 51.2,
-            inner_mbps: 51.2,
-            head_switch: 0,
-        },
-        seek_track_ms: 1.0,
-        seek_avg_ms: 5.0,
-        seek_full_ms: 10.0,
-        write_settle: 0,
-        read_overhead: HIT_OVERHEAD,
-        read_miss_overhead: MISS_OVERHEAD,
-        write_overhead: HIT_OVERHEAD,
-        bus_mbps: 512.0,
-        segments: 4,
-        segment_sectors: 2048,
+    RoundDisk {
+        hit_overhead: HIT_OVERHEAD,
+        miss_overhead: MISS_OVERHEAD,
         readahead_sectors: READAHEAD,
-        readahead_min_sectors: 0,
-        write_cache: false,
         write_cache_sectors: 0,
-        queue_depth: 1,
-        age_limit: 1_000_000_000,
-    })
-    .expect("the test disk's seek anchors rise")
+    }
+    .build()
 }
 
 /// Submit a read of `sectors` at `sector` at `now` and run the disk until it completes;
 /// returns the completion time.
 fn read(disk: &mut Hdd, tag: u64, sector: u64, sectors: u32, now: Nanos) -> Nanos {
-    disk.advance(now, &mut Vec::new());
-    disk.submit(
-        Command {
-            tag,
-            direction: Direction::Read,
-            sector,
-            sectors,
-            fua: false,
-        },
-        now,
-    );
-    loop {
-        let at = disk
-            .next_event()
-            .expect("a submitted read has an event pending");
-        let mut completed = Vec::new();
-        disk.advance(at, &mut completed);
-        if completed.contains(&tag) {
-            return at;
-        }
-    }
+    serve(disk, Direction::Read, (tag, sector, sectors), now)
 }
 
 /// The first read, `[0, 32)` at time 0 from the head at LBA 0: the miss overhead, then

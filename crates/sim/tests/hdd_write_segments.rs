@@ -7,75 +7,29 @@
 //! the destage holding the segment reaches the media, while a write that continues the
 //! extent being destaged is taken at once; without the limit both are taken at once.
 
-use ioslice_core::{Direction, Nanos};
-use ioslice_sim::device::hdd::geometry::GeometryConfig;
-use ioslice_sim::device::hdd::{Hdd, HddConfig};
-use ioslice_sim::device::{Command, DeviceModel};
+mod common;
 
-/// Time for one sector to pass under the head.
-const SECTOR: Nanos = 10_000;
-/// Bus transfer of one sector.
-const BUS: Nanos = 1_000;
+use common::round_disk::{serve, RoundDisk, BUS, REVOLUTION, SECTOR};
+use ioslice_core::{Direction, Nanos};
+use ioslice_sim::device::hdd::Hdd;
+use ioslice_sim::device::DeviceModel;
+
 const WRITE_OVERHEAD: Nanos = 100_000;
-const REVOLUTION: Nanos = 10_000_000;
 
 fn disk() -> Hdd {
-    Hdd::new(&HddConfig {
-        name: "round".into(),
-        geometry: GeometryConfig {
-            capacity_sectors: 4_000_000,
-            rpm: 6000,
-            heads: 4,
-            zones: 1,
-            // 51.2 MB/s over a 10 ms revolution is 1000 sectors per track.
-            outer_mbps: 51.2,
-            inner_mbps: 51.2,
-            head_switch: 0,
-        },
-        seek_track_ms: 1.0,
-        seek_avg_ms: 5.0,
-        seek_full_ms: 10.0,
-        write_settle: 0,
-        read_overhead: WRITE_OVERHEAD,
-        read_miss_overhead: WRITE_OVERHEAD,
-        write_overhead: WRITE_OVERHEAD,
-        bus_mbps: 512.0,
-        segments: 4,
-        segment_sectors: 2048,
+    RoundDisk {
+        hit_overhead: WRITE_OVERHEAD,
+        miss_overhead: WRITE_OVERHEAD,
         readahead_sectors: 1024,
-        readahead_min_sectors: 0,
-        write_cache: true,
         write_cache_sectors: 4096,
-        queue_depth: 1,
-        age_limit: 1_000_000_000,
-    })
-    .expect("the test disk's seek anchors rise")
+    }
+    .build()
 }
 
 /// Submit a write of `sectors` at `sector` at `now` and run the disk until it completes;
 /// returns the completion time.
 fn write(disk: &mut Hdd, tag: u64, sector: u64, sectors: u32, now: Nanos) -> Nanos {
-    disk.advance(now, &mut Vec::new());
-    disk.submit(
-        Command {
-            tag,
-            direction: Direction::Write,
-            sector,
-            sectors,
-            fua: false,
-        },
-        now,
-    );
-    loop {
-        let at = disk
-            .next_event()
-            .expect("a submitted write has an event pending");
-        let mut completed = Vec::new();
-        disk.advance(at, &mut completed);
-        if completed.contains(&tag) {
-            return at;
-        }
-    }
+    serve(disk, Direction::Write, (tag, sector, sectors), now)
 }
 
 /// The write `[0, 400)` at time 0: overhead and bus, done at 500 µs. The idle mechanism

@@ -4,33 +4,20 @@
 //! worker thread), and a seeky group gets as many requests as a sequential one of the same
 //! weight, so the sequential one loses most of its bandwidth. Every request completes once.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
-use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
+use ioslice_sim::simulation::SimOutcome;
 
 /// Run `scenarios/seed-002/<scenario>` under `sched` with `controller`, seed 1, on the
 /// default disk, checking every request completed exactly once.
 fn simulate(scenario: &str, sched: &str, controller: Controller) -> SimOutcome {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/seed-002")
-        .join(scenario);
-    let job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
-    config.controller = controller;
-    let outcome = run(&job_file, &config).expect("runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
-    outcome
+    let scenario = format!("seed-002/{scenario}");
+    common::run_scenario_with(&scenario, sched, "sim:sata-7200", |config| {
+        config.controller = controller;
+    })
 }
 
 /// Bytes and requests of every job of each name (a job's clones together).

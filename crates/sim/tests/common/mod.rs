@@ -3,6 +3,8 @@
 //! exactly once. Each test file is its own crate and uses only part of this module.
 #![allow(dead_code)]
 
+pub mod round_disk;
+
 use std::path::PathBuf;
 
 use ioslice_core::limit::Limits;
@@ -17,15 +19,27 @@ pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
 
 /// Run `scenarios/<scenario>` with seed 1 under `sched` on `device`.
 pub fn run_scenario_on(scenario: &str, sched: &str, device: &str) -> SimOutcome {
+    run_scenario_with(scenario, sched, device, |_| {})
+}
+
+/// Run `scenarios/<scenario>` with seed 1 under `sched` on `device`, with the configuration
+/// changed by `configure` first.
+pub fn run_scenario_with(
+    scenario: &str,
+    sched: &str,
+    device: &str,
+    configure: impl FnOnce(&mut SimConfig),
+) -> SimOutcome {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
         .join(scenario);
     let job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
-    let config = SimConfig::new(
+    let mut config = SimConfig::new(
         1,
         sched.parse().expect("scheduler"),
         device.parse().expect("device"),
     );
+    configure(&mut config);
     let outcome = run(&job_file, &config).expect("scenario runs");
     assert_eq!(
         outcome.submitted, outcome.completed,
