@@ -22,6 +22,22 @@ const HISTOGRAM_HIGHEST: u64 = 3_600 * 1_000_000_000;
 const HISTOGRAM_SIGNIFICANT_DIGITS: u8 = 2;
 
 impl LatencyStats {
+    /// `count` samples of zero, exactly as recording each would leave it.
+    pub fn zeros(count: u64) -> Self {
+        let mut stats = Self::default();
+        if count == 0 {
+            return stats;
+        }
+        let mut histogram =
+            Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST, HISTOGRAM_SIGNIFICANT_DIGITS)
+                .expect("constant histogram bounds are valid");
+        // Zero is recorded as 1 (the lowest value the histogram resolves); see `record`.
+        histogram.saturating_record_n(1, count);
+        stats.histogram = Some(histogram);
+        stats.count = count;
+        stats
+    }
+
     /// Record one sample.
     pub fn record(&mut self, nanos: u64) {
         let histogram = self.histogram.get_or_insert_with(|| {
@@ -159,16 +175,50 @@ pub struct DirectionStats {
     pub window_bytes: Vec<u64>,
     /// Requests completed in each [`SAMPLE_WINDOW`].
     pub window_ios: Vec<u64>,
+    /// Requests recorded by [`DirectionStats::record_without_slat`] whose (zero) submission
+    /// latency and total latency are not yet in `slat` and `lat`; see [`DirectionStats::settle`].
+    unsettled: u64,
 }
 
 impl DirectionStats {
     /// Record a completed request: `since_start` is its completion time relative to the job's start.
     pub fn record(&mut self, bytes: u64, slat: u64, clat: u64, since_start: Nanos) {
-        self.io_bytes += bytes;
-        self.total_ios += 1;
+        self.settle();
         self.slat.record(slat);
         self.clat.record(clat);
         self.lat.record(slat + clat);
+        self.count(bytes, since_start);
+    }
+
+    /// [`DirectionStats::record`] for a request with no submission latency (every simulated
+    /// one), in a third of the work: while every request so far had none, its submission
+    /// latency is one more zero and its total latency its completion latency, so both are
+    /// filled in once, by [`DirectionStats::settle`], instead of at every request. The
+    /// figures come out exactly as if recorded one by one.
+    pub fn record_without_slat(&mut self, bytes: u64, clat: u64, since_start: Nanos) {
+        if self.slat.count() > 0 {
+            return self.record(bytes, 0, clat, since_start);
+        }
+        self.clat.record(clat);
+        self.unsettled += 1;
+        self.count(bytes, since_start);
+    }
+
+    /// Fill in the submission and total latencies [`DirectionStats::record_without_slat`]
+    /// left out. Call it before reading `slat` or `lat`; recording and merging call it.
+    pub fn settle(&mut self) {
+        if self.unsettled == 0 {
+            return;
+        }
+        // Nothing else was recorded: every total latency is the completion latency.
+        self.slat = LatencyStats::zeros(self.unsettled);
+        self.lat = self.clat.clone();
+        self.unsettled = 0;
+    }
+
+    fn count(&mut self, bytes: u64, since_start: Nanos) {
+        self.io_bytes += bytes;
+        self.total_ios += 1;
         let window = (since_start / SAMPLE_WINDOW) as usize;
         if self.window_bytes.len() <= window {
             self.window_bytes.resize(window + 1, 0);
@@ -180,6 +230,12 @@ impl DirectionStats {
 
     /// Fold another job's direction into this one (group reporting).
     pub fn merge(&mut self, other: &DirectionStats) {
+        self.settle();
+        if other.unsettled > 0 {
+            let mut settled = other.clone();
+            settled.settle();
+            return self.merge(&settled);
+        }
         self.io_bytes += other.io_bytes;
         self.total_ios += other.total_ios;
         self.errors += other.errors;
@@ -294,6 +350,33 @@ mod tests {
         assert!((a.mean() - all.mean()).abs() < 1e-6);
         assert!((a.stddev() - all.stddev()).abs() < 1e-6);
         assert_eq!(a.percentile(99.0), all.percentile(99.0));
+    }
+
+    #[test]
+    fn recording_without_slat_then_settling_equals_recording_every_zero() {
+        let samples: Vec<(u64, u64, Nanos)> = (1..500u64)
+            .map(|i| (4096 * (i % 3 + 1), i * 7919 % 100_000 + 1, i * 3_000_000))
+            .collect();
+        let mut one_by_one = DirectionStats::default();
+        let mut fast = DirectionStats::default();
+        for &(bytes, clat, since) in &samples {
+            one_by_one.record(bytes, 0, clat, since);
+            fast.record_without_slat(bytes, clat, since);
+        }
+        fast.settle();
+        assert_eq!(format!("{fast:?}"), format!("{one_by_one:?}"));
+        // Merging settles what it needs; a later slat goes the slow way, still exact.
+        let mut merged = DirectionStats::default();
+        let mut unsettled = DirectionStats::default();
+        unsettled.record_without_slat(4096, 10, 0);
+        merged.merge(&unsettled);
+        merged.record_without_slat(4096, 20, 1);
+        merged.record(4096, 5, 30, 2);
+        let mut expected = DirectionStats::default();
+        expected.record(4096, 0, 10, 0);
+        expected.record(4096, 0, 20, 1);
+        expected.record(4096, 5, 30, 2);
+        assert_eq!(format!("{merged:?}"), format!("{expected:?}"));
     }
 
     #[test]

@@ -25,6 +25,9 @@ impl Simulation<'_> {
                 .as_ref()
                 .map_or(process.end, JobClock::ramp_end);
             process.stats.runtime = process.end.saturating_sub(ramp_end);
+            for direction in &mut process.stats.directions {
+                direction.settle();
+            }
             jobs.push(JobReport {
                 description: JobDescription::of(
                     spec,

@@ -32,7 +32,8 @@ impl Statistics {
         since_start: Nanos,
     ) {
         match self {
-            Statistics::Detailed => direction.record(bytes, 0, clat, since_start),
+            // A simulated request has no submission latency.
+            Statistics::Detailed => direction.record_without_slat(bytes, clat, since_start),
             Statistics::Totals => {
                 direction.io_bytes += bytes;
                 direction.total_ios += 1;
