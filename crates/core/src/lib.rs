@@ -30,7 +30,7 @@ pub mod tunable;
 
 pub use group::{Group, GroupId, GroupTree};
 pub use priority::{IoPriority, PriorityClass};
-pub use registry::{build_scheduler, SchedulerInfo, SCHEDULERS};
+pub use registry::{build_scheduler, with_controllers, SchedulerInfo, SCHEDULERS};
 pub use request::{Completion, Direction, ProcessId, Request, RequestId};
 pub use scheduler::{Dispatch, Inserted, Scheduler, SchedulerContext};
 pub use time::Nanos;

@@ -1,5 +1,6 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
+use crate::group::GroupTree;
 use crate::ioband::{Controller, IobandLayer};
 use crate::policy::anticipatory::Anticipatory;
 use crate::policy::bfq::Bfq;
@@ -102,9 +103,8 @@ fn valid_names() -> String {
         .join(", ")
 }
 
-/// Build the policy a specification names, with its tunables checked. When a group of
-/// the context has limits, the policy is wrapped in the limit layer ([`crate::limit`]),
-/// which holds a limited group back as a whole and keeps priorities inside it.
+/// Build the policy a specification names, with its tunables checked, inside the
+/// controllers its groups call for ([`with_controllers`]).
 pub fn build_scheduler(
     spec: &SchedSpec,
     context: &SchedulerContext,
@@ -112,13 +112,19 @@ pub fn build_scheduler(
     let info = lookup(&spec.name)?;
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
     let policy = (info.build)(&tunables, context)?;
-    let policy: Box<dyn Scheduler> = match context.groups.controller() {
+    Ok(with_controllers(policy, &context.groups))
+}
+
+/// `policy` (a named one, or a caller's own) inside the controllers `groups` call for:
+/// dm-ioband above it when the tree's controller is [`Controller::Ioband`]
+/// ([`crate::ioband`]), and the limit layer outermost when a group has limits
+/// ([`crate::limit`]), which holds a limited group back as a whole.
+pub fn with_controllers(policy: Box<dyn Scheduler>, groups: &GroupTree) -> Box<dyn Scheduler> {
+    let policy: Box<dyn Scheduler> = match groups.controller() {
         Controller::Elevator => policy,
-        Controller::Ioband(settings) => {
-            Box::new(IobandLayer::new(policy, &context.groups, settings))
-        }
+        Controller::Ioband(settings) => Box::new(IobandLayer::new(policy, groups, settings)),
     };
-    Ok(crate::limit::wrap(policy, &context.groups))
+    crate::limit::wrap(policy, groups)
 }
 
 #[cfg(test)]

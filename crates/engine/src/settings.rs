@@ -8,7 +8,9 @@
 //! Touched only by the thread configuring an engine, before it starts.
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink};
+use ioslice_core::{
+    build_scheduler, with_controllers, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink,
+};
 
 use crate::error::EngineError;
 use crate::stats::Statistics;
@@ -102,19 +104,28 @@ impl PolicySettings {
         Ok(groups)
     }
 
-    /// Build the policy for `context`, wrapped in the limit layer where a group has limits.
+    /// The named policy's specification, parsed; `None` for a policy of the caller's own.
+    fn spec(&self) -> Result<Option<SchedSpec>, EngineError> {
+        match &self.policy {
+            PolicyChoice::Own(_) => Ok(None),
+            PolicyChoice::Spec(spec) => Ok(Some(spec.clone())),
+            PolicyChoice::Named(text) => parse_named(text).map(Some),
+        }
+    }
+
+    /// Build the policy for `context`, inside the controllers its groups call for (the
+    /// limit layer where a group has limits, dm-ioband when the tree says so), a policy of
+    /// the caller's own as much as a named one.
     pub(crate) fn build(
         self,
         context: &SchedulerContext,
     ) -> Result<Box<dyn Scheduler>, EngineError> {
         let spec = match self.policy {
             PolicyChoice::Own(build) => {
-                return Ok(ioslice_core::limit::wrap(build(context), &context.groups))
+                return Ok(with_controllers(build(context), &context.groups))
             }
             PolicyChoice::Spec(spec) => spec,
-            PolicyChoice::Named(text) => text
-                .parse()
-                .map_err(|source| scheduler_error(&text, source))?,
+            PolicyChoice::Named(text) => parse_named(&text)?,
         };
         build_scheduler(&spec, context).map_err(|source| scheduler_error(&spec.to_string(), source))
     }
@@ -122,12 +133,8 @@ impl PolicySettings {
     /// Whether the named policy can be built for `groups` (its name and tunables), before
     /// any target is opened. A policy of the caller's own is not checked.
     pub(crate) fn check(&self, groups: &GroupTree) -> Result<(), EngineError> {
-        let spec = match &self.policy {
-            PolicyChoice::Own(_) => return Ok(()),
-            PolicyChoice::Spec(spec) => spec.clone(),
-            PolicyChoice::Named(text) => text
-                .parse()
-                .map_err(|source| scheduler_error(text, source))?,
+        let Some(spec) = self.spec()? else {
+            return Ok(());
         };
         let context = SchedulerContext {
             groups: groups.clone(),
@@ -138,6 +145,11 @@ impl PolicySettings {
             .map_err(|source| scheduler_error(&spec.to_string(), source))?;
         Ok(())
     }
+}
+
+/// A `--sched` specification, parsed; the error names it.
+fn parse_named(text: &str) -> Result<SchedSpec, EngineError> {
+    text.parse().map_err(|source| scheduler_error(text, source))
 }
 
 fn scheduler_error(spec: &str, source: ioslice_core::TunableError) -> EngineError {
