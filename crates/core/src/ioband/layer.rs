@@ -208,26 +208,31 @@ impl IobandLayer {
     }
 
     /// The band to let a request go from next, if any may: the current one while it has
-    /// batch left, else the one with the most tokens in proportion to its share.
+    /// batch left, else the one with the most tokens in proportion to its share (the lowest
+    /// index on a tie). Every band with requests waiting takes the tokens it is owed first.
     fn choose(&mut self) -> Option<usize> {
-        let waiting: Vec<usize> = (0..self.bands.len())
-            .filter(|&b| !self.bands[b].held.is_empty())
-            .collect();
         let free = self.uncontrolled();
-        let mut eligible: Vec<usize> = Vec::new();
-        for band in waiting {
-            if self.take_tokens(band) || free {
-                eligible.push(band);
+        let mut best: Option<(i64, usize)> = None;
+        let mut current_goes_on = false;
+        for band in 0..self.bands.len() {
+            if self.bands[band].held.is_empty() || !(self.take_tokens(band) || free) {
+                continue;
+            }
+            if self
+                .current
+                .is_some_and(|(current, mark)| current == band && self.bands[band].tokens > mark)
+            {
+                current_goes_on = true;
+            }
+            let priority = self.priority(band);
+            if best.is_none_or(|(highest, _)| priority > highest) {
+                best = Some((priority, band));
             }
         }
-        if let Some((band, mark)) = self.current {
-            if eligible.contains(&band) && self.bands[band].tokens > mark {
-                return Some(band);
-            }
+        match self.current {
+            Some((current, _)) if current_goes_on => Some(current),
+            _ => best.map(|(_, band)| band),
         }
-        eligible
-            .into_iter()
-            .max_by_key(|&band| (self.priority(band), std::cmp::Reverse(band)))
     }
 
     /// Let requests into the policy while the device has room and some group may issue;
@@ -339,10 +344,9 @@ impl Scheduler for IobandLayer {
     }
 
     fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
-        let band = request
-            .group
-            .index()
-            .min(self.bands.len().saturating_sub(1));
+        // A group the tree does not know is dm-ioband's default group, the root's.
+        let index = request.group.index();
+        let band = if index < self.bands.len() { index } else { 0 };
         let may_pass = self.bands[band].held.is_empty()
             && !self.full()
             && (self.take_tokens(band) || self.uncontrolled());
