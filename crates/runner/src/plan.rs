@@ -112,14 +112,25 @@ pub(crate) fn plan(
     groups: &GroupTree,
     seed: u64,
 ) -> Result<(Vec<ProcessPlan>, Vec<TargetPlan>, usize), RunError> {
-    // Files named without a size take the size of what is there already.
-    let capacity = |spec: &JobSpec, _clone: u32| match place {
-        Place::Single(path) => existing_size(path),
-        Place::Directory(dir) => {
-            ioslice_fio::pattern::split_filenames(spec.filename.as_deref().unwrap_or_default())
-                .first()
-                .map_or(0, |name| existing_size(&dir.join(name)))
-        }
+    // Files named without a size take the size of what is there already, each looked up
+    // once however many jobs and clones name it.
+    let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
+    let mut capacity = |spec: &JobSpec, _clone: u32| {
+        let path = match place {
+            Place::Single(path) => path.clone(),
+            Place::Directory(dir) => {
+                let names = ioslice_fio::pattern::split_filenames(
+                    spec.filename.as_deref().unwrap_or_default(),
+                );
+                match names.first() {
+                    Some(name) => dir.join(name),
+                    None => return 0,
+                }
+            }
+        };
+        *sizes
+            .entry(path)
+            .or_insert_with_key(|path| existing_size(path))
     };
     for spec in specs {
         if spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
@@ -130,7 +141,7 @@ pub(crate) fn plan(
             )));
         }
     }
-    let run = plan_run(specs, seed, capacity).map_err(job_error)?;
+    let run = plan_run(specs, seed, &mut capacity).map_err(job_error)?;
     let mut targets: Vec<TargetPlan> = Vec::new();
     let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
     let mut processes = Vec::with_capacity(run.processes.len());

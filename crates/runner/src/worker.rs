@@ -203,8 +203,9 @@ impl Worker {
     /// first hands the device what was submitted since the last wait, in one system call
     /// per engine.
     fn wait(&mut self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
+        // Once here: the batch's own wait flushes whatever is submitted after.
+        self.batch.flush();
         loop {
-            self.batch.flush();
             if self.reap(state, clock) {
                 return;
             }
