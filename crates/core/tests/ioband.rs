@@ -4,15 +4,19 @@
 //! gives every request back its own process, priority and group; groups share requests by
 //! weight; nothing is lost or completed twice.
 
+mod common;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ioslice_core::ioband::{IobandLayer, IobandSettings, TokenPolicy, WORKER};
 use ioslice_core::{
-    Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, IoPriority, Nanos,
-    PriorityClass, ProcessId, Request, RequestId, Scheduler,
+    Completion, Dispatch, GroupId, GroupTree, Inserted, IoPriority, Nanos, PriorityClass,
+    ProcessId, Request, RequestId, Scheduler,
 };
 use proptest::prelude::*;
+
+use common::grouped_read;
 
 /// What the FIFO policy below was handed, in order: (request, process, priority, group).
 type Seen = Arc<Mutex<Vec<(RequestId, ProcessId, IoPriority, GroupId)>>>;
@@ -72,20 +76,6 @@ fn rt() -> IoPriority {
     IoPriority::new(PriorityClass::RealTime, 0).expect("level")
 }
 
-fn read(id: u64, process: u32, group: GroupId, priority: IoPriority) -> Request {
-    Request {
-        group,
-        priority,
-        ..Request::new(
-            RequestId(id),
-            ProcessId(process),
-            Direction::Read,
-            id * 64,
-            8,
-        )
-    }
-}
-
 fn complete(layer: &mut IobandLayer, request: Request, now: Nanos) {
     let completion = Completion {
         request,
@@ -104,7 +94,7 @@ fn below_io_throttle_requests_pass_whatever_their_tokens() {
     // a's share of the 256-token bucket among the root (100), a (200) and b (100): 129.
     // With one request in progress at a time, a's 300 requests all pass at once.
     for id in 0..300 {
-        layer.insert(read(id, 1, a, rt()), 0);
+        layer.insert(grouped_read(id, 1, a, rt()), 0);
         assert_eq!(layer.held(), 0);
         let Dispatch::Request(request) = layer.dispatch(0) else {
             panic!("request {id} was not passed on");
@@ -125,7 +115,7 @@ fn past_io_throttle_held_requests_reach_the_policy_from_the_worker_in_arrival_or
     // a its tokens again as the device takes them.
     for id in 0..400 {
         let process = 1 + (id % 2) as u32;
-        layer.insert(read(id, process, a, rt()), 0);
+        layer.insert(grouped_read(id, process, a, rt()), 0);
     }
     assert_eq!(layer.in_progress(), 128, "io_limit");
     let mut dispatched = Vec::new();
@@ -161,8 +151,8 @@ fn shares(policy: TokenPolicy, depth: usize, count: usize) -> (usize, usize) {
         ..IobandSettings::default()
     });
     for id in 0..count as u64 {
-        layer.insert(read(2 * id, 1, a, IoPriority::default()), 0);
-        layer.insert(read(2 * id + 1, 2, b, IoPriority::default()), 0);
+        layer.insert(grouped_read(2 * id, 1, a, IoPriority::default()), 0);
+        layer.insert(grouped_read(2 * id + 1, 2, b, IoPriority::default()), 0);
     }
     let mut in_progress = VecDeque::new();
     let mut per_group = BTreeMap::new();
@@ -215,7 +205,7 @@ proptest! {
             let now = id as Nanos;
             match action {
                 0 | 1 => {
-                    let request = read(id as u64, process, groups[usize::from(group)], rt());
+                    let request = grouped_read(id as u64, process, groups[usize::from(group)], rt());
                     inserted.insert(request.id, request.clone());
                     layer.insert(request, now);
                 }

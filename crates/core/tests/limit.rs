@@ -15,7 +15,7 @@ use ioslice_core::{
 };
 use proptest::prelude::*;
 
-use common::{account, tunables};
+use common::{account, grouped_read, tunables};
 
 /// 4 KiB requests at one per millisecond.
 const FOUR_K_PER_MS: u64 = 4096 * 1000;
@@ -45,22 +45,6 @@ fn read_bps(rate: u64) -> Limits {
 fn layer(groups: &[(&str, Limits)]) -> (LimitLayer, GroupTree) {
     let tree = tree(groups);
     (LimitLayer::new(noop(), &tree), tree)
-}
-
-/// A 4 KiB read by `process` in `group` at `priority`, far from every other request so
-/// that noop never merges two.
-fn read(id: u64, process: u32, group: GroupId, priority: IoPriority) -> Request {
-    Request {
-        group,
-        priority,
-        ..Request::new(
-            RequestId(id),
-            ProcessId(process),
-            Direction::Read,
-            id * 1024,
-            8,
-        )
-    }
 }
 
 fn be(level: u8) -> IoPriority {
@@ -105,7 +89,10 @@ fn a_byte_limit_releases_one_burst_at_once_then_one_request_per_quantum() {
     let (mut layer, groups) = layer(&[("g", read_bps(FOUR_K_PER_MS))]);
     let g = groups.find("g").expect("g");
     for id in 0..150 {
-        assert_eq!(layer.insert(read(id, 1, g, be(4)), 0), Inserted::Queued);
+        assert_eq!(
+            layer.insert(grouped_read(id, 1, g, be(4)), 0),
+            Inserted::Queued
+        );
     }
     assert_eq!((layer.queued(), layer.held()), (150, 150));
     let released = drive(&mut layer, 0, SECOND);
@@ -127,13 +114,13 @@ fn a_request_limit_counts_requests_whatever_their_size_and_spares_the_other_dire
     for id in 0..5 {
         let big = Request {
             sectors: 8 << id,
-            ..read(id, 1, g, be(4))
+            ..grouped_read(id, 1, g, be(4))
         };
         layer.insert(big, 0);
     }
     let write = Request {
         direction: Direction::Write,
-        ..read(99, 2, g, be(4))
+        ..grouped_read(99, 2, g, be(4))
     };
     layer.insert(write, 0);
     let released = drive(&mut layer, 0, SECOND);
@@ -157,7 +144,7 @@ fn burst_sets_how_much_may_leave_at_once() {
         let (mut layer, groups) = layer(&[("g", limits)]);
         let g = groups.find("g").expect("g");
         for id in 0..600 {
-            layer.insert(read(id, 1, g, be(4)), 0);
+            layer.insert(grouped_read(id, 1, g, be(4)), 0);
         }
         let released = drive(&mut layer, 0, 10 * SECOND);
         let t = times(&released);
@@ -174,10 +161,10 @@ fn a_request_larger_than_the_bucket_passes_when_the_bucket_is_full() {
     let g = groups.find("g").expect("g");
     let big = Request {
         sectors: 128,
-        ..read(1, 1, g, be(4))
+        ..grouped_read(1, 1, g, be(4))
     };
     layer.insert(big, 0);
-    layer.insert(read(2, 1, g, be(4)), 0);
+    layer.insert(grouped_read(2, 1, g, be(4)), 0);
     // The big one leaves at once and leaves 60 KiB of debt: 1.5 s to repay, plus 100 ms
     // to refill the 4 KiB the next request needs.
     assert_eq!(times(&drive(&mut layer, 0, 10 * SECOND)), vec![0, ms(1600)]);
@@ -191,7 +178,7 @@ fn a_child_never_exceeds_its_parent() {
     ]);
     let c = groups.find("p/c").expect("p/c");
     for id in 0..200 {
-        layer.insert(read(id, 1, c, be(4)), 0);
+        layer.insert(grouped_read(id, 1, c, be(4)), 0);
     }
     let expected: Vec<Nanos> = (0..200).map(|k| ms(k.max(99) - 99)).collect();
     assert_eq!(times(&drive(&mut layer, 0, SECOND)), expected);
@@ -205,7 +192,7 @@ fn a_child_below_its_parent_keeps_its_own_rate() {
     ]);
     let c = groups.find("p/c").expect("p/c");
     for id in 0..200 {
-        layer.insert(read(id, 1, c, be(4)), 0);
+        layer.insert(grouped_read(id, 1, c, be(4)), 0);
     }
     let expected: Vec<Nanos> = (0..200).map(|k| ms(k.max(99) - 99)).collect();
     assert_eq!(times(&drive(&mut layer, 0, SECOND)), expected);
@@ -220,8 +207,8 @@ fn siblings_under_a_limited_parent_share_it_by_weight() {
     groups.set_weight(b, 300).expect("weight");
     let mut layer = LimitLayer::new(noop(), &groups);
     for id in 0..1000 {
-        layer.insert(read(2 * id, 1, a, be(4)), 0);
-        layer.insert(read(2 * id + 1, 2, b, be(4)), 0);
+        layer.insert(grouped_read(2 * id, 1, a, be(4)), 0);
+        layer.insert(grouped_read(2 * id + 1, 2, b, be(4)), 0);
     }
     let released = drive(&mut layer, 0, SECOND);
     let from_a = released.iter().filter(|(_, r)| r.group == a).count();
@@ -235,10 +222,10 @@ fn rt_leaves_before_be7_in_one_limited_group() {
     let g = groups.find("g").expect("g");
     // The BE7 reader queued first; arrival order would serve it first.
     for id in 0..300 {
-        layer.insert(read(id, 1, g, be(7)), 0);
+        layer.insert(grouped_read(id, 1, g, be(7)), 0);
     }
     for id in 300..600 {
-        layer.insert(read(id, 2, g, rt(0)), 0);
+        layer.insert(grouped_read(id, 2, g, rt(0)), 0);
     }
     let released = drive(&mut layer, 0, 10 * SECOND);
     let order: Vec<u32> = released.iter().map(|(_, r)| r.process.0).collect();
@@ -246,20 +233,26 @@ fn rt_leaves_before_be7_in_one_limited_group() {
     assert_eq!(order[300..], [1; 300]);
 }
 
-#[test]
-fn above_the_elevator_a_group_s_requests_leave_in_arrival_order_whatever_their_class() {
+/// The layer around noop with group `g` limited to `rate` bytes a second above the
+/// elevator (`throttle=above`), and `g`.
+fn above_the_elevator(rate: u64) -> (LimitLayer, GroupId) {
     let above = Limits {
         throttle: Throttle::Above,
-        ..read_bps(FOUR_K_PER_MS)
+        ..read_bps(rate)
     };
-    let (mut layer, groups) = layer(&[("g", above)]);
-    let g = groups.find("g").expect("g");
+    let (layer, groups) = layer(&[("g", above)]);
+    (layer, groups.find("g").expect("g"))
+}
+
+#[test]
+fn above_the_elevator_a_group_s_requests_leave_in_arrival_order_whatever_their_class() {
+    let (mut layer, g) = above_the_elevator(FOUR_K_PER_MS);
     // BE7 first, then RT0: under the default throttle RT0 would all leave first.
     for id in 0..300 {
-        layer.insert(read(id, 1, g, be(7)), 0);
+        layer.insert(grouped_read(id, 1, g, be(7)), 0);
     }
     for id in 300..600 {
-        layer.insert(read(id, 2, g, rt(0)), 0);
+        layer.insert(grouped_read(id, 2, g, rt(0)), 0);
     }
     let released = drive(&mut layer, 0, 10 * SECOND);
     let order: Vec<u64> = released.iter().map(|(_, r)| r.id.0).collect();
@@ -272,15 +265,10 @@ fn above_the_elevator_a_group_s_requests_leave_in_arrival_order_whatever_their_c
 
 #[test]
 fn above_the_elevator_be0_and_be7_alternate_and_nobody_is_outranked() {
-    let above = Limits {
-        throttle: Throttle::Above,
-        ..read_bps(FOUR_K_PER_MS)
-    };
-    let (mut layer, groups) = layer(&[("g", above)]);
-    let g = groups.find("g").expect("g");
+    let (mut layer, g) = above_the_elevator(FOUR_K_PER_MS);
     for id in 0..2000 {
-        layer.insert(read(2 * id, 1, g, be(7)), 0);
-        layer.insert(read(2 * id + 1, 2, g, be(0)), 0);
+        layer.insert(grouped_read(2 * id, 1, g, be(7)), 0);
+        layer.insert(grouped_read(2 * id + 1, 2, g, be(0)), 0);
     }
     let released = drive(&mut layer, 0, ms(1700));
     assert_eq!(released.len(), 1800);
@@ -294,8 +282,8 @@ fn be0_gets_eight_times_what_be7_gets() {
     let (mut layer, groups) = layer(&[("g", read_bps(FOUR_K_PER_MS))]);
     let g = groups.find("g").expect("g");
     for id in 0..2000 {
-        layer.insert(read(2 * id, 1, g, be(7)), 0);
-        layer.insert(read(2 * id + 1, 2, g, be(0)), 0);
+        layer.insert(grouped_read(2 * id, 1, g, be(7)), 0);
+        layer.insert(grouped_read(2 * id + 1, 2, g, be(0)), 0);
     }
     let released = drive(&mut layer, 0, ms(1700));
     assert_eq!(released.len(), 1800);
@@ -308,10 +296,10 @@ fn unlimited_groups_and_the_root_pass_straight_through() {
     let (mut layer, groups) = layer(&[("g", read_bps(40_960)), ("u", Limits::default())]);
     let (g, u) = (groups.find("g").expect("g"), groups.find("u").expect("u"));
     for id in 0..10 {
-        layer.insert(read(id, 1, g, rt(0)), 0);
+        layer.insert(grouped_read(id, 1, g, rt(0)), 0);
     }
-    layer.insert(read(10, 2, u, be(7)), 0);
-    layer.insert(read(11, 3, GroupId::ROOT, be(7)), 0);
+    layer.insert(grouped_read(10, 2, u, be(7)), 0);
+    layer.insert(grouped_read(11, 3, GroupId::ROOT, be(7)), 0);
     assert_eq!(layer.held(), 10);
     let released = drive(&mut layer, 0, 0);
     let ids: Vec<u64> = released.iter().map(|(_, r)| r.id.0).collect();
@@ -329,8 +317,8 @@ fn wrap_leaves_an_unlimited_run_alone_and_names_the_policy() {
     let limited_tree = tree(&[("g", read_bps(40_960))]);
     let g = limited_tree.find("g").expect("g");
     let mut limited = wrap(noop(), &limited_tree);
-    limited.insert(read(1, 1, g, be(4)), 0);
-    limited.insert(read(2, 1, g, be(4)), 0);
+    limited.insert(grouped_read(1, 1, g, be(4)), 0);
+    limited.insert(grouped_read(2, 1, g, be(4)), 0);
     assert!(matches!(limited.dispatch(0), Dispatch::Request(_)));
     assert_eq!(limited.dispatch(0), Dispatch::WaitUntil(ms(100)));
     assert_eq!(limited.queued(), 1);
@@ -376,8 +364,8 @@ fn the_earlier_of_the_policy_wait_and_the_next_release_is_asked_for() {
             queue: Vec::new(),
         });
         let mut layer = LimitLayer::new(inner, &groups);
-        layer.insert(read(1, 1, g, be(4)), 0);
-        layer.insert(read(2, 1, g, be(4)), 0);
+        layer.insert(grouped_read(1, 1, g, be(4)), 0);
+        layer.insert(grouped_read(2, 1, g, be(4)), 0);
         assert_eq!(layer.dispatch(0), Dispatch::WaitUntil(expected));
         assert_eq!(layer.queued(), 2);
     }

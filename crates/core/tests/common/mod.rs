@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ioslice_core::tunable::{TunableDef, Tunables};
-use ioslice_core::Request;
+use ioslice_core::{Direction, GroupId, IoPriority, ProcessId, Request, RequestId};
 use proptest::prelude::*;
 
 /// Resolve `settings` (name, value) against a policy's tunables; the settings must be valid.
@@ -40,4 +40,20 @@ pub fn account(
     prop_assert_eq!(total, rq.sectors);
     prop_assert_eq!(start, rq.sector);
     Ok(())
+}
+
+/// A 4 KiB read by `process` in `group` at `priority`, far from every other request (at
+/// sector `id × 1024`) so that no policy merges two.
+pub fn grouped_read(id: u64, process: u32, group: GroupId, priority: IoPriority) -> Request {
+    Request {
+        group,
+        priority,
+        ..Request::new(
+            RequestId(id),
+            ProcessId(process),
+            Direction::Read,
+            id * 1024,
+            8,
+        )
+    }
 }
