@@ -115,9 +115,7 @@ const FLUSHER: ProcessId = ProcessId(0);
 
 /// Run a job file in simulation.
 pub fn run(job_file: &JobFile, config: &SimConfig) -> Result<SimOutcome, SimError> {
-    let mut sim = Simulation::new(job_file, config, None)?;
-    sim.run();
-    Ok(sim.finish(config))
+    run_with_statistics(job_file, config, Statistics::Detailed)
 }
 
 /// Run a job file in simulation keeping only the statistics `kept` asks for (see
