@@ -5,7 +5,7 @@
 //!
 //!     cargo run --release -p ioslice-engine --example iospeed -- [--sched noop,mq-deadline,bfq]
 //!         [--rw randread,randwrite] [--threads 8] [--depth 1] [--groups 1] [--seconds 2]
-//!         [--rounds 5]
+//!         [--rounds 5] [--requests N] [--stats on,off]
 //!
 //! As Algodev's IOSpeed script on `null_blk` with zero latency: `--threads` threads each keep
 //! `--depth` requests in flight, every request completes as soon as the engine hands it to
@@ -16,6 +16,11 @@
 //! IOPS per core (requests over the process's user + system CPU time, from `getrusage`), the
 //! ratio to the first policy and the ratio of statistics on to off, each ratio taken within
 //! a round.
+//!
+//! `--requests N` gives each thread a fixed amount of work, N requests, instead of a time, and
+//! `--stats on` (or `off`) runs one setting only: what `bench/iospeed-instructions.sh` uses to
+//! count the instructions a request costs under `valgrind`, a measure the machine's load does
+//! not move.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -37,10 +42,15 @@ struct Options {
     groups: usize,
     seconds: f64,
     rounds: usize,
+    /// Requests per thread per run, in place of `seconds`.
+    requests: Option<u64>,
+    /// The settings each round runs: statistics kept, not, or both.
+    stats: Vec<Statistics>,
 }
 
 const USAGE: &str = "usage: iospeed [--sched noop,mq-deadline,bfq] [--rw randread,randwrite] \
-                     [--threads 8] [--depth 1] [--groups 1] [--seconds 2] [--rounds 5]";
+                     [--threads 8] [--depth 1] [--groups 1] [--seconds 2] [--rounds 5] \
+                     [--requests N] [--stats on,off]";
 
 fn parse() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
@@ -52,6 +62,8 @@ fn parse() -> Result<Options, String> {
         groups: 1,
         seconds: 2.0,
         rounds: 5,
+        requests: None,
+        stats: vec![Statistics::Detailed, Statistics::Totals],
     };
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
@@ -62,6 +74,10 @@ fn parse() -> Result<Options, String> {
             "--depth" => options.depth = number(&value("--depth")?, "--depth")?,
             "--groups" => options.groups = number(&value("--groups")?, "--groups")?,
             "--rounds" => options.rounds = number(&value("--rounds")?, "--rounds")?,
+            "--requests" => {
+                options.requests = Some(number(&value("--requests")?, "--requests")? as u64)
+            }
+            "--stats" => options.stats = statistics(&value("--stats")?)?,
             "--seconds" => {
                 options.seconds = value("--seconds")?
                     .parse()
@@ -75,6 +91,7 @@ fn parse() -> Result<Options, String> {
         options.depth,
         options.groups,
         options.rounds,
+        options.requests.map_or(1, |n| n as usize),
     ];
     if counts.contains(&0) || options.scheds.is_empty() {
         return Err(format!("counts must be at least 1\n{USAGE}"));
@@ -90,6 +107,22 @@ fn list(text: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// `on`, `off` or both, comma-separated: the statistics settings to run.
+fn statistics(text: &str) -> Result<Vec<Statistics>, String> {
+    let mut settings = Vec::new();
+    for word in list(text) {
+        settings.push(match word.as_str() {
+            "on" => Statistics::Detailed,
+            "off" => Statistics::Totals,
+            _ => return Err(format!("--stats takes on and off, not '{word}'")),
+        });
+    }
+    if settings.is_empty() {
+        return Err("--stats needs on, off or both".to_string());
+    }
+    Ok(settings)
 }
 
 fn is_rw(rw: &str) -> bool {
@@ -156,13 +189,32 @@ fn issue(
     }
 }
 
-/// One thread's loop: keep `depth` requests in flight until `end`; returns how many completed.
-fn worker(client: Client, write: bool, depth: usize, end: Instant) -> Result<u64, String> {
+/// When a thread stops issuing: at a time, or after a number of requests.
+#[derive(Clone, Copy)]
+enum Stop {
+    At(Instant),
+    After(u64),
+}
+
+impl Stop {
+    fn more(self, issued: u64) -> bool {
+        match self {
+            Stop::At(end) => Instant::now() < end,
+            Stop::After(requests) => issued < requests,
+        }
+    }
+}
+
+/// One thread's loop: keep `depth` requests in flight until `stop`; returns how many completed.
+fn worker(client: Client, write: bool, depth: usize, stop: Stop) -> Result<u64, String> {
     let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (u64::from(client.process()) << 17);
     let mut spare = Vec::new();
-    let mut outstanding: VecDeque<IoFuture> = (0..depth)
-        .map(|_| issue(&client, write, &mut state, &mut spare))
-        .collect();
+    let mut issued = 0u64;
+    let mut outstanding = VecDeque::new();
+    while outstanding.len() < depth && stop.more(issued) {
+        outstanding.push_back(issue(&client, write, &mut state, &mut spare));
+        issued += 1;
+    }
     let mut completed = 0u64;
     while let Some(oldest) = outstanding.pop_front() {
         let result = oldest.wait().map_err(|e| e.to_string())?;
@@ -170,8 +222,9 @@ fn worker(client: Client, write: bool, depth: usize, end: Instant) -> Result<u64
             spare.push(result.buffer);
         }
         completed += 1;
-        if Instant::now() < end {
+        if stop.more(issued) {
             outstanding.push_back(issue(&client, write, &mut state, &mut spare));
+            issued += 1;
         }
     }
     client.exit();
@@ -206,14 +259,17 @@ fn run_once(config: &Config, options: &Options) -> Result<Rate, String> {
     let write = config.rw == "randwrite";
     let cpu_before = cpu_time();
     let start = Instant::now();
-    let end = start + Duration::from_secs_f64(options.seconds);
+    let stop = match options.requests {
+        Some(requests) => Stop::After(requests),
+        None => Stop::At(start + Duration::from_secs_f64(options.seconds)),
+    };
     let workers: Vec<_> = (0..options.threads)
         .map(|index| {
             let client =
                 handle.client(index as u32 + 1, &group_of(index, options.groups), priority);
             let depth = options.depth;
             std::thread::spawn(move || {
-                worker(client.map_err(|e| e.to_string())?, write, depth, end)
+                worker(client.map_err(|e| e.to_string())?, write, depth, stop)
             })
         })
         .collect();
@@ -239,15 +295,14 @@ fn run_once(config: &Config, options: &Options) -> Result<Rate, String> {
 /// Every configuration of a round, statistics on and off in the order the round's parity
 /// gives (so neither always runs first).
 fn round_configs(options: &Options, round: usize) -> Vec<Config> {
-    let modes = if round.is_multiple_of(2) {
-        [Statistics::Detailed, Statistics::Totals]
-    } else {
-        [Statistics::Totals, Statistics::Detailed]
-    };
+    let mut modes = options.stats.clone();
+    if round % 2 == 1 {
+        modes.reverse();
+    }
     let mut configs = Vec::new();
     for rw in &options.rws {
         for sched in &options.scheds {
-            for statistics in modes {
+            for &statistics in &modes {
                 configs.push(Config {
                     sched: sched.clone(),
                     rw: rw.clone(),
@@ -272,11 +327,34 @@ fn key(config: &Config) -> (String, String, bool) {
 
 type Rounds = std::collections::BTreeMap<(String, String, bool), Vec<Rate>>;
 
-/// The table: medians over the rounds, ratios taken within each round.
+/// The run's length, as the table's heading gives it.
+fn length(options: &Options) -> String {
+    match options.requests {
+        Some(requests) => format!("{requests} requests per thread"),
+        None => format!("{} s", options.seconds),
+    }
+}
+
+/// The median over the rounds of `a`'s IOPS over `b`'s, taken within each round.
+fn ratio(a: &[Rate], b: &[Rate]) -> f64 {
+    median(
+        &a.iter()
+            .zip(b)
+            .map(|(a, b)| a.iops / b.iops)
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The table: medians over the rounds, ratios taken within each round (on/off where both
+/// settings ran).
 fn print(options: &Options, rounds: &Rounds) {
     println!(
-        "{} threads, depth {} each, {} group(s), in-memory device; median of {} rounds of {} s",
-        options.threads, options.depth, options.groups, options.rounds, options.seconds
+        "{} threads, depth {} each, {} group(s), in-memory device; median of {} rounds of {}",
+        options.threads,
+        options.depth,
+        options.groups,
+        options.rounds,
+        length(options)
     );
     println!(
         "{:<10} {:<12} {:<6} {:>10} {:>14} {:>10} {:>8}",
@@ -286,21 +364,13 @@ fn print(options: &Options, rounds: &Rounds) {
     for rw in &options.rws {
         for sched in &options.scheds {
             for on in [true, false] {
-                let runs = &rounds[&(rw.clone(), sched.clone(), on)];
-                let base = &rounds[&(rw.clone(), first.clone(), on)];
-                let off = &rounds[&(rw.clone(), sched.clone(), false)];
-                let ratio = |a: &[Rate], b: &[Rate]| {
-                    median(
-                        &a.iter()
-                            .zip(b)
-                            .map(|(a, b)| a.iops / b.iops)
-                            .collect::<Vec<_>>(),
-                    )
+                let Some(runs) = rounds.get(&(rw.clone(), sched.clone(), on)) else {
+                    continue;
                 };
-                let on_off = if on {
-                    format!("{:.3}", ratio(runs, off))
-                } else {
-                    String::new()
+                let base = &rounds[&(rw.clone(), first.clone(), on)];
+                let on_off = match rounds.get(&(rw.clone(), sched.clone(), false)) {
+                    Some(off) if on => format!("{:.3}", ratio(runs, off)),
+                    _ => String::new(),
                 };
                 println!(
                     "{:<10} {:<12} {:<6} {:>10.0} {:>14.0} {:>10.3} {:>8}",

@@ -11,6 +11,11 @@
 //! (to noop, and statistics on to off). `IOSPEED_ROUNDS` sets the rounds (default 7).
 //! Before timing, every configuration is checked to complete every request exactly once
 //! with the same counts and bytes either way.
+//!
+//!     cargo bench -p ioslice-sim --bench iospeed -- --one randread bfq on 25000
+//!
+//! runs one configuration once, untimed, with the given requests per process, and prints
+//! how many it simulated: what `bench/iospeed-instructions.sh` counts instructions over.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -19,12 +24,32 @@ use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_fio::JobFile;
 use ioslice_sim::simulation::{run_with_statistics, SimConfig, Statistics};
 
-/// 8 synchronous processes of random 4 KiB I/O, 25 000 requests each.
-fn job(rw: &str) -> String {
+/// 8 synchronous processes of random 4 KiB I/O, `ios` requests each.
+fn job(rw: &str, ios: u64) -> String {
     format!(
-        "[global]\nioengine=psync\ndirect=1\nrw={rw}\nbs=4k\nsize=1g\nnumber_ios=25000\n\n\
+        "[global]\nioengine=psync\ndirect=1\nrw={rw}\nbs=4k\nsize=1g\nnumber_ios={ios}\n\n\
          [iospeed]\nnumjobs=8\n"
     )
+}
+
+fn parse_job(rw: &str, ios: u64) -> JobFile {
+    parse_str(&job(rw, ios), "iospeed.fio", &ParseOptions::default()).expect("bench job parses")
+}
+
+/// `--one RW SCHED on|off REQUESTS`: one untimed run, for counting instructions.
+fn one(args: &[String]) {
+    let [rw, sched, on, ios] = args else {
+        panic!("--one takes RW SCHED on|off REQUESTS");
+    };
+    let kept = match on.as_str() {
+        "on" => Statistics::Detailed,
+        "off" => Statistics::Totals,
+        other => panic!("--one takes on or off, not '{other}'"),
+    };
+    let ios: u64 = ios.parse().expect("--one's REQUESTS is a whole number");
+    let outcome =
+        run_with_statistics(&parse_job(rw, ios), &config(sched), kept).expect("bench runs");
+    println!("{rw} {sched} {on}: {} requests", outcome.submitted);
 }
 
 const SCHEDS: [&str; 3] = ["noop", "deadline", "bfq"];
@@ -71,6 +96,14 @@ fn median(values: &[f64]) -> f64 {
 type Runs = BTreeMap<(&'static str, &'static str, bool), Vec<f64>>;
 
 fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("--one") {
+        one(&args[1..]);
+        return;
+    }
     let rounds: usize = std::env::var("IOSPEED_ROUNDS")
         .ok()
         .and_then(|text| text.parse().ok())
@@ -78,10 +111,7 @@ fn main() {
         .max(1);
     let jobs: Vec<(&str, JobFile)> = WORKLOADS
         .iter()
-        .map(|&rw| {
-            let file = parse_str(&job(rw), "iospeed.fio", &ParseOptions::default());
-            (rw, file.expect("bench job parses"))
-        })
+        .map(|&rw| (rw, parse_job(rw, 25_000)))
         .collect();
     for (rw, job_file) in &jobs {
         for sched in SCHEDS {
