@@ -10,10 +10,12 @@ pub mod direction;
 pub mod errno;
 pub mod job;
 pub mod jobfile;
+pub mod latency_bins;
 pub mod output;
 pub mod pattern;
 pub mod plan;
 pub mod report;
+pub mod sample_windows;
 pub mod stats;
 pub mod workload;
 

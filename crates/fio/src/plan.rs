@@ -50,14 +50,59 @@ pub struct RunPlan<'a> {
     pub phases: usize,
 }
 
+/// fio's limit on the job processes of one run (`REAL_MAX_JOBS`), which its `--max-jobs`
+/// raises; ioslice's `--max-jobs` does the same.
+pub const DEFAULT_MAX_JOBS: u32 = 4096;
+
+/// The most requests one run may keep in flight, `iodepth` times `numjobs` summed over the
+/// jobs: each in-flight request holds its state (and, on a real device, its buffer).
+pub const MAX_IN_FLIGHT: u64 = 1 << 20;
+
+/// The most files one run may plan, every job clone's counted: each costs its name, its
+/// size and its place on the disk, so a million is about 100 MB.
+pub const MAX_FILES: u64 = 1 << 20;
+
 /// Plan the run of `jobs` with `seed` (a job's `randseed` replaces it for that job's clones).
 /// `capacity` says how many bytes a file of a job clone may take when the job gives no size:
-/// the simulated disk's capacity, or the size of a real file already there.
+/// the simulated disk's capacity, or the size of a real file already there. More than
+/// `max_jobs` processes in all (every `numjobs` clone counted) is refused before anything
+/// is allocated for them.
 pub fn plan_run<'a>(
     jobs: &'a [JobSpec],
     seed: u64,
+    max_jobs: u32,
     mut capacity: impl FnMut(&JobSpec, u32) -> u64,
 ) -> Result<RunPlan<'a>, PatternError> {
+    let total: u64 = jobs.iter().map(|job| u64::from(job.numjobs.max(1))).sum();
+    if let (Some(first), true) = (jobs.first(), total > u64::from(max_jobs)) {
+        return Err(PatternError::TooManyJobs {
+            file: first.origin.file.clone(),
+            total,
+            limit: max_jobs,
+        });
+    }
+    let files: u64 = jobs
+        .iter()
+        .map(|job| u64::from(job.numjobs.max(1)) * files_of(job))
+        .sum();
+    if let (Some(first), true) = (jobs.first(), files > MAX_FILES) {
+        return Err(PatternError::TooManyFiles {
+            file: first.origin.file.clone(),
+            total: files,
+            limit: MAX_FILES,
+        });
+    }
+    let in_flight: u64 = jobs
+        .iter()
+        .map(|job| u64::from(job.numjobs.max(1)) * u64::from(job.iodepth.max(1)))
+        .sum();
+    if let (Some(first), true) = (jobs.first(), in_flight > MAX_IN_FLIGHT) {
+        return Err(PatternError::TooDeep {
+            file: first.origin.file.clone(),
+            total: in_flight,
+            limit: MAX_IN_FLIGHT,
+        });
+    }
     let slots = phases_and_groups(jobs);
     let mut processes = Vec::new();
     for (spec_index, (spec, &(phase, groupid))) in jobs.iter().zip(&slots).enumerate() {
@@ -83,6 +128,14 @@ pub fn plan_run<'a>(
     Ok(RunPlan { processes, phases })
 }
 
+/// Files one clone of `job` opens: its `filename=` list, else `nrfiles=`.
+fn files_of(job: &JobSpec) -> u64 {
+    match &job.filename {
+        Some(list) => crate::pattern::split_filenames(list).len().max(1) as u64,
+        None => u64::from(job.nrfiles.max(1)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,7 +150,7 @@ mod tests {
     #[test]
     fn one_process_per_clone_in_job_order_with_phases_and_distinct_streams() {
         let jobs = jobs("[a]\nrw=read\nsize=1m\nnumjobs=2\n[b]\nstonewall\nrw=randread\nsize=1m\n");
-        let plan = plan_run(&jobs, 7, |_, _| 1 << 30).expect("plans");
+        let plan = plan_run(&jobs, 7, DEFAULT_MAX_JOBS, |_, _| 1 << 30).expect("plans");
         let shape: Vec<_> = plan
             .processes
             .iter()
@@ -113,8 +166,8 @@ mod tests {
     #[test]
     fn randseed_replaces_the_run_seed_for_its_job() {
         let jobs = jobs("[a]\nrw=read\nsize=1m\nrandseed=42\n");
-        let one = plan_run(&jobs, 1, |_, _| 1 << 30).expect("plans");
-        let two = plan_run(&jobs, 2, |_, _| 1 << 30).expect("plans");
+        let one = plan_run(&jobs, 1, DEFAULT_MAX_JOBS, |_, _| 1 << 30).expect("plans");
+        let two = plan_run(&jobs, 2, DEFAULT_MAX_JOBS, |_, _| 1 << 30).expect("plans");
         assert_eq!(one.processes[0].seed, two.processes[0].seed);
         assert_eq!(one.processes[0].seed, mix(42 ^ mix(0)));
     }

@@ -1,14 +1,23 @@
 //! Per-job statistics as fio keeps them: bytes and I/O counts per direction, submission,
-//! completion and total latency (exact min/max/mean/stddev plus an HDR histogram for
+//! completion and total latency (exact min/max/mean/stddev plus fio's latency bins for
 //! percentiles), bandwidth and IOPS sampled over fixed windows, and the depth distribution.
 
-use hdrhistogram::Histogram;
+use std::sync::Arc;
+
 use ioslice_core::Nanos;
 
-/// Latency samples in nanoseconds: exact moments, and an HDR histogram for percentiles.
-#[derive(Debug, Clone, Default)]
+use crate::latency_bins::{self, BINS};
+pub use crate::sample_windows::{Samples, WindowSeries, SAMPLE_WINDOW};
+
+/// Latency samples in nanoseconds: exact moments, and fio's bins for percentiles.
+///
+/// The bins are shared between copies until one of them records (a group's folded copy, or
+/// a total latency that equals the completion latency, costs nothing), and samples that are
+/// all zero (a simulated request's submission latency) need no bins at all.
+#[derive(Clone, Default)]
 pub struct LatencyStats {
-    histogram: Option<Histogram<u64>>,
+    /// `None` while every sample (if any) is zero.
+    bins: Option<Arc<[u64; BINS]>>,
     count: u64,
     min: u64,
     max: u64,
@@ -16,35 +25,45 @@ pub struct LatencyStats {
     sum_squared_deviation: f64,
 }
 
-/// Largest latency the histogram resolves exactly enough (one hour); longer values are clamped.
-const HISTOGRAM_HIGHEST: u64 = 3_600 * 1_000_000_000;
-/// Two significant digits: 1% resolution, finer than fio's own 64-buckets-per-octave bins.
-const HISTOGRAM_SIGNIFICANT_DIGITS: u8 = 2;
+impl std::fmt::Debug for LatencyStats {
+    /// The moments and the non-empty bins (not all 1856).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bins = self.bin_counts();
+        let filled: Vec<(usize, u64)> = (0..BINS)
+            .filter(|&bin| bins[bin] > 0)
+            .map(|bin| (bin, bins[bin]))
+            .collect();
+        f.debug_struct("LatencyStats")
+            .field("count", &self.count)
+            .field("min", &self.min)
+            .field("max", &self.max)
+            .field("mean", &self.mean)
+            .field("sum_squared_deviation", &self.sum_squared_deviation)
+            .field("bins", &filled)
+            .finish()
+    }
+}
+
+impl PartialEq for LatencyStats {
+    /// The same samples: the same moments and the same count in every bin.
+    fn eq(&self, other: &Self) -> bool {
+        let moments = |s: &Self| (s.count, s.min, s.max, s.mean, s.sum_squared_deviation);
+        moments(self) == moments(other) && self.bin_counts() == other.bin_counts()
+    }
+}
 
 impl LatencyStats {
     /// `count` samples of zero, exactly as recording each would leave it.
     pub fn zeros(count: u64) -> Self {
-        let mut stats = Self::default();
-        if count == 0 {
-            return stats;
+        Self {
+            count,
+            ..Self::default()
         }
-        let mut histogram =
-            Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST, HISTOGRAM_SIGNIFICANT_DIGITS)
-                .expect("constant histogram bounds are valid");
-        // Zero is recorded as 1 (the lowest value the histogram resolves); see `record`.
-        histogram.saturating_record_n(1, count);
-        stats.histogram = Some(histogram);
-        stats.count = count;
-        stats
     }
 
     /// Record one sample.
     pub fn record(&mut self, nanos: u64) {
-        let histogram = self.histogram.get_or_insert_with(|| {
-            Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST, HISTOGRAM_SIGNIFICANT_DIGITS)
-                .expect("constant histogram bounds are valid")
-        });
-        histogram.saturating_record(nanos.clamp(1, HISTOGRAM_HIGHEST));
+        self.bins_mut()[latency_bins::bin_of(nanos)] += 1;
         if self.count == 0 {
             self.min = nanos;
             self.max = nanos;
@@ -58,6 +77,29 @@ impl LatencyStats {
         let delta = value - self.mean;
         self.mean += delta / self.count as f64;
         self.sum_squared_deviation += delta * (value - self.mean);
+    }
+
+    /// The bins, made (with every sample so far, all zero, in the first) and unshared.
+    fn bins_mut(&mut self) -> &mut [u64; BINS] {
+        let count = self.count;
+        let bins = self.bins.get_or_insert_with(|| {
+            let mut bins = [0; BINS];
+            bins[0] = count;
+            Arc::new(bins)
+        });
+        Arc::make_mut(bins)
+    }
+
+    /// The count in each bin (all in the first while every sample is zero).
+    pub fn bin_counts(&self) -> std::borrow::Cow<'_, [u64; BINS]> {
+        match &self.bins {
+            Some(bins) => std::borrow::Cow::Borrowed(bins),
+            None => {
+                let mut bins = [0; BINS];
+                bins[0] = self.count;
+                std::borrow::Cow::Owned(bins)
+            }
+        }
     }
 
     /// Number of samples.
@@ -89,12 +131,15 @@ impl LatencyStats {
         }
     }
 
-    /// The value at a percentile (0–100]; 0 when empty.
+    /// The value at a percentile (0–100] as fio reports it: the value its bin stands for;
+    /// 0 when empty.
     pub fn percentile(&self, percent: f64) -> u64 {
-        match &self.histogram {
-            Some(h) if self.count > 0 => h.value_at_percentile(percent).min(self.max),
-            _ => 0,
-        }
+        let Some(bins) = &self.bins else {
+            return 0;
+        };
+        latency_bins::percentile_bin(bins, self.count, percent)
+            .or(Some(BINS - 1))
+            .map_or(0, latency_bins::value_of)
     }
 
     /// Fold another set of samples into this one (for group reporting).
@@ -106,8 +151,11 @@ impl LatencyStats {
             *self = other.clone();
             return;
         }
-        if let (Some(mine), Some(theirs)) = (self.histogram.as_mut(), other.histogram.as_ref()) {
-            mine.add(theirs).expect("histograms share bounds");
+        if self.bins.is_some() || other.bins.is_some() {
+            let theirs = other.bin_counts();
+            for (mine, theirs) in self.bins_mut().iter_mut().zip(theirs.iter()) {
+                *mine += theirs;
+            }
         }
         let total = self.count + other.count;
         let delta = other.mean - self.mean;
@@ -121,12 +169,12 @@ impl LatencyStats {
 
     /// Share of samples at or below `nanos`, in percent (for fio's `lat (usec): 250=..%` lines).
     pub fn share_at_or_below(&self, nanos: u64) -> f64 {
-        match &self.histogram {
-            Some(h) if self.count > 0 => {
-                100.0 * h.count_between(0, nanos.max(1)) as f64 / self.count as f64
-            }
-            _ => 0.0,
+        if self.count == 0 {
+            return 0.0;
         }
+        let through = latency_bins::bin_of(nanos);
+        let count: u64 = self.bin_counts()[..=through].iter().sum();
+        100.0 * count as f64 / self.count as f64
     }
 }
 
@@ -143,21 +191,14 @@ impl LatencyStats {
         if nanos > self.max {
             return self.count;
         }
-        match &self.histogram {
-            Some(h) => match h.lowest_equivalent(nanos.clamp(1, HISTOGRAM_HIGHEST)) {
-                0 | 1 => 0,
-                start => h.count_between(0, start - 1),
-            },
-            None => 0,
-        }
+        self.bin_counts()[..latency_bins::bin_of(nanos)]
+            .iter()
+            .sum()
     }
 }
 
-/// Bandwidth/IOPS sampling window, fio's `bwavgtime`/`iopsavgtime` default.
-pub const SAMPLE_WINDOW: Nanos = 500_000_000;
-
 /// One direction (read, write or trim) of one job.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirectionStats {
     /// Bytes completed.
     pub io_bytes: u64,
@@ -172,9 +213,12 @@ pub struct DirectionStats {
     /// Total latency: slat + clat.
     pub lat: LatencyStats,
     /// Bytes completed in each [`SAMPLE_WINDOW`] since the job started.
-    pub window_bytes: Vec<u64>,
+    pub window_bytes: WindowSeries,
     /// Requests completed in each [`SAMPLE_WINDOW`].
-    pub window_ios: Vec<u64>,
+    pub window_ios: WindowSeries,
+    /// Bandwidth (KiB/s) and IOPS samples of a group folded from several jobs, summed as
+    /// fio sums them; `None` for one job, whose samples come from its windows.
+    pub group_samples: Option<[Samples; 2]>,
     /// Requests recorded by [`DirectionStats::record_without_slat`] whose (zero) submission
     /// latency and total latency are not yet in `slat` and `lat`; see [`DirectionStats::settle`].
     unsettled: u64,
@@ -219,16 +263,28 @@ impl DirectionStats {
     fn count(&mut self, bytes: u64, since_start: Nanos) {
         self.io_bytes += bytes;
         self.total_ios += 1;
-        let window = (since_start / SAMPLE_WINDOW) as usize;
-        if self.window_bytes.len() <= window {
-            self.window_bytes.resize(window + 1, 0);
-            self.window_ios.resize(window + 1, 0);
-        }
-        self.window_bytes[window] += bytes;
-        self.window_ios[window] += 1;
+        self.window_bytes.add(since_start, bytes);
+        self.window_ios.add(since_start, 1);
     }
 
-    /// Fold another job's direction into this one (group reporting).
+    /// Bandwidth samples (KiB/s) over a run of `runtime`.
+    pub fn bw_samples(&self, runtime: Nanos) -> Samples {
+        match &self.group_samples {
+            Some([bw, _]) => *bw,
+            None => self.window_bytes.samples(runtime, 1.0 / 1024.0),
+        }
+    }
+
+    /// IOPS samples over a run of `runtime`.
+    pub fn iops_samples(&self, runtime: Nanos) -> Samples {
+        match &self.group_samples {
+            Some([_, iops]) => *iops,
+            None => self.window_ios.samples(runtime, 1.0),
+        }
+    }
+
+    /// Fold another job's direction into this one: counts and latencies. Its bandwidth
+    /// and IOPS samples need the jobs' runtimes; [`JobStats::merge`] folds those.
     pub fn merge(&mut self, other: &DirectionStats) {
         self.settle();
         if other.unsettled > 0 {
@@ -242,17 +298,18 @@ impl DirectionStats {
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
         self.lat.merge(&other.lat);
-        for (series, theirs) in [
-            (&mut self.window_bytes, &other.window_bytes),
-            (&mut self.window_ios, &other.window_ios),
-        ] {
-            if series.len() < theirs.len() {
-                series.resize(theirs.len(), 0);
-            }
-            for (mine, t) in series.iter_mut().zip(theirs) {
-                *mine += t;
-            }
-        }
+    }
+
+    /// Whether this direction saw any I/O.
+    pub fn has_io(&self) -> bool {
+        self.total_ios > 0 || self.io_bytes > 0
+    }
+
+    /// The bandwidth and IOPS samples of a job whose runtime is `runtime` (none when this
+    /// direction did no I/O).
+    fn samples_over(&self, runtime: Nanos) -> [Samples; 2] {
+        let runtime = if self.has_io() { runtime } else { 0 };
+        [self.bw_samples(runtime), self.iops_samples(runtime)]
     }
 }
 
@@ -289,10 +346,17 @@ impl JobStats {
         self.depth_counts[bucket] += 1;
     }
 
-    /// Fold another job in (group reporting): sums, with the longest runtime.
+    /// Fold another job in (group reporting): sums, with the longest runtime; bandwidth
+    /// and IOPS samples summed as fio sums them.
     pub fn merge(&mut self, other: &JobStats) {
         for (mine, theirs) in self.directions.iter_mut().zip(&other.directions) {
+            let mut samples = mine.samples_over(self.runtime);
+            let their_samples = theirs.samples_over(other.runtime);
+            for (mine, theirs) in samples.iter_mut().zip(&their_samples) {
+                mine.add(theirs);
+            }
             mine.merge(theirs);
+            mine.group_samples = Some(samples);
         }
         self.runtime = self.runtime.max(other.runtime);
         for (mine, theirs) in self.depth_counts.iter_mut().zip(&other.depth_counts) {
@@ -331,8 +395,9 @@ mod tests {
         assert_eq!(stats.max(), 9000);
         assert!((stats.mean() - 5000.0).abs() < 1e-9);
         assert!((stats.stddev() - 2138.089935).abs() < 1e-3);
-        let p50 = stats.percentile(50.0);
-        assert!((4000..=4050).contains(&p50), "p50 {p50}");
+        // fio's bins: 4000 ns is in [4000, 4032), which stands for its middle.
+        assert_eq!(stats.percentile(50.0), 4016);
+        assert_eq!(stats.percentile(100.0), 9024);
     }
 
     #[test]
@@ -364,7 +429,7 @@ mod tests {
             fast.record_without_slat(bytes, clat, since);
         }
         fast.settle();
-        assert_eq!(format!("{fast:?}"), format!("{one_by_one:?}"));
+        assert_eq!(fast, one_by_one);
         // Merging settles what it needs; a later slat goes the slow way, still exact.
         let mut merged = DirectionStats::default();
         let mut unsettled = DirectionStats::default();
@@ -376,7 +441,16 @@ mod tests {
         expected.record(4096, 0, 10, 0);
         expected.record(4096, 0, 20, 1);
         expected.record(4096, 5, 30, 2);
-        assert_eq!(format!("{merged:?}"), format!("{expected:?}"));
+        let figures = |d: &DirectionStats| {
+            (
+                d.io_bytes,
+                d.total_ios,
+                d.slat.clone(),
+                d.clat.clone(),
+                d.lat.clone(),
+            )
+        };
+        assert_eq!(figures(&merged), figures(&expected));
     }
 
     #[test]

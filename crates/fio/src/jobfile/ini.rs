@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::expand::expand;
+use super::source::{read_job_text, JOB_TEXT_LIMIT};
 use super::{JobFileError, ParseOptions};
 use crate::job::Origin;
 
@@ -48,6 +49,7 @@ pub fn read_sections(
     let mut reader = Reader {
         options,
         sections: Vec::new(),
+        budget: JOB_TEXT_LIMIT.saturating_sub(text.len() as u64),
     };
     reader.read(text, file, 0)?;
     Ok(reader.sections)
@@ -56,6 +58,9 @@ pub fn read_sections(
 struct Reader<'a> {
     options: &'a ParseOptions,
     sections: Vec<Section>,
+    /// Bytes of included text still allowed ([`JOB_TEXT_LIMIT`] in all): includes that
+    /// fan out cannot multiply the text past it.
+    budget: u64,
 }
 
 /// What one line is.
@@ -98,11 +103,13 @@ impl Reader<'_> {
                 limit: INCLUDE_DEPTH_LIMIT,
             });
         }
-        let text = std::fs::read_to_string(&resolved).map_err(|e| JobFileError::Include {
-            origin,
-            file: shown.clone(),
-            reason: e.to_string(),
-        })?;
+        let text =
+            read_job_text(&resolved, self.budget).map_err(|reason| JobFileError::Include {
+                origin,
+                file: shown.clone(),
+                reason,
+            })?;
+        self.budget = self.budget.saturating_sub(text.len() as u64);
         self.read(&text, &shown, depth + 1)
     }
 

@@ -9,6 +9,7 @@ pub mod error;
 pub mod expand;
 pub mod ini;
 pub mod options;
+pub mod source;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -48,9 +49,11 @@ impl Default for ParseOptions {
 /// Reads and parses the job file at `path`.
 pub fn parse_file(path: &Path, options: &ParseOptions) -> Result<JobFile, JobFileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| JobFileError::Read {
-        file: shown.clone(),
-        reason: e.to_string(),
+    let text = source::read_job_text(path, source::JOB_TEXT_LIMIT).map_err(|reason| {
+        JobFileError::Read {
+            file: shown.clone(),
+            reason,
+        }
     })?;
     parse_str(&text, &shown, options)
 }

@@ -3,7 +3,8 @@
 
 use super::units::percent;
 use crate::report::JobDescription;
-use crate::stats::{DirectionStats, JobStats, LatencyStats, SAMPLE_WINDOW};
+pub(crate) use crate::stats::Samples;
+use crate::stats::{DirectionStats, JobStats, LatencyStats};
 
 /// Direction names in fio's order.
 pub(crate) const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
@@ -21,7 +22,7 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// Whether a direction did any I/O.
 pub(crate) fn has_io(dir: &DirectionStats) -> bool {
-    dir.total_ios > 0 || dir.io_bytes > 0
+    dir.has_io()
 }
 
 /// Nanoseconds to whole milliseconds.
@@ -65,63 +66,14 @@ pub(crate) fn reported_slat<'a>(
     (!sync && dir.slat.count() > 0).then_some(&dir.slat)
 }
 
-/// Summary of bandwidth or IOPS samples taken over full [`SAMPLE_WINDOW`]s.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Samples {
-    /// Smallest sample.
-    pub min: u64,
-    /// Largest sample.
-    pub max: u64,
-    /// Mean.
-    pub mean: f64,
-    /// Sample standard deviation.
-    pub stddev: f64,
-    /// Number of samples.
-    pub count: u64,
-}
-
-/// Per-window values of `series` scaled to a per-second rate (times `scale`), over the
-/// windows that the runtime fully covers; windows without completions count as 0.
-pub(crate) fn window_samples(series: &[u64], runtime: u64, scale: f64) -> Samples {
-    let full = runtime / SAMPLE_WINDOW;
-    if full == 0 {
-        return Samples::default();
-    }
-    let per_second = 1e9 / SAMPLE_WINDOW as f64 * scale;
-    let used = &series[..series
-        .len()
-        .min(usize::try_from(full).unwrap_or(usize::MAX))];
-    let value = |v: &u64| *v as f64 * per_second;
-    // Windows past the end of the series saw no completions.
-    let zeros = full - used.len() as u64;
-    let n = full as f64;
-    let mean = used.iter().map(value).sum::<f64>() / n;
-    let squares =
-        used.iter().map(|v| (value(v) - mean).powi(2)).sum::<f64>() + zeros as f64 * mean * mean;
-    let min = used.iter().map(value).fold(f64::INFINITY, f64::min);
-    Samples {
-        min: if zeros > 0 { 0 } else { min as u64 },
-        max: used.iter().map(value).fold(0.0, f64::max) as u64,
-        mean,
-        stddev: if full > 1 {
-            (squares / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        },
-        count: full,
-    }
-}
-
 /// Bandwidth samples of a direction, in KiB/s.
 pub(crate) fn bw_samples(stats: &JobStats, dir: usize) -> Samples {
-    let d = &stats.directions[dir];
-    window_samples(&d.window_bytes, dir_runtime(stats, dir), 1.0 / 1024.0)
+    stats.directions[dir].bw_samples(dir_runtime(stats, dir))
 }
 
 /// IOPS samples of a direction.
 pub(crate) fn iops_samples(stats: &JobStats, dir: usize) -> Samples {
-    let d = &stats.directions[dir];
-    window_samples(&d.window_ios, dir_runtime(stats, dir), 1.0)
+    stats.directions[dir].iops_samples(dir_runtime(stats, dir))
 }
 
 /// Labels of fio's latency buckets in nanoseconds, microseconds and milliseconds.

@@ -65,6 +65,36 @@ pub enum PatternError {
         /// What is wrong, in a few words.
         reason: String,
     },
+    /// More requests in flight than a run may keep.
+    #[error("{file}: {total} requests in flight (iodepth times numjobs): expected at most {limit} in one run")]
+    TooDeep {
+        /// The job file.
+        file: String,
+        /// Requests the job file would keep in flight.
+        total: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More files than a run may plan.
+    #[error("{file}: {total} files (nrfiles times numjobs): expected at most {limit} in one run")]
+    TooManyFiles {
+        /// The job file.
+        file: String,
+        /// Files the job file declares.
+        total: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More job processes than the run allows.
+    #[error("{file}: {total} jobs (numjobs clones counted): expected at most {limit}, the maximum number of jobs (fio's limit is 4096 too; --max-jobs raises it)")]
+    TooManyJobs {
+        /// The job file.
+        file: String,
+        /// Processes the file declares.
+        total: u64,
+        /// The limit.
+        limit: u32,
+    },
 }
 
 impl PatternError {
@@ -663,6 +693,16 @@ fn region_for(
     };
     let len = wanted.min(available);
     let blocks = len / unit;
+    if blocks == 0 && files > 1 && spec.filesize.is_none() {
+        let reason = format!(
+            "size={} split over {files} files leaves {wanted} bytes each: expected at least one {unit}-byte block per file (raise size= or lower nrfiles=)",
+            spec.size.map_or(0, |size| match size {
+                Extent::Bytes(bytes) => bytes,
+                Extent::Percent(_) => file.size,
+            })
+        );
+        return Err(PatternError::bad_region(spec, reason));
+    }
     if blocks == 0 {
         let reason = format!(
             "no room for a {unit}-byte block in {} (size {}, region starts at {start})",

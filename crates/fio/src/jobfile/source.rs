@@ -1,0 +1,137 @@
+//! Reading a job file's text from disk within bounds: only regular files, outside `/proc`
+//! and `/sys`, and no more than [`JOB_FILE_LIMIT`] bytes each and [`JOB_TEXT_LIMIT`] in all
+//! with every include, so a job file naming `/dev/zero`, a FIFO or a huge file is refused
+//! in one line instead of read until memory runs out.
+
+use std::io::Read;
+use std::path::Path;
+
+/// The most one job file (or included file) may hold: 16 MiB, far beyond any real one.
+pub const JOB_FILE_LIMIT: u64 = 16 << 20;
+
+/// The most text one parse reads across a file and everything it includes: 64 MiB.
+pub const JOB_TEXT_LIMIT: u64 = 64 << 20;
+
+/// Reads the job file at `path` whole, if it is a regular file of at most `budget` bytes
+/// (and [`JOB_FILE_LIMIT`]). The error is the reason alone; callers name the file.
+pub fn read_job_text(path: &Path, budget: u64) -> Result<String, String> {
+    let limit = budget.min(JOB_FILE_LIMIT);
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "{}: expected a regular file",
+            kind(&metadata.file_type())
+        ));
+    }
+    if let Some(area) = pseudo_filesystem(path) {
+        return Err(format!(
+            "a file of the kernel's {area}: expected a job file"
+        ));
+    }
+    if metadata.len() > limit {
+        return Err(too_large(metadata.len(), limit));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    // The size can change between the look and the read: never read past the limit.
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64, limit));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: expected a job file".to_string())
+}
+
+fn too_large(bytes: u64, limit: u64) -> String {
+    if limit < JOB_FILE_LIMIT {
+        format!(
+            "the job file and its includes exceed {} MiB in all",
+            JOB_TEXT_LIMIT >> 20
+        )
+    } else {
+        format!(
+            "{bytes} bytes or more: expected a job file of at most {} MiB",
+            JOB_FILE_LIMIT >> 20
+        )
+    }
+}
+
+/// What kind of file a non-regular file is, for the message.
+fn kind(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// `/proc` or `/sys` when `path` resolves into them (their files claim sizes they do not
+/// have, and some never end).
+fn pseudo_filesystem(path: &Path) -> Option<&'static str> {
+    let real = std::fs::canonicalize(path).ok()?;
+    if real.starts_with("/proc") {
+        Some("/proc")
+    } else if real.starts_with("/sys") {
+        Some("/sys")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_fifos_and_directories_are_refused_by_kind() {
+        let zero = read_job_text(Path::new("/dev/zero"), JOB_TEXT_LIMIT);
+        assert_eq!(
+            zero.unwrap_err(),
+            "a character device: expected a regular file"
+        );
+        let dir = read_job_text(Path::new("/"), JOB_TEXT_LIMIT);
+        assert_eq!(dir.unwrap_err(), "a directory: expected a regular file");
+    }
+
+    #[test]
+    fn proc_files_are_refused() {
+        let status = read_job_text(Path::new("/proc/self/status"), JOB_TEXT_LIMIT);
+        assert_eq!(
+            status.unwrap_err(),
+            "a file of the kernel's /proc: expected a job file"
+        );
+    }
+
+    #[test]
+    fn a_file_over_the_budget_is_refused_without_reading_it() {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        file.as_file().set_len(JOB_FILE_LIMIT + 1).expect("sparse");
+        let error = read_job_text(file.path(), JOB_TEXT_LIMIT).unwrap_err();
+        assert_eq!(
+            error,
+            format!(
+                "{} bytes or more: expected a job file of at most 16 MiB",
+                JOB_FILE_LIMIT + 1
+            )
+        );
+        std::fs::write(file.path(), "[j]\nrw=read\n").expect("write");
+        assert_eq!(
+            read_job_text(file.path(), 5).unwrap_err(),
+            "the job file and its includes exceed 64 MiB in all"
+        );
+        assert_eq!(
+            read_job_text(file.path(), JOB_TEXT_LIMIT).as_deref(),
+            Ok("[j]\nrw=read\n")
+        );
+    }
+}
