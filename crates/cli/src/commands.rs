@@ -57,6 +57,11 @@ pub struct SimulationArgs {
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]
     pub strict: bool,
+    /// The most job processes one run may have, every numjobs clone counted (fio's
+    /// --max-jobs; fio's limit, 4096, by default).
+    #[arg(long = "max-jobs", value_name = "N", default_value_t = ioslice_fio::plan::DEFAULT_MAX_JOBS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_jobs: u32,
 }
 
 impl SimulationArgs {
@@ -148,6 +153,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
+    config.max_jobs = args.simulation.max_jobs;
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
@@ -191,6 +197,7 @@ fn run_real(
         group_weights: cgroup_arg::sim_weights(&overrides),
         group_limits: cgroup_arg::sim_limits(&overrides),
         controller: args.simulation.controller()?,
+        max_jobs: args.simulation.max_jobs,
     };
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),

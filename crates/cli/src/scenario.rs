@@ -22,8 +22,9 @@ impl ScenarioDefaults {
     /// Read the directives of the job file at `path` (its own lines, not its includes). A
     /// file that cannot be read declares nothing: the job-file loader reports why.
     pub fn read(path: &Path) -> Result<Self, String> {
-        match std::fs::read(path) {
-            Ok(text) => Self::parse(&String::from_utf8_lossy(&text), &path.display().to_string()),
+        let limit = ioslice_fio::jobfile::source::JOB_TEXT_LIMIT;
+        match ioslice_fio::jobfile::source::read_job_text(path, limit) {
+            Ok(text) => Self::parse(&text, &path.display().to_string()),
             Err(_) => Ok(Self::default()),
         }
     }

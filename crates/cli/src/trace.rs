@@ -96,9 +96,15 @@ pub fn file_label(spec: &str) -> String {
 struct Shared {
     path: PathBuf,
     writer: BufWriter<File>,
+    /// Bytes written so far, against [`TRACE_FILE_LIMIT`].
+    written: u64,
     /// The first write error.
     error: Option<std::io::Error>,
 }
+
+/// The most one trace file may hold (16 GiB, some 200 million events): past it the run goes
+/// on, the trace stops, and the run ends with an error that says so.
+pub const TRACE_FILE_LIMIT: u64 = 16 << 30;
 
 /// A trace file, created and ready for a run's events.
 #[derive(Debug, Clone)]
@@ -116,6 +122,7 @@ impl TraceFile {
             shared: Arc::new(Mutex::new(Shared {
                 path: path.to_path_buf(),
                 writer: BufWriter::with_capacity(1 << 16, file),
+                written: 0,
                 error: None,
             })),
             format,
@@ -170,7 +177,16 @@ impl TraceSink for TraceFileSink {
         );
         let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         if shared.error.is_none() {
-            if let Err(error) = shared.writer.write_all(self.line.as_bytes()) {
+            shared.written += self.line.len() as u64;
+            let result = if shared.written > TRACE_FILE_LIMIT {
+                Err(std::io::Error::other(format!(
+                    "the trace reached {} GiB, the most a trace file may hold: trace a shorter run",
+                    TRACE_FILE_LIMIT >> 30
+                )))
+            } else {
+                shared.writer.write_all(self.line.as_bytes())
+            };
+            if let Err(error) = result {
                 shared.error = Some(error);
             }
         }

@@ -78,6 +78,9 @@ pub struct RunConfig {
     pub group_limits: Vec<(String, Limits)>,
     /// Which controller enforces the groups' weights (`--controller`).
     pub controller: Controller,
+    /// The most job processes the run may have, every `numjobs` clone counted (fio's
+    /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
+    pub max_jobs: u32,
 }
 
 /// A finished real run.
@@ -154,7 +157,7 @@ pub fn run_traced(
         .group_tree(&config.group_weights, &config.group_limits)
         .map_err(job_error)?;
     groups.set_controller(config.controller);
-    let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
+    let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed, config.max_jobs)?;
 
     let mut notes = Vec::new();
     let opened = open_targets(&targets, config, &mut notes)?;

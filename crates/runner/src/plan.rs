@@ -111,6 +111,7 @@ pub(crate) fn plan(
     place: &Place,
     groups: &GroupTree,
     seed: u64,
+    max_jobs: u32,
 ) -> Result<(Vec<ProcessPlan>, Vec<TargetPlan>, usize), RunError> {
     // Files named without a size take the size of what is there already, each looked up
     // once however many jobs and clones name it.
@@ -141,7 +142,7 @@ pub(crate) fn plan(
             )));
         }
     }
-    let run = plan_run(specs, seed, &mut capacity).map_err(job_error)?;
+    let run = plan_run(specs, seed, max_jobs, &mut capacity).map_err(job_error)?;
     let mut targets: Vec<TargetPlan> = Vec::new();
     let mut index_of: BTreeMap<(PathBuf, bool), usize> = BTreeMap::new();
     let mut processes = Vec::with_capacity(run.processes.len());

@@ -71,6 +71,9 @@ pub struct SimConfig {
     /// From a completion to the elevator's next dispatch, when no submission runs the queue
     /// first; `None`: the block layer's (see [`SimConfig::queue_run_delay_for`]).
     pub queue_run_delay: Option<Nanos>,
+    /// The most job processes a run may have, every `numjobs` clone counted (fio's
+    /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
+    pub max_jobs: u32,
 }
 
 impl SimConfig {
@@ -127,6 +130,7 @@ impl SimConfig {
             driver_queue: 0,
             block_layer: None,
             queue_run_delay: None,
+            max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
         }
     }
 }

@@ -106,6 +106,7 @@ fn run_one(plan: &Plan, spec: RunSpec, trace: Option<&TraceFile>) -> Result<Fini
     config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
     config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
     config.controller = plan.controller;
+    config.max_jobs = plan.max_jobs;
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
     let outcome = match trace {

@@ -52,6 +52,8 @@ pub struct Plan {
     pub host: Vec<String>,
     /// `--trace`: the file name each run's trace file is made from, and the format.
     pub trace: Option<(std::path::PathBuf, ioslice_core::trace::TraceFormat)>,
+    /// `--max-jobs`: the most processes one run may have.
+    pub max_jobs: u32,
 }
 
 impl Plan {
@@ -73,6 +75,7 @@ impl Plan {
         let cgroup_overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
         let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
         check_supported(&job_file).map_err(|e| e.to_string())?;
+        check_job_count(&job_file, &clients, args.simulation.max_jobs)?;
         cgroup_arg::check_groups(&job_file, &cgroup_overrides)?;
         warn_unused_cgroups(&job_file, &cgroup_overrides);
         let controller = args.simulation.controller()?;
@@ -89,6 +92,7 @@ impl Plan {
             format,
             host,
             trace,
+            max_jobs: args.simulation.max_jobs,
         })
     }
 
@@ -96,6 +100,31 @@ impl Plan {
     pub fn grouped(&self) -> bool {
         !self.columns.is_empty()
     }
+}
+
+/// Refuse, before anything runs, a client count that would give a run more job processes
+/// than `max_jobs` (each count replaces every job's numjobs).
+fn check_job_count(
+    job_file: &JobFile,
+    clients: &[Option<u32>],
+    max_jobs: u32,
+) -> Result<(), String> {
+    for count in clients {
+        let total: u64 = job_file
+            .jobs
+            .iter()
+            .map(|job| u64::from(count.unwrap_or(job.numjobs).max(1)))
+            .sum();
+        if total > u64::from(max_jobs) {
+            let given = count.map_or("the job file's numjobs".to_string(), |n| {
+                format!("--clients {n}")
+            });
+            return Err(format!(
+                "{given} gives {total} job processes in one run: expected at most {max_jobs}, the maximum number of jobs (fio's limit is 4096 too; --max-jobs raises it)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `--output-format` for compare: `normal` (tables) or `json`.

@@ -304,7 +304,8 @@ impl<'a> Simulation<'a> {
         let mut scheduler = build_scheduler(&config.scheduler, &context)?;
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
-        let (mut processes, phases) = build_processes(job_file, &groups, capacity, config.seed)?;
+        let (mut processes, phases) =
+            build_processes(job_file, &groups, capacity, config.seed, config.max_jobs)?;
         if config.direct_writes == DirectWrites::Async {
             for process in &mut processes {
                 process.direct_writes_async = job_file.jobs[process.spec_index].direct;

@@ -84,9 +84,10 @@ pub(super) fn build_processes(
     groups: &GroupTree,
     capacity: u64,
     seed: u64,
+    max_jobs: u32,
 ) -> Result<(Vec<Process>, usize), SimError> {
     let mut layout = Layout::new(capacity);
-    let plan = plan_run(&job_file.jobs, seed, |_, _| capacity).map_err(job_error)?;
+    let plan = plan_run(&job_file.jobs, seed, max_jobs, |_, _| capacity).map_err(job_error)?;
     let mut processes = Vec::with_capacity(plan.processes.len());
     for process in plan.processes {
         let spec = process.spec;
