@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use ioslice_core::{SchedSpec, SCHEDULERS};
+use ioslice_core::{SchedSpec, StopSignal, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
@@ -132,13 +132,24 @@ impl From<String> for Printed {
 }
 
 /// Run a job file, in simulation (`--device sim:…`) or for real (`--device PATH`), and
-/// render the report.
+/// render the report. SIGINT or SIGTERM ends the run early with what it measured
+/// ([`crate::signals`]).
 pub fn run(args: &RunArgs) -> Result<Printed, String> {
+    let stop = crate::signals::stop_on_signals()?;
+    let mut printed = run_until(args, &stop)?;
+    if let Some((line, status)) = crate::signals::interrupted(&stop) {
+        eprintln!("{line}");
+        printed.status = status;
+    }
+    Ok(printed)
+}
+
+fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
     let trace = args.trace.resolve()?;
     if let Some(path) = args.simulation.device.as_deref() {
         if !path.starts_with("sim:") {
-            return run_real(args, path, format, trace);
+            return run_real(args, path, format, trace, stop);
         }
     }
     let (device, host) = args.simulation.with_scenario(&args.job_file)?;
@@ -154,6 +165,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     warn_unused_cgroups(&job_file, &overrides);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.max_jobs = args.simulation.max_jobs;
+    config.stop = stop.clone();
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
@@ -179,6 +191,7 @@ fn run_real(
     device: &str,
     format: OutputFormat,
     trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
+    stop: &StopSignal,
 ) -> Result<Printed, String> {
     if !args.simulation.host.is_empty() {
         return Err(
@@ -198,6 +211,7 @@ fn run_real(
         group_limits: cgroup_arg::sim_limits(&overrides),
         controller: args.simulation.controller()?,
         max_jobs: args.simulation.max_jobs,
+        stop: stop.clone(),
     };
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),

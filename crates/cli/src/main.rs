@@ -12,6 +12,7 @@ mod compare;
 mod controller_arg;
 mod emulate;
 mod scenario;
+mod signals;
 mod trace;
 
 /// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run(&args),
-        Command::Compare(args) => compare::compare(&args).map(Into::into),
+        Command::Compare(args) => compare::compare(&args),
         Command::Emulate(args) => emulate::emulate(&args),
         Command::Devices => Ok(commands::devices().into()),
         Command::Schedulers => Ok(commands::schedulers().into()),

@@ -44,7 +44,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
-use ioslice_core::{GroupTree, Nanos, SchedSpec, TraceSink};
+use ioslice_core::{GroupTree, Nanos, SchedSpec, StopSignal, TraceSink};
 use ioslice_engine::backend::open_backend;
 use ioslice_engine::device::{write_refusal, OpenOptions};
 use ioslice_engine::{Batch, DeviceError, Engine, EngineError, Geometry, Target, TargetKind};
@@ -81,6 +81,9 @@ pub struct RunConfig {
     /// The most job processes the run may have, every `numjobs` clone counted (fio's
     /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
     pub max_jobs: u32,
+    /// Set from outside (SIGINT) to end the run early: every job stops issuing, what is in
+    /// flight completes, and the report covers what was done.
+    pub stop: ioslice_core::StopSignal,
 }
 
 /// A finished real run.
@@ -180,7 +183,14 @@ pub fn run_traced(
         .collect();
 
     let started = Instant::now();
-    let results = run_phases(processes, phases, &specs, &engines, &opened, started)?;
+    let results = run_phases(
+        processes,
+        phases,
+        &specs,
+        &engines,
+        &opened,
+        (started, &config.stop),
+    )?;
     let elapsed = started.elapsed();
     let mut finals = Vec::with_capacity(engines.len());
     for engine in engines {
@@ -330,7 +340,7 @@ fn run_phases(
     specs: &[JobSpec],
     engines: &[Engine],
     opened: &[Target],
-    started: Instant,
+    clock: (Instant, &StopSignal),
 ) -> Result<Vec<Option<ProcessResult>>, RunError> {
     let mut results: Vec<Option<ProcessResult>> = (0..processes.len()).map(|_| None).collect();
     let mut processes: Vec<Option<ProcessPlan>> = processes.into_iter().map(Some).collect();
@@ -341,7 +351,7 @@ fn run_phases(
                 continue;
             }
             let Some(process) = slot.take() else { continue };
-            let worker = worker_for(&process, specs, engines, opened, started)?;
+            let worker = worker_for(&process, specs, engines, opened, clock)?;
             let thread = std::thread::Builder::new()
                 .name(format!("ioslice-job-{}", process.pid))
                 .spawn(move || worker.run(process))
@@ -364,7 +374,7 @@ fn worker_for(
     specs: &[JobSpec],
     engines: &[Engine],
     opened: &[Target],
-    started: Instant,
+    (started, stop): (Instant, &StopSignal),
 ) -> Result<Worker, RunError> {
     let mut clients = Vec::with_capacity(process.targets.len());
     let mut files = Vec::with_capacity(process.targets.len());
@@ -381,6 +391,7 @@ fn worker_for(
         batch: Batch::new(clients),
         files,
         started,
+        stop: stop.clone(),
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use ioslice_core::{Direction, Nanos};
+use ioslice_core::{Direction, Nanos, StopSignal};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{JobSpec, JobStats};
@@ -34,7 +34,13 @@ pub(crate) struct Worker {
     /// Each file's path (for error messages) and buffer alignment.
     pub(crate) files: Vec<(String, usize)>,
     pub(crate) started: Instant,
+    /// Asked to end the run early (SIGINT): stop issuing, let what is in flight complete.
+    pub(crate) stop: StopSignal,
 }
+
+/// The longest a job thread sleeps (a think time, a rate limit, a start delay) before it
+/// looks at the stop request again.
+const STOP_CHECK: Nanos = 50_000_000;
 
 fn nanos(duration: Duration) -> Nanos {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
@@ -70,6 +76,9 @@ impl Worker {
         self.open_lane();
         let end = loop {
             self.reap(&mut state, &mut clock);
+            if self.stop.is_set() {
+                clock.abort();
+            }
             let now = self.now();
             match clock.poll(now, &mut process.rng) {
                 Step::Submit(unit) => self.submit(&unit, &fill, now, &clock, &mut state),
@@ -105,10 +114,14 @@ impl Worker {
         }
     }
 
+    /// Sleep until `at` (job time), or until a stop is asked.
     fn sleep_until(&self, at: Nanos) {
-        let now = self.now();
-        if at > now {
-            std::thread::sleep(Duration::from_nanos(at - now));
+        loop {
+            let now = self.now();
+            if at <= now || self.stop.is_set() {
+                return;
+            }
+            std::thread::sleep(Duration::from_nanos((at - now).min(STOP_CHECK)));
         }
     }
 
@@ -209,10 +222,15 @@ impl Worker {
             if self.reap(state, clock) {
                 return;
             }
+            // A stop ends a think time or a rate limit's wait; a completion still comes.
+            if deadline.is_some() && self.stop.is_set() {
+                return;
+            }
             let now = self.now();
             let until = match deadline {
                 Some(at) if at <= now => return,
-                Some(at) => Some(Instant::now() + Duration::from_nanos(at - now)),
+                // A long sleep comes back to the job's loop now and then to see a stop.
+                Some(at) => Some(Instant::now() + Duration::from_nanos((at - now).min(STOP_CHECK))),
                 // Nothing in flight cannot complete: poll the clock again.
                 None if self.batch.in_flight() == 0 => return,
                 None => None,

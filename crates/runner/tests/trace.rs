@@ -71,6 +71,7 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
         group_limits,
         controller: Default::default(),
         max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
+        stop: Default::default(),
     };
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {

@@ -74,6 +74,9 @@ pub struct SimConfig {
     /// The most job processes a run may have, every `numjobs` clone counted (fio's
     /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
     pub max_jobs: u32,
+    /// Set from outside (SIGINT) to end the run early: jobs stop issuing, what is in flight
+    /// completes, and the report covers what was done.
+    pub stop: ioslice_core::StopSignal,
 }
 
 impl SimConfig {
@@ -131,6 +134,7 @@ impl SimConfig {
             block_layer: None,
             queue_run_delay: None,
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
+            stop: ioslice_core::StopSignal::new(),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ioslice_core::StopSignal;
 use ioslice_fio::JobFile;
 use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 use rayon::prelude::*;
@@ -48,8 +49,9 @@ pub fn runs(plan: &Plan) -> Vec<RunSpec> {
 }
 
 /// Run every simulation of the plan in parallel; results in plan order. The first run
-/// that fails (in plan order) is the error.
-pub fn execute(plan: &Plan) -> Result<Vec<Finished>, String> {
+/// that fails (in plan order) is the error. Once `stop` is set, runs under way end early
+/// and runs not yet started are left out.
+pub fn execute(plan: &Plan, stop: &StopSignal) -> Result<Vec<Finished>, String> {
     let specs = runs(plan);
     let traces = match &plan.trace {
         Some((path, format)) => trace_paths(plan, &specs, path)
@@ -59,17 +61,20 @@ pub fn execute(plan: &Plan) -> Result<Vec<Finished>, String> {
         None => vec![None; specs.len()],
     };
     let progress = progress_bar(specs.len());
-    let results: Vec<Result<Finished, String>> = specs
+    let results: Vec<Option<Result<Finished, String>>> = specs
         .par_iter()
         .zip(&traces)
         .map(|(&spec, trace)| {
-            let result = run_one(plan, spec, trace.as_ref());
+            if stop.is_set() {
+                return None;
+            }
+            let result = run_one(plan, spec, trace.as_ref(), stop);
             progress.inc(1);
-            result
+            Some(result)
         })
         .collect();
     progress.finish_and_clear();
-    results.into_iter().collect()
+    results.into_iter().flatten().collect()
 }
 
 /// Each run's trace file: `path` with the scheduler (and the client count, with `--clients`)
@@ -100,13 +105,19 @@ pub fn trace_paths(plan: &Plan, specs: &[RunSpec], path: &std::path::Path) -> Ve
 }
 
 /// One simulation, reduced to its result; traced into `trace` if given.
-fn run_one(plan: &Plan, spec: RunSpec, trace: Option<&TraceFile>) -> Result<Finished, String> {
+fn run_one(
+    plan: &Plan,
+    spec: RunSpec,
+    trace: Option<&TraceFile>,
+    stop: &StopSignal,
+) -> Result<Finished, String> {
     let scheduler = &plan.schedulers[spec.scheduler];
     let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
     config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
     config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
     config.controller = plan.controller;
     config.max_jobs = plan.max_jobs;
+    config.stop = stop.clone();
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
     let outcome = match trace {

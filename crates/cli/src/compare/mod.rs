@@ -52,12 +52,25 @@ pub struct CompareArgs {
     pub trace: crate::trace::TraceArgs,
 }
 
-/// Check the arguments, run every scheduler × client count, and print the result.
-pub fn compare(args: &CompareArgs) -> Result<String, String> {
+/// Check the arguments, run every scheduler × client count, and print the result. SIGINT
+/// or SIGTERM ends the runs under way early and skips those not started; what ran is
+/// printed ([`crate::signals`]).
+pub fn compare(args: &CompareArgs) -> Result<crate::commands::Printed, String> {
     let plan = Plan::new(args)?;
-    let runs = execute::execute(&plan)?;
-    match plan.format {
-        CompareFormat::Table => Ok(table::render(&plan, &runs)),
-        CompareFormat::Json => json::render(&plan, &runs),
+    let stop = crate::signals::stop_on_signals()?;
+    let runs = execute::execute(&plan, &stop)?;
+    let text = match plan.format {
+        CompareFormat::Table => table::render(&plan, &runs),
+        CompareFormat::Json => json::render(&plan, &runs)?,
+    };
+    let mut printed = crate::commands::Printed::from(text);
+    if let Some((line, status)) = crate::signals::interrupted(&stop) {
+        eprintln!(
+            "{line}: {} of {} runs done",
+            runs.len(),
+            execute::runs(&plan).len()
+        );
+        printed.status = status;
     }
+    Ok(printed)
 }

@@ -13,7 +13,8 @@
 //!
 //! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
 //! processes and the final report, in `report`; the traced variants of the calls to the
-//! policy, in `tracing`; which statistics each job keeps, in `statistics`.
+//! policy, in `tracing`; which statistics each job keeps, in `statistics`; ending a run early
+//! when asked (SIGINT), in `stop`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -22,7 +23,8 @@ use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::trace::Tracer;
 use ioslice_core::{
     build_scheduler, Completion, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos,
-    ProcessId, Request, RequestId, Scheduler, SchedulerContext, TraceSink, TunableError,
+    ProcessId, Request, RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink,
+    TunableError,
 };
 use ioslice_fio::jobfile::check_supported;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
@@ -44,6 +46,7 @@ use crate::readahead::FileReadahead;
 mod memory;
 mod report;
 mod statistics;
+mod stop;
 mod tracing;
 
 pub use statistics::Statistics;
@@ -278,6 +281,10 @@ struct Simulation<'a> {
     trace: Option<Tracer<&'a mut dyn TraceSink>>,
     /// Which statistics each job keeps.
     statistics: Statistics,
+    /// Asked from outside to end the run early ([`SimConfig::stop`]).
+    stop: StopSignal,
+    /// Whether the jobs were told to stop: they issue nothing more and drain.
+    stopping: bool,
 }
 
 impl<'a> Simulation<'a> {
@@ -350,6 +357,8 @@ impl<'a> Simulation<'a> {
             cgroups,
             trace,
             statistics: Statistics::default(),
+            stop: config.stop.clone(),
+            stopping: false,
         })
     }
 
@@ -371,6 +380,7 @@ impl<'a> Simulation<'a> {
             } else {
                 low
             };
+            let delay = if self.stopping { 0 } else { delay };
             self.push_event(now + delay, Event::Start(index as u32));
         }
     }
@@ -391,7 +401,12 @@ impl<'a> Simulation<'a> {
         if !self.processes.is_empty() {
             self.start_phase(0);
         }
+        let mut turns = 0u32;
         while let Some(at) = self.next_time() {
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(stop::CHECK_EVERY) {
+                self.check_stop();
+            }
             self.now = at.max(self.now);
             // Whether the queue runs now: after a submission or a timer, always; after a
             // completion alone, only once the queue run delay has passed.
@@ -434,7 +449,11 @@ impl<'a> Simulation<'a> {
                 let process = &mut self.processes[index as usize];
                 let spec = &self.job_file.jobs[process.spec_index];
                 let pattern = process.pattern.take().expect("a process starts once");
-                process.clock = Some(JobClock::new(spec, pattern, self.now));
+                let mut clock = JobClock::new(spec, pattern, self.now);
+                if self.stopping {
+                    clock.abort();
+                }
+                process.clock = Some(clock);
                 process.lifecycle = Lifecycle::Running;
                 self.pump_job(index);
             }

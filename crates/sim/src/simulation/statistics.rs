@@ -2,7 +2,7 @@
 //! completed request accordingly.
 //!
 //! The default keeps what fio reports: bytes and requests, submission, completion and total
-//! latency (an HDR histogram each) and bandwidth over fixed windows. [`Statistics::Totals`]
+//! latency (fio's latency bins each) and bandwidth over fixed windows. [`Statistics::Totals`]
 //! keeps each job's bytes and requests only, as exact as ever: the counterpart of the
 //! engine's option of the same name, and of Linux's BFQ without `CONFIG_DEBUG_BLK_CGROUP`.
 //! It is there to measure what the statistics cost (`cargo bench -p ioslice-sim --bench
