@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod errno;
+pub mod file_kind;
 pub mod group;
 pub mod id_map;
 pub mod ioband;

@@ -73,36 +73,7 @@ pub fn plan_run<'a>(
     max_jobs: u32,
     mut capacity: impl FnMut(&JobSpec, u32) -> u64,
 ) -> Result<RunPlan<'a>, PatternError> {
-    let total: u64 = jobs.iter().map(|job| u64::from(job.numjobs.max(1))).sum();
-    if let (Some(first), true) = (jobs.first(), total > u64::from(max_jobs)) {
-        return Err(PatternError::TooManyJobs {
-            file: first.origin.file.clone(),
-            total,
-            limit: max_jobs,
-        });
-    }
-    let files: u64 = jobs
-        .iter()
-        .map(|job| u64::from(job.numjobs.max(1)) * files_of(job))
-        .sum();
-    if let (Some(first), true) = (jobs.first(), files > MAX_FILES) {
-        return Err(PatternError::TooManyFiles {
-            file: first.origin.file.clone(),
-            total: files,
-            limit: MAX_FILES,
-        });
-    }
-    let in_flight: u64 = jobs
-        .iter()
-        .map(|job| u64::from(job.numjobs.max(1)) * u64::from(job.iodepth.max(1)))
-        .sum();
-    if let (Some(first), true) = (jobs.first(), in_flight > MAX_IN_FLIGHT) {
-        return Err(PatternError::TooDeep {
-            file: first.origin.file.clone(),
-            total: in_flight,
-            limit: MAX_IN_FLIGHT,
-        });
-    }
+    check_run_size(jobs, max_jobs)?;
     let slots = phases_and_groups(jobs);
     let mut processes = Vec::new();
     for (spec_index, (spec, &(phase, groupid))) in jobs.iter().zip(&slots).enumerate() {
@@ -126,6 +97,48 @@ pub fn plan_run<'a>(
     }
     let phases = slots.last().map_or(1, |&(phase, _)| phase + 1);
     Ok(RunPlan { processes, phases })
+}
+
+/// Refuse a run bigger than its limits: `max_jobs` processes, [`MAX_FILES`] files and
+/// [`MAX_IN_FLIGHT`] requests in flight, each summed over every job's `numjobs` clones.
+fn check_run_size(jobs: &[JobSpec], max_jobs: u32) -> Result<(), PatternError> {
+    let Some(first) = jobs.first() else {
+        return Ok(());
+    };
+    let sum = |per_clone: &dyn Fn(&JobSpec) -> u64| -> u64 {
+        jobs.iter()
+            .map(|job| u64::from(job.numjobs.max(1)).saturating_mul(per_clone(job)))
+            .fold(0, u64::saturating_add)
+    };
+    let file = || first.origin.file.clone();
+    let total = sum(&|_| 1);
+    if total > u64::from(max_jobs) {
+        let limit = max_jobs;
+        return Err(PatternError::TooManyJobs {
+            file: file(),
+            total,
+            limit,
+        });
+    }
+    let total = sum(&files_of);
+    if total > MAX_FILES {
+        let limit = MAX_FILES;
+        return Err(PatternError::TooManyFiles {
+            file: file(),
+            total,
+            limit,
+        });
+    }
+    let total = sum(&|job| u64::from(job.iodepth.max(1)));
+    if total > MAX_IN_FLIGHT {
+        let limit = MAX_IN_FLIGHT;
+        return Err(PatternError::TooDeep {
+            file: file(),
+            total,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Files one clone of `job` opens: its `filename=` list, else `nrfiles=`.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 mod refusal;
 mod sysfs;
 
+pub use ioslice_core::file_kind::kind_name;
 pub(crate) use refusal::refusal_reason;
 pub use refusal::write_refusal;
 #[cfg(test)]
@@ -296,25 +297,6 @@ fn check_kind(path: &Path, file_type: &fs::FileType) -> Result<(), DeviceError> 
         path: path.to_path_buf(),
         what: kind_name(file_type),
     })
-}
-
-/// What a file type is called in error messages (`directory`, `character device`, …).
-pub fn kind_name(file_type: &fs::FileType) -> &'static str {
-    if file_type.is_file() {
-        "regular file"
-    } else if file_type.is_block_device() {
-        "block device"
-    } else if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_char_device() {
-        "character device"
-    } else if file_type.is_fifo() {
-        "FIFO"
-    } else if file_type.is_socket() {
-        "socket"
-    } else {
-        "special file"
-    }
 }
 
 /// Create or extend a regular file to `len` bytes of written zeros, then `fsync` it.

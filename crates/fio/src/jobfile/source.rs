@@ -18,10 +18,8 @@ pub fn read_job_text(path: &Path, budget: u64) -> Result<String, String> {
     let limit = budget.min(JOB_FILE_LIMIT);
     let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !metadata.is_file() {
-        return Err(format!(
-            "{}: expected a regular file",
-            kind(&metadata.file_type())
-        ));
+        let kind = ioslice_core::file_kind::kind_name(&metadata.file_type());
+        return Err(format!("a {kind}: expected a regular file"));
     }
     if let Some(area) = pseudo_filesystem(path) {
         return Err(format!(
@@ -54,24 +52,6 @@ fn too_large(bytes: u64, limit: u64) -> String {
             "{bytes} bytes or more: expected a job file of at most {} MiB",
             JOB_FILE_LIMIT >> 20
         )
-    }
-}
-
-/// What kind of file a non-regular file is, for the message.
-fn kind(file_type: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
     }
 }
 
