@@ -300,6 +300,8 @@ pub struct JobSpec {
     /// per kind, the errors a job goes on after; an empty list means fio's default, `EIO` and
     /// `EILSEQ` ([`crate::errno::goes_on`]).
     pub ignore_error: [Vec<i32>; 3],
+    /// `verify=` and its companions (`do_verify`, `verify_only`, `verify_backlog`, …).
+    pub verify: crate::verify::VerifySpec,
     /// Where each option that set a field came from (last setting wins), keyed by fio's
     /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
     /// `jobs.fio:7: ioengine=rbd is not supported`. Options inherited from `[global]` point
@@ -359,6 +361,7 @@ impl Default for JobSpec {
             randseed: None,
             continue_on_error: crate::errno::ErrorKinds::NONE,
             ignore_error: Default::default(),
+            verify: crate::verify::VerifySpec::default(),
             option_origins: std::collections::BTreeMap::new(),
         }
     }

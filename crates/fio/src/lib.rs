@@ -15,6 +15,7 @@ pub mod pattern;
 pub mod plan;
 pub mod report;
 pub mod stats;
+pub mod verify;
 pub mod workload;
 
 pub use job::{

@@ -9,6 +9,7 @@ use super::values;
 use super::JobFileError;
 use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
+use crate::verify::{self, VerifyKind};
 
 /// What applying one entry did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +93,15 @@ pub const IGNORED: &[(&str, &str)] = &[
     ("registerfiles", "io_uring setup detail"),
     ("fixedbufs", "io_uring setup detail"),
     ("nonvectored", "io_uring setup detail"),
+    (
+        "verify_async",
+        "which threads check the data, not the I/O; ioslice checks on the job's thread",
+    ),
+    ("verify_async_cpus", "CPU placement of verify threads"),
+    (
+        "verify_state_save",
+        "fio's state files for verify triggers; ioslice writes none",
+    ),
     (
         "zonecapacity",
         "only zonemode=zbd uses it (refused); strided zones ignore it, as in fio",
@@ -197,6 +207,15 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "randrepeat" => repeat(spec, s.flag()?),
         "continue_on_error" => spec.continue_on_error = s.parse(ErrorKinds::parse, CONTINUE)?,
         "ignore_error" => ignore_error(spec, s.parse(errno::parse_ignore_error, IGNORE)?),
+        "verify" => spec.verify.kind = s.parse(VerifyKind::parse, VERIFY)?,
+        "do_verify" => spec.verify.do_verify = s.flag()?,
+        "verify_only" => spec.verify.verify_only = s.flag()?,
+        "verify_backlog" => spec.verify.backlog = s.number(0, u64::from(u32::MAX))?,
+        "verify_backlog_batch" => spec.verify.backlog_batch = s.number(0, u64::from(u32::MAX))?,
+        "verify_fatal" => spec.verify.fatal = s.flag()?,
+        "verify_dump" => spec.verify.dump = s.flag()?,
+        "verify_interval" => spec.verify.interval = s.size()?,
+        "verify_pattern" => spec.verify.pattern = s.parse(verify::parse_pattern, PATTERN)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -206,6 +225,8 @@ const SIZE: &str = "a size such as 4k or 1m";
 const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
+const VERIFY: &str = "one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern, 0 or none";
+const PATTERN: &str = "hex numbers (0xdeadbeef), decimal numbers and quoted strings (\"abcd\") one after the other (%o is not supported)";
 const IGNORE: &str = "up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
 
 /// One entry being applied, with the helpers that parse its value or name what was expected.
