@@ -166,7 +166,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
 }
 
 /// `run --device PATH`: the job file through the real engine on a file, directory or block
-/// device. Notes and fio's `io_u error` lines go to stderr; a job stopped by an I/O error
+/// device. Notes, fio's `io_u error` lines and verify failures go to stderr; a job stopped by an I/O error
 /// makes the exit status 1, as in fio.
 fn run_real(
     args: &RunArgs,
@@ -217,6 +217,9 @@ fn run_real(
     }
     for line in &outcome.io_errors {
         eprintln!("{line}");
+    }
+    for message in &outcome.verify_errors {
+        eprintln!("{message}");
     }
     Ok(Printed {
         text: render(&outcome.report, format),

@@ -48,17 +48,19 @@ use ioslice_core::{GroupTree, Nanos, SchedSpec, TraceSink};
 use ioslice_engine::backend::open_backend;
 use ioslice_engine::device::{write_refusal, OpenOptions};
 use ioslice_engine::{Batch, DeviceError, Engine, EngineError, Geometry, Target, TargetKind};
-use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::jobfile::{check_supported, check_verify};
 use ioslice_fio::{
     CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
 };
 
 mod disk_stats;
 mod plan;
+mod verify;
 mod worker;
 
 use disk_stats::{disk_util, DiskStat};
 use plan::{place_of, plan, Place, ProcessPlan, TargetPlan};
+use verify::Verifier;
 use worker::Worker;
 
 /// What a real run needs besides the job file.
@@ -93,6 +95,9 @@ pub struct RunOutcome {
     pub io_errors: Vec<String>,
     /// Names of the jobs an I/O error stopped (fio exits with status 1 for them).
     pub failed_jobs: Vec<String>,
+    /// fio's message for each verify failure (`crc32c: verify failed at file F offset O,
+    /// …` with the expected and received checksums on the next lines), in job order.
+    pub verify_errors: Vec<String>,
 }
 
 /// Why a real run could not start. Each message is one line.
@@ -122,6 +127,8 @@ pub(crate) struct ProcessResult {
     ramp_end: Nanos,
     first_error: Option<String>,
     stopped_by_error: bool,
+    /// fio's messages for the verify failures the job found.
+    verify_reports: Vec<String>,
 }
 
 /// Run `job_file` for real on `config.path`.
@@ -148,6 +155,7 @@ pub fn run_traced(
     trace: Option<TraceSinks<'_>>,
 ) -> Result<RunOutcome, RunError> {
     check_supported(job_file).map_err(job_error)?;
+    check_verify(job_file).map_err(job_error)?;
     let place = place_of(&config.path)?;
     let specs = specs_on(job_file, &place);
     let mut groups = job_file
@@ -201,6 +209,7 @@ pub fn run_traced(
         notes,
         io_errors: Vec::new(),
         failed_jobs: Vec::new(),
+        verify_errors: Vec::new(),
     };
     for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
         let Some(result) = result else {
@@ -219,6 +228,7 @@ impl RunOutcome {
         if let Some(line) = result.first_error {
             self.io_errors.push(line);
         }
+        self.verify_errors.append(&mut result.verify_reports);
         if result.stopped_by_error {
             self.failed_jobs.push(spec.name.clone());
         }
@@ -373,12 +383,37 @@ fn worker_for(
             opened[target].logical_block_size() as usize,
         ));
     }
+    let spec = &specs[process.spec_index];
+    let verifier = Verifier::new(spec, process.pid, process.fill_seed ^ VERIFY_SEED);
+    if let Some(verifier) = &verifier {
+        check_block_room(spec, verifier)?;
+    }
     Ok(Worker {
-        spec: specs[process.spec_index].clone(),
+        spec: spec.clone(),
         batch: Batch::new(clients),
         files,
         started,
+        verifier,
     })
+}
+
+/// Mixed into a process's fill seed for its blocks' verify seeds.
+const VERIFY_SEED: u64 = 0x7665_7269_6679;
+
+/// A job's writes must have room for a verify header and its checksum.
+fn check_block_room(spec: &JobSpec, verifier: &Verifier) -> Result<(), RunError> {
+    let smallest = spec.block_size[1].min();
+    if smallest < verifier.min_block() {
+        return Err(RunError::Job(format!(
+            "{}:{}: job {}: verify={} needs blocks of at least {} bytes for its header and checksum, but the job writes {smallest}-byte blocks: expected a larger bs=",
+            spec.origin.file,
+            spec.origin.line,
+            spec.name,
+            spec.verify.kind.as_ref().map_or("", |k| k.fio_name()),
+            verifier.min_block()
+        )));
+    }
+    Ok(())
 }
 
 fn job_error(error: impl std::fmt::Display) -> RunError {
