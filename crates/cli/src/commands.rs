@@ -212,6 +212,9 @@ fn run_real(
         file.finish()?;
     }
     let outcome = outcome.map_err(|e| e.to_string())?;
+    for line in &outcome.laid_out {
+        eprintln!("{line}");
+    }
     for note in &outcome.notes {
         eprintln!("ioslice: note: {note}");
     }

@@ -15,7 +15,8 @@
 //!
 //! Where the I/O goes, by what `--device` names:
 //! - a regular file or a block device: every job uses it, as when every job's `filename=`
-//!   names that one device (a job's offsets are from its start);
+//!   names that one device (a job's offsets are from its start); a missing regular file is
+//!   created and laid out as fio lays it out (`layout`);
 //! - a directory: each job's files are named as fio names them (`filename=`, else
 //!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
 //!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
@@ -54,6 +55,7 @@ use ioslice_fio::{
 };
 
 mod disk_stats;
+mod layout;
 mod plan;
 mod verify;
 mod worker;
@@ -95,6 +97,9 @@ pub struct RunOutcome {
     pub io_errors: Vec<String>,
     /// Names of the jobs an I/O error stopped (fio exits with status 1 for them).
     pub failed_jobs: Vec<String>,
+    /// fio's line for each missing file created and laid out before the run
+    /// (`job: Laying out IO file (1 file / 1MiB)`).
+    pub laid_out: Vec<String>,
     /// fio's message for each verify failure (`crc32c: verify failed at file F offset O,
     /// …` with the expected and received checksums on the next lines), in job order.
     pub verify_errors: Vec<String>,
@@ -165,6 +170,10 @@ pub fn run_traced(
     let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed)?;
 
     let mut notes = Vec::new();
+    let mut laid_out = Vec::new();
+    for target in &targets {
+        laid_out.extend(layout::create_missing(target)?);
+    }
     let opened = open_targets(&targets, config, &mut notes)?;
     let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();
     let engines = start_engines(&opened, config, &groups, trace, &mut notes)?;
@@ -209,6 +218,7 @@ pub fn run_traced(
         notes,
         io_errors: Vec::new(),
         failed_jobs: Vec::new(),
+        laid_out,
         verify_errors: Vec::new(),
     };
     for ((spec_index, description), result) in descriptions.into_iter().zip(results) {

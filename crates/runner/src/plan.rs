@@ -16,7 +16,7 @@ use ioslice_engine::device::kind_name;
 use ioslice_engine::DeviceError;
 use ioslice_fio::pattern::IoPattern;
 use ioslice_fio::plan::plan_run;
-use ioslice_fio::{JobSpec, Pattern};
+use ioslice_fio::{Fallocate, JobSpec, Pattern};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -39,6 +39,16 @@ pub(crate) struct TargetPlan {
     pub(crate) write: bool,
     /// Bytes the jobs need (regular files are laid out to this).
     pub(crate) len: u64,
+    /// A job reads it (a missing file is then written out before the run).
+    pub(crate) reads: bool,
+    /// A job writing it asks for `overwrite=1` (written out before the run, too).
+    pub(crate) overwrite: bool,
+    /// The first job's `fallocate=`, for a missing file jobs only write.
+    pub(crate) fallocate: Fallocate,
+    /// The first job's `create_on_open=`.
+    pub(crate) create_on_open: bool,
+    /// The first job using it, named in the layout line.
+    pub(crate) job: String,
 }
 
 /// One job process before it starts.
@@ -72,10 +82,11 @@ pub(crate) fn place_of(path: &Path) -> Result<Place, RunError> {
                 )))
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunError::Job(format!(
-            "{}: no such file, directory or block device",
-            path.display()
-        ))),
+        // A missing regular file is created and laid out, as fio does (`crate::layout`).
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            crate::layout::check_creatable(path)?;
+            Ok(Place::Single(path.to_path_buf()))
+        }
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
             Err(RunError::Device(DeviceError::PermissionDenied {
                 path: path.to_path_buf(),
@@ -97,6 +108,11 @@ fn existing_size(path: &Path) -> u64 {
         Ok(metadata) => metadata.len(),
         Err(_) => 0,
     }
+}
+
+/// Whether a job reads (what it reads must be there before it starts).
+fn reads(pattern: Pattern) -> bool {
+    !matches!(pattern, Pattern::Write | Pattern::RandWrite)
 }
 
 /// Whether a job writes.
@@ -166,10 +182,17 @@ pub(crate) fn plan(
                     direct: spec.direct,
                     write: false,
                     len: 0,
+                    reads: false,
+                    overwrite: false,
+                    fallocate: spec.fallocate,
+                    create_on_open: spec.create_on_open,
+                    job: spec.name.clone(),
                 });
                 targets.len() - 1
             });
             targets[target].write |= writes(spec.pattern);
+            targets[target].reads |= reads(spec.pattern);
+            targets[target].overwrite |= spec.overwrite && writes(spec.pattern);
             targets[target].len = targets[target].len.max(file.size);
             process_targets.push(target);
         }
