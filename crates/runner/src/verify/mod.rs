@@ -56,12 +56,10 @@ pub(crate) struct Verifier {
 }
 
 impl Verifier {
-    /// The verifier of a job process, if its job verifies; `thread` is its 1-based number
+    /// The verifier of a job process, if its job names a `verify=` kind (with `do_verify=0`
+    /// its writes still carry headers; nothing is read back); `thread` is its 1-based number
     /// and `seed` the start of its blocks' seeds.
     pub(crate) fn new(spec: &JobSpec, thread: u32, seed: u64) -> Option<Self> {
-        if !spec.verify.active() {
-            return None;
-        }
         let writes = !matches!(spec.pattern, Pattern::Read | Pattern::RandRead);
         let fixed = spec.block_size[1].min() == spec.block_size[1].max();
         Some(Self {
@@ -86,7 +84,7 @@ impl Verifier {
 
     /// Whether each read the workload issues is checked (a read job verifying a file).
     pub(crate) fn checks_workload_reads(&self) -> bool {
-        !self.writes
+        !self.writes && self.options.do_verify
     }
 
     /// Whether a failure stops the job whatever `continue_on_error=` says.
@@ -124,6 +122,9 @@ impl Verifier {
 
     /// A write of `written` completed: keep it to check later.
     pub(crate) fn wrote(&mut self, written: Written) {
+        if !self.options.do_verify {
+            return;
+        }
         if self.options.backlog > 0 {
             self.recent.push(written);
             return;
@@ -143,7 +144,9 @@ impl Verifier {
 
     /// Whether `verify_backlog` blocks were written since the last check.
     pub(crate) fn backlog_due(&self) -> bool {
-        self.options.backlog > 0 && self.recent.len() as u64 >= self.options.backlog
+        self.options.do_verify
+            && self.options.backlog > 0
+            && self.recent.len() as u64 >= self.options.backlog
     }
 
     /// Queue the backlog's batch for reading back: `verify_backlog_batch` of the blocks
