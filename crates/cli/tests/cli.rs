@@ -159,7 +159,11 @@ fn unsupported_option_warns_and_strict_refuses() {
     let path = job_file("prerun.fio", "[job]\nsize=1m\nexec_prerun=true\n");
     let output = ioslice(&["run", path.to_str().unwrap(), "--device", "sim:null"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains("exec_prerun"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("exec_prerun"),
+        "{}",
+        stderr(&output)
+    );
     let output = ioslice(&["run", path.to_str().unwrap(), "--strict"]);
     assert_user_error(&output, &["prerun.fio:3", "exec_prerun"]);
 }

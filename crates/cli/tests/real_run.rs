@@ -341,6 +341,38 @@ fn a_missing_file_is_created_and_laid_out_as_fio_does() {
     );
 }
 
+/// A corrupted block found by `verify_only`: fio's message on stderr and exit status 1.
+#[test]
+fn a_verify_failure_is_reported_on_stderr_and_fails_the_run() {
+    let dir = temp_dir();
+    let write = "[w]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\n";
+    let data = dir.path().join("data");
+    let output = run(&job_file(dir.path(), write), &data, &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut bytes = std::fs::read(&data).expect("read");
+    bytes[4096 + 1000] ^= 1;
+    std::fs::write(&data, bytes).expect("write");
+    let check = job_file(dir.path(), &format!("{write}verify_only=1\n"));
+    let output = run(&check, &data, &[]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let place = format!(
+        "crc32c: verify failed at file {} offset 4096, length 4096",
+        data.display()
+    );
+    assert!(err.contains(&place), "{err}");
+    assert!(
+        err.contains("       Expected CRC: ") && err.contains("       Received CRC: "),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("err=84"));
+}
+
 #[test]
 fn a_missing_path_or_a_character_device_is_one_line() {
     let dir = temp_dir();
