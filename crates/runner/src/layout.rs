@@ -22,8 +22,22 @@ use std::path::Path;
 use ioslice_engine::DeviceError;
 use ioslice_fio::Fallocate;
 
-use crate::plan::TargetPlan;
 use crate::RunError;
+
+/// What decides how a missing file is laid out: how the jobs on it use it.
+#[derive(Debug, Clone)]
+pub(crate) struct FileLayout {
+    /// A job reads it.
+    pub(crate) reads: bool,
+    /// A job writing it asks for `overwrite=1`.
+    pub(crate) overwrite: bool,
+    /// The first job's `fallocate=`.
+    pub(crate) fallocate: Fallocate,
+    /// The first job's `create_on_open=`.
+    pub(crate) create_on_open: bool,
+    /// The first job using it, named in the layout line.
+    pub(crate) job: String,
+}
 
 /// How to lay out a file no job has yet.
 enum How {
@@ -56,9 +70,13 @@ pub(crate) fn check_creatable(path: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Create `target`'s file if it is missing; fio's line saying so, if it says one.
-pub(crate) fn create_missing(target: &TargetPlan) -> Result<Option<String>, RunError> {
-    let path = &target.path;
+/// Create the file at `path`, `len` bytes, if it is missing; fio's line saying so, if it
+/// says one.
+pub(crate) fn create_missing(
+    path: &Path,
+    len: u64,
+    target: &FileLayout,
+) -> Result<Option<String>, RunError> {
     if fs::symlink_metadata(path).is_ok() {
         return Ok(None);
     }
@@ -66,7 +84,7 @@ pub(crate) fn create_missing(target: &TargetPlan) -> Result<Option<String>, RunE
     let how = if target.reads || target.overwrite {
         How::Written
     } else if target.create_on_open {
-        create(path, target.len, &How::Sparse)?;
+        create(path, len, &How::Sparse)?;
         return Ok(None);
     } else {
         match target.fallocate {
@@ -74,11 +92,11 @@ pub(crate) fn create_missing(target: &TargetPlan) -> Result<Option<String>, RunE
             Fallocate::None | Fallocate::Truncate => How::Sparse,
         }
     };
-    create(path, target.len, &how)?;
+    create(path, len, &how)?;
     Ok(Some(format!(
         "{}: Laying out IO file (1 file / {})",
         target.job,
-        size_text(target.len)
+        size_text(len)
     )))
 }
 

@@ -172,7 +172,11 @@ pub fn run_traced(
     let mut notes = Vec::new();
     let mut laid_out = Vec::new();
     for target in &targets {
-        laid_out.extend(layout::create_missing(target)?);
+        laid_out.extend(layout::create_missing(
+            &target.path,
+            target.len,
+            &target.layout,
+        )?);
     }
     let opened = open_targets(&targets, config, &mut notes)?;
     let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();

@@ -16,10 +16,11 @@ use ioslice_engine::device::kind_name;
 use ioslice_engine::DeviceError;
 use ioslice_fio::pattern::IoPattern;
 use ioslice_fio::plan::plan_run;
-use ioslice_fio::{Fallocate, JobSpec, Pattern};
+use ioslice_fio::{JobSpec, Pattern};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::layout::FileLayout;
 use crate::{job_error, RunError};
 
 /// Where the jobs' files are.
@@ -39,16 +40,8 @@ pub(crate) struct TargetPlan {
     pub(crate) write: bool,
     /// Bytes the jobs need (regular files are laid out to this).
     pub(crate) len: u64,
-    /// A job reads it (a missing file is then written out before the run).
-    pub(crate) reads: bool,
-    /// A job writing it asks for `overwrite=1` (written out before the run, too).
-    pub(crate) overwrite: bool,
-    /// The first job's `fallocate=`, for a missing file jobs only write.
-    pub(crate) fallocate: Fallocate,
-    /// The first job's `create_on_open=`.
-    pub(crate) create_on_open: bool,
-    /// The first job using it, named in the layout line.
-    pub(crate) job: String,
+    /// How to lay it out if it is missing.
+    pub(crate) layout: FileLayout,
 }
 
 /// One job process before it starts.
@@ -182,17 +175,19 @@ pub(crate) fn plan(
                     direct: spec.direct,
                     write: false,
                     len: 0,
-                    reads: false,
-                    overwrite: false,
-                    fallocate: spec.fallocate,
-                    create_on_open: spec.create_on_open,
-                    job: spec.name.clone(),
+                    layout: FileLayout {
+                        reads: false,
+                        overwrite: false,
+                        fallocate: spec.fallocate,
+                        create_on_open: spec.create_on_open,
+                        job: spec.name.clone(),
+                    },
                 });
                 targets.len() - 1
             });
             targets[target].write |= writes(spec.pattern);
-            targets[target].reads |= reads(spec.pattern);
-            targets[target].overwrite |= spec.overwrite && writes(spec.pattern);
+            targets[target].layout.reads |= reads(spec.pattern);
+            targets[target].layout.overwrite |= spec.overwrite && writes(spec.pattern);
             targets[target].len = targets[target].len.max(file.size);
             process_targets.push(target);
         }
