@@ -147,6 +147,7 @@ pub fn run(args: &RunArgs) -> Result<Printed, String> {
     let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
+    warn_verify_not_simulated(&job_file);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
@@ -228,6 +229,17 @@ fn run_real(
         text: render(&outcome.report, format),
         status: u8::from(!outcome.failed_jobs.is_empty()),
     })
+}
+
+/// Print a warning for each job whose `verify=` a simulation leaves out: the simulator issues
+/// the writes but does not read them back (a real `--device` run does).
+fn warn_verify_not_simulated(job_file: &JobFile) {
+    for job in job_file.jobs.iter().filter(|job| job.verify.active()) {
+        eprintln!(
+            "ioslice: warning: job {}: verify= is not simulated (no read-back phase); it runs on a real --device",
+            job.name
+        );
+    }
 }
 
 /// Print a warning for each `--cgroup` that names a group without jobs.

@@ -169,6 +169,18 @@ fn unsupported_option_warns_and_strict_refuses() {
 }
 
 #[test]
+fn a_simulated_verify_job_warns_that_the_read_back_is_not_simulated() {
+    let path = job_file("verify.fio", "[job]\nrw=write\nsize=1m\nverify=md5\n");
+    let output = ioslice(&["run", path.to_str().unwrap(), "--device", "sim:null"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("job job: verify= is not simulated"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn devices_and_schedulers_are_listed() {
     let devices = stdout(&ioslice(&["devices"]));
     for preset in [
