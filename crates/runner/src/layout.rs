@@ -9,7 +9,8 @@
 //! - with `create_on_open=1` (and no job reading it): created sparse, without a message, as
 //!   fio creates it when the job opens it.
 //!
-//! Each laid-out file gets fio's line, `JOB: Laying out IO file (1 file / 1MiB)`. Nothing is
+//! Each laid-out file gets fio's line, `JOB: Laying out IO file (1 file / 1MiB)`, and so does
+//! an existing file shorter than the jobs need (opening it extends it with zeros). Nothing is
 //! ever created under `/dev`, and a missing parent directory is an error (fio 3.33 would
 //! create the directories).
 //!
@@ -71,14 +72,17 @@ pub(crate) fn check_creatable(path: &Path) -> Result<(), RunError> {
 }
 
 /// Create the file at `path`, `len` bytes, if it is missing; fio's line saying so, if it
-/// says one.
+/// says one (also for an existing file shorter than `len`, which opening it extends).
 pub(crate) fn create_missing(
     path: &Path,
     len: u64,
     target: &FileLayout,
 ) -> Result<Option<String>, RunError> {
-    if fs::symlink_metadata(path).is_ok() {
-        return Ok(None);
+    if let Ok(metadata) = fs::metadata(path) {
+        // An existing regular file shorter than the jobs need is extended with zeros when
+        // it is opened (`Target::open`); fio says so with the same line.
+        let short = metadata.is_file() && metadata.len() < len;
+        return Ok(short.then(|| laying_out(target, len)));
     }
     check_creatable(path)?;
     let how = if target.reads || target.overwrite {
@@ -93,11 +97,16 @@ pub(crate) fn create_missing(
         }
     };
     create(path, len, &how)?;
-    Ok(Some(format!(
+    Ok(Some(laying_out(target, len)))
+}
+
+/// fio's line for a file laid out to `len` bytes.
+fn laying_out(target: &FileLayout, len: u64) -> String {
+    format!(
         "{}: Laying out IO file (1 file / {})",
         target.job,
         size_text(len)
-    )))
+    )
 }
 
 /// Create the file at `len` bytes, written or sparse, and `fsync` it.
