@@ -77,8 +77,8 @@ pub struct VerifySpec {
     pub dump: bool,
     /// `verify_interval=`: bytes per header (0: the block size).
     pub interval: u64,
-    /// `verify_pattern=`: the bytes data is filled with, repeated (empty: random data).
-    pub pattern: Vec<u8>,
+    /// `verify_pattern=`: what data is filled with, repeated (empty: random data).
+    pub pattern: VerifyPattern,
 }
 
 impl Default for VerifySpec {
@@ -92,7 +92,7 @@ impl Default for VerifySpec {
             fatal: false,
             dump: false,
             interval: 0,
-            pattern: Vec::new(),
+            pattern: VerifyPattern::default(),
         }
     }
 }
@@ -104,15 +104,46 @@ impl VerifySpec {
     }
 }
 
-/// `verify_pattern=`'s value as bytes: items one after the other, each a hex number
-/// (`0xdeadbeef`, its bytes in the order written), a decimal number (its bytes least
-/// significant first, as few as hold it) or a quoted string (`"abcd"`). fio's `%o` (the
-/// block's offset) is not supported. `None` when the text is none of these.
-pub fn parse_pattern(text: &str) -> Option<Vec<u8>> {
+/// `verify_pattern=`: bytes repeated over a block, with the block's offset (8 bytes, least
+/// significant first) at each place `%o` stood.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VerifyPattern {
+    /// The pattern, with zeros where the offset goes.
+    pub bytes: Vec<u8>,
+    /// Where in `bytes` the block's offset goes.
+    pub offset_at: Vec<usize>,
+}
+
+impl VerifyPattern {
+    /// Whether no pattern was given.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The pattern of the block at `offset`.
+    pub fn for_block(&self, offset: u64) -> Vec<u8> {
+        let mut bytes = self.bytes.clone();
+        for &at in &self.offset_at {
+            bytes[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+        }
+        bytes
+    }
+}
+
+/// `verify_pattern=`'s value: items one after the other, each a hex number (`0xdeadbeef`, its
+/// bytes in the order written), a decimal number (its bytes least significant first, as few
+/// as hold it), a quoted string (`"abcd"`) or `%o` (the block's offset, 8 bytes least
+/// significant first). `None` when the text is none of these.
+pub fn parse_pattern(text: &str) -> Option<VerifyPattern> {
     let mut bytes = Vec::new();
+    let mut offset_at = Vec::new();
     let mut rest = text.trim();
     while !rest.is_empty() {
-        rest = if let Some(quoted) = rest.strip_prefix('"') {
+        rest = if let Some(after) = rest.strip_prefix("%o") {
+            offset_at.push(bytes.len());
+            bytes.extend_from_slice(&[0; 8]);
+            after
+        } else if let Some(quoted) = rest.strip_prefix('"') {
             let end = quoted.find('"')?;
             bytes.extend_from_slice(&quoted.as_bytes()[..end]);
             &quoted[end + 1..]
@@ -131,7 +162,7 @@ pub fn parse_pattern(text: &str) -> Option<Vec<u8>> {
         };
         rest = rest.trim_start();
     }
-    (!bytes.is_empty()).then_some(bytes)
+    (!bytes.is_empty()).then_some(VerifyPattern { bytes, offset_at })
 }
 
 /// Hex digits as bytes in the order written (an odd count gets a leading zero nibble).
@@ -161,6 +192,10 @@ fn decimal_bytes(digits: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    fn parse_pattern(text: &str) -> Option<Vec<u8>> {
+        super::parse_pattern(text).map(|p| p.for_block(0x1000))
+    }
+
     #[test]
     fn patterns_read_as_fio_lays_them_out() {
         assert_eq!(
@@ -171,7 +206,11 @@ mod tests {
         assert_eq!(parse_pattern("7"), Some(vec![7]));
         assert_eq!(parse_pattern("\"ab\""), Some(b"ab".to_vec()));
         assert_eq!(parse_pattern("0x01\"ab\""), Some(vec![1, b'a', b'b']));
-        assert_eq!(parse_pattern("%o"), None);
+        assert_eq!(parse_pattern("%o"), Some(vec![0, 0x10, 0, 0, 0, 0, 0, 0]));
+        assert_eq!(
+            parse_pattern("0xff%o\"ab\""),
+            Some(vec![0xff, 0, 0x10, 0, 0, 0, 0, 0, 0, b'a', b'b'])
+        );
         assert_eq!(parse_pattern(""), None);
         assert_eq!(parse_pattern("0x"), None);
         assert_eq!(parse_pattern("\"open"), None);

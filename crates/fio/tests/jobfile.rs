@@ -365,7 +365,7 @@ fn verify_options_are_read_and_unrunnable_ones_refused_for_real_runs() {
         (16, true, true)
     );
     assert!(!verify.do_verify && !verify.active());
-    assert_eq!(verify.pattern, vec![0xff, b'a', b'b']);
+    assert_eq!(verify.pattern.bytes, vec![0xff, b'a', b'b']);
     assert!(check_verify(&file).is_ok());
     let refused = |text: &str| {
         let file = parse(text);

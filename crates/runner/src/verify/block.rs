@@ -4,7 +4,7 @@
 //!
 //! Pure functions on a job's own buffers, called by that job's thread.
 
-use ioslice_fio::verify::{VerifyKind, VerifySpec};
+use ioslice_fio::verify::{VerifyKind, VerifyPattern, VerifySpec};
 
 use super::header::{self, Header, HEADER_LEN, MAGIC};
 
@@ -15,7 +15,7 @@ pub(crate) struct Layout {
     /// `verify_interval` (0: each block is one interval).
     interval: u64,
     /// `verify_pattern` (empty: data from the block's seed).
-    pattern: Vec<u8>,
+    pattern: VerifyPattern,
 }
 
 /// What a block written with verify holds: the values in its headers.
@@ -135,7 +135,7 @@ impl Layout {
 
     /// Fill `buffer` (the whole block) for writing `written`.
     pub(crate) fn fill(&self, buffer: &mut [u8], written: &Written, stamp: Stamp) {
-        self.fill_data(buffer, written.seed);
+        self.fill_data(buffer, written.seed, written.offset);
         let Some(verify_type) = header::type_number(&self.kind) else {
             return;
         };
@@ -163,9 +163,9 @@ impl Layout {
         }
     }
 
-    /// The data a block of `seed` holds before its headers: `verify_pattern` repeated from
-    /// the block's start, else bytes from the seed.
-    fn fill_data(&self, buffer: &mut [u8], seed: u64) {
+    /// The data the block at `offset` of `seed` holds before its headers: `verify_pattern`
+    /// repeated from the block's start, else bytes from the seed.
+    fn fill_data(&self, buffer: &mut [u8], seed: u64, offset: u64) {
         if self.pattern.is_empty() {
             let mut state = seed;
             for chunk in buffer.chunks_mut(8) {
@@ -173,7 +173,8 @@ impl Layout {
                 chunk.copy_from_slice(&word[..chunk.len()]);
             }
         } else {
-            for (byte, want) in buffer.iter_mut().zip(self.pattern.iter().cycle()) {
+            let pattern = self.pattern.for_block(offset);
+            for (byte, want) in buffer.iter_mut().zip(pattern.iter().cycle()) {
                 *byte = *want;
             }
         }
@@ -234,9 +235,10 @@ impl Layout {
     }
 
     fn check_pattern(&self, read: &[u8], expect: &Expect) -> Result<(), Failure> {
+        let pattern = self.pattern.for_block(expect.offset);
         let differs = read
             .iter()
-            .zip(self.pattern.iter().cycle())
+            .zip(pattern.iter().cycle())
             .position(|(got, wanted)| got != wanted);
         match differs {
             None => Ok(()),
@@ -246,7 +248,7 @@ impl Layout {
                 problem: Problem::Pattern {
                     offset: index as u64,
                     got: read[index],
-                    wanted: self.pattern[index % self.pattern.len()],
+                    wanted: pattern[index % pattern.len()],
                 },
             }),
         }
@@ -317,7 +319,7 @@ mod tests {
         Layout {
             kind,
             interval,
-            pattern: Vec::new(),
+            pattern: VerifyPattern::default(),
         }
     }
 
@@ -393,7 +395,10 @@ mod tests {
         let layout = Layout {
             kind: VerifyKind::Pattern,
             interval: 0,
-            pattern: vec![0xde, 0xad],
+            pattern: VerifyPattern {
+                bytes: vec![0xde, 0xad],
+                offset_at: Vec::new(),
+            },
         };
         let mut block = vec![0u8; 512];
         layout.fill(&mut block, &written(0, 512), STAMP);
