@@ -78,25 +78,18 @@ impl Worker {
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
-        let mut state = State {
-            stats: JobStats::default(),
-            first_error: None,
-            stopped_by_error: false,
-            pending: Vec::new(),
-            free: Vec::new(),
-            arrived: Vec::new(),
-            spare: Vec::new(),
-        };
+        let mut state = State::new();
         self.open_lane();
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
             self.dry_run(&mut process);
         } else {
             self.run_workload(&mut process, &mut clock, &fill, &mut state);
         }
-        if let Some(verifier) = self.verifier.as_mut() {
+        // The read-back phase, unless an error stopped the job (as in fio).
+        if let Some(verifier) = self.verifier.as_mut().filter(|_| !state.stopped_by_error) {
             verifier.queue_all();
+            self.read_back(&mut state, &mut clock);
         }
-        self.read_back(&mut state, &mut clock);
         let end = self.now();
         for client in self.batch.finish() {
             client.exit();
@@ -466,6 +459,20 @@ struct State {
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
+}
+
+impl State {
+    fn new() -> Self {
+        Self {
+            stats: JobStats::default(),
+            first_error: None,
+            stopped_by_error: false,
+            pending: Vec::new(),
+            free: Vec::new(),
+            arrived: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
 }
 
 /// Most buffers a job keeps for reuse.

@@ -353,3 +353,29 @@ fn fio_verifies_a_file_ioslice_wrote() {
         );
     }
 }
+
+#[test]
+fn a_job_an_io_error_stopped_reads_nothing_back() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let path = temp_file(&dir);
+    // Some blocks misaligned for O_DIRECT: the first of them fails with EINVAL and stops the
+    // job, after aligned writes that succeeded.
+    let text = job("crc32c", "direct=1\nsize=1m\nbssplit=4k/95:4608/5\n");
+    let file = parse_str(&text, "verify.fio", &ParseOptions::default()).expect("parses");
+    let outcome = match run(&file, &config(&path)) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            println!("skipped: {error}");
+            return;
+        }
+    };
+    assert_eq!(outcome.failed_jobs, ["w"]);
+    let (reads, writes, error) = counts(&outcome);
+    assert_eq!(error, 22);
+    assert!(
+        writes > 1,
+        "{writes} writes: some succeeded before the failure"
+    );
+    assert_eq!(reads, 0, "nothing read back");
+    assert!(outcome.verify_errors.is_empty());
+}
