@@ -163,6 +163,7 @@ pub fn run_traced(
     check_verify(job_file).map_err(job_error)?;
     let place = place_of(&config.path)?;
     let specs = specs_on(job_file, &place);
+    specs.iter().try_for_each(check_block_room)?;
     let mut groups = job_file
         .group_tree(&config.group_weights, &config.group_limits)
         .map_err(job_error)?;
@@ -399,9 +400,6 @@ fn worker_for(
     }
     let spec = &specs[process.spec_index];
     let verifier = Verifier::new(spec, process.pid, process.fill_seed ^ VERIFY_SEED);
-    if let Some(verifier) = &verifier {
-        check_block_room(spec, verifier)?;
-    }
     Ok(Worker {
         spec: spec.clone(),
         batch: Batch::new(clients),
@@ -414,12 +412,16 @@ fn worker_for(
 /// Mixed into a process's fill seed for its blocks' verify seeds.
 const VERIFY_SEED: u64 = 0x7665_7269_6679;
 
-/// A job's writes must have room for a verify header and its checksum.
-fn check_block_room(spec: &JobSpec, verifier: &Verifier) -> Result<(), RunError> {
-    let smallest = spec.block_size[1].min();
+/// A job's blocks (the writes it fills, the reads it checks) must have room for a verify
+/// header and its checksum.
+fn check_block_room(spec: &JobSpec) -> Result<(), RunError> {
+    let Some(verifier) = Verifier::new(spec, 0, 0) else {
+        return Ok(());
+    };
+    let smallest = spec.block_size[0].min().min(spec.block_size[1].min());
     if smallest < verifier.min_block() {
         return Err(RunError::Job(format!(
-            "{}:{}: job {}: verify={} needs blocks of at least {} bytes for its header and checksum, but the job writes {smallest}-byte blocks: expected a larger bs=",
+            "{}:{}: job {}: verify={} needs blocks of at least {} bytes for its header and checksum, but the job has {smallest}-byte blocks: expected a larger bs=",
             spec.origin.file,
             spec.origin.line,
             spec.name,

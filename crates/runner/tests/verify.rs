@@ -379,3 +379,17 @@ fn a_job_an_io_error_stopped_reads_nothing_back() {
     assert_eq!(reads, 0, "nothing read back");
     assert!(outcome.verify_errors.is_empty());
 }
+
+#[test]
+fn blocks_too_small_for_the_header_are_a_one_line_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = temp_file(&dir);
+    let text = "[w]\nrw=write\nbs=64\nsize=64k\nverify=sha256\n";
+    let file = parse_str(text, "verify.fio", &ParseOptions::default()).expect("parses");
+    let error = run(&file, &config(&path)).expect_err("refused").to_string();
+    assert_eq!(
+        error,
+        "verify.fio:1: job w: verify=sha256 needs blocks of at least 104 bytes for its header and checksum, but the job has 64-byte blocks: expected a larger bs="
+    );
+    assert!(!path.exists(), "refused before the file is laid out");
+}
