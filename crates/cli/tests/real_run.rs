@@ -339,6 +339,22 @@ fn a_missing_file_is_created_and_laid_out_as_fio_does() {
         "sparse: {} blocks",
         metadata.blocks()
     );
+
+    // fio's default, fallocate=native: the space is allocated though only one block is written.
+    let allocated_job = job_file(
+        dir.path(),
+        "[w]\nrw=randwrite\nbs=4k\nsize=1m\nnumber_ios=1\n",
+    );
+    let allocated = dir.path().join("allocated");
+    let output = run(&allocated_job, &allocated, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let metadata = std::fs::metadata(&allocated).expect("created");
+    assert_eq!(metadata.len(), 1 << 20);
+    assert!(
+        metadata.blocks() * 512 >= 1 << 20,
+        "allocated: {} blocks",
+        metadata.blocks()
+    );
 }
 
 /// A corrupted block found by `verify_only`: fio's message on stderr and exit status 1.

@@ -4,8 +4,8 @@
 //! - if a job reads it, or writes it with `overwrite=1`: written out to its size (fio writes
 //!   it so that reads hit real blocks, not holes);
 //! - if jobs only write it: with `fallocate=` native, posix or keep (fio's default) its
-//!   space is allocated (written with zeros here: the same allocated blocks as `fallocate`,
-//!   without calling it); with `fallocate=none` or `truncate` it is set to its size, sparse;
+//!   space is allocated with `fallocate(2)` (written with zeros where the filesystem refuses
+//!   it); with `fallocate=none` or `truncate` it is set to its size, sparse;
 //! - with `create_on_open=1` (and no job reading it): created sparse, without a message, as
 //!   fio creates it when the job opens it.
 //!
@@ -44,6 +44,8 @@ pub(crate) struct FileLayout {
 enum How {
     /// Written to its size.
     Written,
+    /// Its blocks allocated (`fallocate`), written where the filesystem cannot.
+    Allocated,
     /// Created at its size without writing (sparse).
     Sparse,
 }
@@ -92,7 +94,7 @@ pub(crate) fn create_missing(
         return Ok(None);
     } else {
         match target.fallocate {
-            Fallocate::Allocate => How::Written,
+            Fallocate::Allocate => How::Allocated,
             Fallocate::None | Fallocate::Truncate => How::Sparse,
         }
     };
@@ -126,19 +128,27 @@ fn create(path: &Path, len: u64, how: &How) -> Result<(), RunError> {
         .create_new(true)
         .open(path)
         .map_err(fail)?;
+    let allocated = matches!(how, How::Allocated)
+        && len > 0
+        && rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len).is_ok();
     match how {
         How::Sparse => file.set_len(len).map_err(fail)?,
-        How::Written => {
-            let zeros = vec![0u8; 1 << 20];
-            let mut at = 0;
-            while at < len {
-                let chunk = (len - at).min(zeros.len() as u64) as usize;
-                file.write_all(&zeros[..chunk]).map_err(fail)?;
-                at += chunk as u64;
-            }
-        }
+        How::Allocated if allocated => {}
+        How::Written | How::Allocated => write_zeros(&mut file, len).map_err(fail)?,
     }
     file.sync_all().map_err(fail)
+}
+
+/// Write `len` zeros from the start of `file`.
+fn write_zeros(file: &mut fs::File, len: u64) -> io::Result<()> {
+    let zeros = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < len {
+        let chunk = (len - at).min(zeros.len() as u64) as usize;
+        file.write_all(&zeros[..chunk])?;
+        at += chunk as u64;
+    }
+    Ok(())
 }
 
 /// A size as fio prints it in the layout line: in the largest binary unit that divides it.
