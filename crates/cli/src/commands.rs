@@ -163,6 +163,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
+    warn_verify_not_simulated(&job_file);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
     config.max_jobs = args.simulation.max_jobs;
     config.stop = stop.clone();
@@ -184,7 +185,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
 }
 
 /// `run --device PATH`: the job file through the real engine on a file, directory or block
-/// device. Notes and fio's `io_u error` lines go to stderr; a job stopped by an I/O error
+/// device. Notes, fio's `io_u error` lines and verify failures go to stderr; a job stopped by an I/O error
 /// makes the exit status 1, as in fio.
 fn run_real(
     args: &RunArgs,
@@ -233,16 +234,33 @@ fn run_real(
         file.finish()?;
     }
     let outcome = outcome.map_err(|e| e.to_string())?;
+    for line in &outcome.laid_out {
+        eprintln!("{line}");
+    }
     for note in &outcome.notes {
         eprintln!("ioslice: note: {note}");
     }
     for line in &outcome.io_errors {
         eprintln!("{line}");
     }
+    for message in &outcome.verify_errors {
+        eprintln!("{message}");
+    }
     Ok(Printed {
         text: render(&outcome.report, format),
         status: u8::from(!outcome.failed_jobs.is_empty()),
     })
+}
+
+/// Print a warning for each job whose `verify=` a simulation leaves out: the simulator issues
+/// the writes but does not read them back (a real `--device` run does).
+fn warn_verify_not_simulated(job_file: &JobFile) {
+    for job in job_file.jobs.iter().filter(|job| job.verify.active()) {
+        eprintln!(
+            "ioslice: warning: job {}: verify= is not simulated (no read-back phase); it runs on a real --device",
+            job.name
+        );
+    }
 }
 
 /// Print a warning for each `--cgroup` that names a group without jobs.

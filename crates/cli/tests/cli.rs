@@ -156,12 +156,28 @@ fn missing_job_file_and_bad_output_format() {
 
 #[test]
 fn unsupported_option_warns_and_strict_refuses() {
-    let path = job_file("verify.fio", "[job]\nsize=1m\nverify=md5\n");
+    let path = job_file("prerun.fio", "[job]\nsize=1m\nexec_prerun=true\n");
     let output = ioslice(&["run", path.to_str().unwrap(), "--device", "sim:null"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains("verify"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("exec_prerun"),
+        "{}",
+        stderr(&output)
+    );
     let output = ioslice(&["run", path.to_str().unwrap(), "--strict"]);
-    assert_user_error(&output, &["verify.fio:3", "verify"]);
+    assert_user_error(&output, &["prerun.fio:3", "exec_prerun"]);
+}
+
+#[test]
+fn a_simulated_verify_job_warns_that_the_read_back_is_not_simulated() {
+    let path = job_file("verify.fio", "[job]\nrw=write\nsize=1m\nverify=md5\n");
+    let output = ioslice(&["run", path.to_str().unwrap(), "--device", "sim:null"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("job job: verify= is not simulated"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

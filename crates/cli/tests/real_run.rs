@@ -307,14 +307,103 @@ fn libc_einval() -> i64 {
     i64::from(libc::EINVAL)
 }
 
+/// A missing file is created and laid out before the run, with fio's line on stderr: written
+/// out when a job reads it, sparse for a job that only writes it with `fallocate=none`.
+#[test]
+fn a_missing_file_is_created_and_laid_out_as_fio_does() {
+    let dir = temp_dir();
+    let job = job_file(dir.path(), WRITE_THEN_READ);
+    let data = dir.path().join("data");
+    let output = run(&job, &data, &[]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("writer: Laying out IO file (1 file / 256KiB)"),
+        "{err}"
+    );
+    let metadata = std::fs::metadata(&data).expect("created");
+    assert_eq!(metadata.len(), 256 << 10);
+
+    let sparse_job = job_file(
+        dir.path(),
+        "[w]\nrw=randwrite\nbs=4k\nsize=1m\nnumber_ios=1\nfallocate=none\n",
+    );
+    let sparse = dir.path().join("sparse");
+    let output = run(&sparse_job, &sparse, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let metadata = std::fs::metadata(&sparse).expect("created");
+    assert_eq!(metadata.len(), 1 << 20);
+    use std::os::unix::fs::MetadataExt;
+    assert!(
+        metadata.blocks() * 512 < 1 << 20,
+        "sparse: {} blocks",
+        metadata.blocks()
+    );
+
+    // fio's default, fallocate=native: the space is allocated though only one block is written.
+    let allocated_job = job_file(
+        dir.path(),
+        "[w]\nrw=randwrite\nbs=4k\nsize=1m\nnumber_ios=1\n",
+    );
+    let allocated = dir.path().join("allocated");
+    let output = run(&allocated_job, &allocated, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let metadata = std::fs::metadata(&allocated).expect("created");
+    assert_eq!(metadata.len(), 1 << 20);
+    assert!(
+        metadata.blocks() * 512 >= 1 << 20,
+        "allocated: {} blocks",
+        metadata.blocks()
+    );
+}
+
+/// A corrupted block found by `verify_only`: fio's message on stderr and exit status 1.
+#[test]
+fn a_verify_failure_is_reported_on_stderr_and_fails_the_run() {
+    let dir = temp_dir();
+    let write = "[w]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\n";
+    let data = dir.path().join("data");
+    let output = run(&job_file(dir.path(), write), &data, &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut bytes = std::fs::read(&data).expect("read");
+    bytes[4096 + 1000] ^= 1;
+    std::fs::write(&data, bytes).expect("write");
+    let check = job_file(dir.path(), &format!("{write}verify_only=1\n"));
+    let output = run(&check, &data, &[]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let place = format!(
+        "crc32c: verify failed at file {} offset 4096, length 4096",
+        data.display()
+    );
+    assert!(err.contains(&place), "{err}");
+    assert!(
+        err.contains("       Expected CRC: ") && err.contains("       Received CRC: "),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("err=84"));
+}
+
 #[test]
 fn a_missing_path_or_a_character_device_is_one_line() {
     let dir = temp_dir();
     let job = job_file(dir.path(), WRITE_THEN_READ);
-    let missing = dir.path().join("missing");
+    let missing = dir.path().join("no-such-directory").join("data");
     assert_user_error(
         &run(&job, &missing, &[]),
-        &["missing: no such file, directory or block device"],
+        &[
+            "no-such-directory/data: cannot create the file: directory",
+            "no-such-directory does not exist",
+        ],
+    );
+    assert_user_error(
+        &run(&job, Path::new("/dev/ioslice-no-such-device"), &[]),
+        &["/dev/ioslice-no-such-device: no such block device (ioslice creates regular files, never under /dev)"],
     );
     assert_user_error(
         &run(&job, Path::new("/dev/null"), &[]),

@@ -203,6 +203,30 @@ pub struct Origin {
     pub line: usize,
 }
 
+/// `fallocate=`: how fio reserves the space of a file a job writes but does not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fallocate {
+    /// `none` (or `0`): nothing reserved; the writes extend the file.
+    None,
+    /// `native`, `posix`, `keep` (or `1`), fio's default on Linux: the space is allocated.
+    #[default]
+    Allocate,
+    /// `truncate`: the file is set to its size without allocating (sparse).
+    Truncate,
+}
+
+impl Fallocate {
+    /// `fallocate=`'s value.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "none" | "0" => Some(Self::None),
+            "native" | "posix" | "keep" | "1" => Some(Self::Allocate),
+            "truncate" => Some(Self::Truncate),
+            _ => None,
+        }
+    }
+}
+
 /// One job section, resolved. `numjobs` clones are expanded by the runner, not here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
@@ -300,6 +324,14 @@ pub struct JobSpec {
     /// per kind, the errors a job goes on after; an empty list means fio's default, `EIO` and
     /// `EILSEQ` ([`crate::errno::goes_on`]).
     pub ignore_error: [Vec<i32>; 3],
+    /// `fallocate=`: how a missing file a job only writes is laid out.
+    pub fallocate: Fallocate,
+    /// `overwrite=1`: a file a job writes is written out in full before the job starts.
+    pub overwrite: bool,
+    /// `create_on_open=1`: a missing file is created when the job opens it, not laid out.
+    pub create_on_open: bool,
+    /// `verify=` and its companions (`do_verify`, `verify_only`, `verify_backlog`, …).
+    pub verify: crate::verify::VerifySpec,
     /// Where each option that set a field came from (last setting wins), keyed by fio's
     /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
     /// `jobs.fio:7: ioengine=rbd is not supported`. Options inherited from `[global]` point
@@ -359,6 +391,10 @@ impl Default for JobSpec {
             randseed: None,
             continue_on_error: crate::errno::ErrorKinds::NONE,
             ignore_error: Default::default(),
+            fallocate: Fallocate::default(),
+            overwrite: false,
+            create_on_open: false,
+            verify: crate::verify::VerifySpec::default(),
             option_origins: std::collections::BTreeMap::new(),
         }
     }

@@ -17,10 +17,12 @@ pub mod plan;
 pub mod report;
 pub mod sample_windows;
 pub mod stats;
+pub mod verify;
 pub mod workload;
 
 pub use job::{
-    BlockSize, Extent, IoEngine, JobFile, JobSpec, Origin, Pattern, StridedZones, Warning, ZoneMode,
+    BlockSize, Extent, Fallocate, IoEngine, JobFile, JobSpec, Origin, Pattern, StridedZones,
+    Warning, ZoneMode,
 };
 pub use report::{CgroupSettings, DiskUtil, JobDescription, JobReport, RunReport};
 pub use stats::{DirectionStats, JobStats, LatencyStats};

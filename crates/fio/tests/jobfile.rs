@@ -329,7 +329,7 @@ fn errors_name_file_and_line() {
 
 #[test]
 fn unknown_options_warn_or_fail_in_strict_mode() {
-    let file = parse("[j]\nsize=1m\nthread\ndescription=hello\n\n\n\n\n\n\n\nverify=md5\n");
+    let file = parse("[j]\nsize=1m\nthread\ndescription=hello\n\n\n\n\n\n\n\nexec_prerun=true\n");
     assert_eq!(file.warnings.len(), 1);
     assert_eq!(file.warnings[0].origin.line, 12);
     assert_eq!(
@@ -337,19 +337,57 @@ fn unknown_options_warn_or_fail_in_strict_mode() {
             "{}:{}: {}",
             file.warnings[0].origin.file, file.warnings[0].origin.line, file.warnings[0].message
         ),
-        "jobs.fio:12: option 'verify' is not supported by ioslice yet; ignored"
+        "jobs.fio:12: option 'exec_prerun' is not supported by ioslice yet; ignored"
     );
     let strict = ParseOptions {
         strict: true,
         ..ParseOptions::default()
     };
-    let err = parse_str("[j]\nverify=md5\n", "jobs.fio", &strict).expect_err("strict");
+    let err = parse_str("[j]\nexec_prerun=true\n", "jobs.fio", &strict).expect_err("strict");
     assert!(matches!(err, JobFileError::UnknownOption { .. }));
     assert!(err
         .to_string()
-        .starts_with("jobs.fio:2: option 'verify' is not supported"));
-    let global = parse("[global]\nverify=crc32\n[a]\n[b]\n");
+        .starts_with("jobs.fio:2: option 'exec_prerun' is not supported"));
+    let global = parse("[global]\nexec_postrun=x\n[a]\n[b]\n");
     assert_eq!(global.warnings.len(), 1, "a global option warns once");
+}
+
+#[test]
+fn verify_options_are_read_and_unrunnable_ones_refused_for_real_runs() {
+    use ioslice_fio::jobfile::check_verify;
+    use ioslice_fio::verify::VerifyKind;
+    let file = parse("[j]\nrw=write\nverify=crc32c-intel\nverify_backlog=16\nverify_fatal=1\nverify_dump=1\ndo_verify=0\nverify_pattern=0xff\"ab\"\n");
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    let verify = &file.jobs[0].verify;
+    assert_eq!(verify.kind, Some(VerifyKind::Crc32c));
+    assert_eq!(
+        (verify.backlog, verify.fatal, verify.dump),
+        (16, true, true)
+    );
+    assert!(!verify.do_verify && !verify.active());
+    assert_eq!(verify.pattern.bytes, vec![0xff, b'a', b'b']);
+    assert!(check_verify(&file).is_ok());
+    let refused = |text: &str| {
+        let file = parse(text);
+        check_verify(&file).expect_err("refused").to_string()
+    };
+    assert_eq!(
+        refused("[j]\nverify=crc64\n"),
+        "jobs.fio:2: verify=crc64 is not supported: expected one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern"
+    );
+    assert!(refused("[j]\nverify=pattern\n").contains("verify=pattern needs verify_pattern="));
+    assert!(
+        refused("[j]\nverify=md5\nruntime=1\ntime_based\nverify_only\n")
+            .starts_with("jobs.fio:5: verify_only cannot be used with time_based")
+    );
+    let strict = ParseOptions {
+        strict: true,
+        ..ParseOptions::default()
+    };
+    let err = parse_str("[j]\nverify=blake3\n", "jobs.fio", &strict).expect_err("bad kind");
+    assert!(err
+        .to_string()
+        .starts_with("jobs.fio:2: invalid value 'blake3' for verify: expected one of md5"));
 }
 
 #[test]

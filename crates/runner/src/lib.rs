@@ -15,7 +15,8 @@
 //!
 //! Where the I/O goes, by what `--device` names:
 //! - a regular file or a block device: every job uses it, as when every job's `filename=`
-//!   names that one device (a job's offsets are from its start);
+//!   names that one device (a job's offsets are from its start); a missing regular file is
+//!   created and laid out as fio lays it out (`layout`);
 //! - a directory: each job's files are named as fio names them (`filename=`, else
 //!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
 //!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
@@ -48,17 +49,20 @@ use ioslice_core::{GroupTree, Nanos, SchedSpec, StopSignal, TraceSink};
 use ioslice_engine::backend::open_backend;
 use ioslice_engine::device::{write_refusal, OpenOptions};
 use ioslice_engine::{Batch, DeviceError, Engine, EngineError, Geometry, Target, TargetKind};
-use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::jobfile::{check_supported, check_verify};
 use ioslice_fio::{
     CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
 };
 
 mod disk_stats;
+mod layout;
 mod plan;
+mod verify;
 mod worker;
 
 use disk_stats::{disk_util, DiskStat};
 use plan::{place_of, plan, Place, ProcessPlan, TargetPlan};
+use verify::Verifier;
 use worker::Worker;
 
 /// What a real run needs besides the job file.
@@ -99,6 +103,12 @@ pub struct RunOutcome {
     pub io_errors: Vec<String>,
     /// Names of the jobs an I/O error stopped (fio exits with status 1 for them).
     pub failed_jobs: Vec<String>,
+    /// fio's line for each missing file created and laid out before the run
+    /// (`job: Laying out IO file (1 file / 1MiB)`).
+    pub laid_out: Vec<String>,
+    /// fio's message for each verify failure (`crc32c: verify failed at file F offset O,
+    /// …` with the expected and received checksums on the next lines), in job order.
+    pub verify_errors: Vec<String>,
 }
 
 /// Why a real run could not start. Each message is one line.
@@ -128,6 +138,8 @@ pub(crate) struct ProcessResult {
     ramp_end: Nanos,
     first_error: Option<String>,
     stopped_by_error: bool,
+    /// fio's messages for the verify failures the job found.
+    verify_reports: Vec<String>,
 }
 
 /// Run `job_file` for real on `config.path`.
@@ -154,8 +166,10 @@ pub fn run_traced(
     trace: Option<TraceSinks<'_>>,
 ) -> Result<RunOutcome, RunError> {
     check_supported(job_file).map_err(job_error)?;
+    check_verify(job_file).map_err(job_error)?;
     let place = place_of(&config.path)?;
     let specs = specs_on(job_file, &place);
+    specs.iter().try_for_each(check_block_room)?;
     let mut groups = job_file
         .group_tree(&config.group_weights, &config.group_limits)
         .map_err(job_error)?;
@@ -163,6 +177,14 @@ pub fn run_traced(
     let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed, config.max_jobs)?;
 
     let mut notes = Vec::new();
+    let mut laid_out = Vec::new();
+    for target in &targets {
+        laid_out.extend(layout::create_missing(
+            &target.path,
+            target.len,
+            &target.layout,
+        )?);
+    }
     let opened = open_targets(&targets, config, &mut notes)?;
     let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();
     let engines = start_engines(&opened, config, &groups, trace, &mut notes)?;
@@ -214,6 +236,8 @@ pub fn run_traced(
         notes,
         io_errors: Vec::new(),
         failed_jobs: Vec::new(),
+        laid_out,
+        verify_errors: Vec::new(),
     };
     for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
         let Some(result) = result else {
@@ -232,6 +256,7 @@ impl RunOutcome {
         if let Some(line) = result.first_error {
             self.io_errors.push(line);
         }
+        self.verify_errors.append(&mut result.verify_reports);
         if result.stopped_by_error {
             self.failed_jobs.push(spec.name.clone());
         }
@@ -386,13 +411,39 @@ fn worker_for(
             opened[target].logical_block_size() as usize,
         ));
     }
+    let spec = &specs[process.spec_index];
+    let verifier = Verifier::new(spec, process.pid, process.fill_seed ^ VERIFY_SEED);
     Ok(Worker {
-        spec: specs[process.spec_index].clone(),
+        spec: spec.clone(),
         batch: Batch::new(clients),
         files,
         started,
         stop: stop.clone(),
+        verifier,
     })
+}
+
+/// Mixed into a process's fill seed for its blocks' verify seeds.
+const VERIFY_SEED: u64 = 0x7665_7269_6679;
+
+/// A job's blocks (the writes it fills, the reads it checks) must have room for a verify
+/// header and its checksum.
+fn check_block_room(spec: &JobSpec) -> Result<(), RunError> {
+    let Some(verifier) = Verifier::new(spec, 0, 0) else {
+        return Ok(());
+    };
+    let smallest = spec.block_size[0].min().min(spec.block_size[1].min());
+    if smallest < verifier.min_block() {
+        return Err(RunError::Job(format!(
+            "{}:{}: job {}: verify={} needs blocks of at least {} bytes for its header and checksum, but the job has {smallest}-byte blocks: expected a larger bs=",
+            spec.origin.file,
+            spec.origin.line,
+            spec.name,
+            spec.verify.kind.as_ref().map_or("", |k| k.fio_name()),
+            verifier.min_block()
+        )));
+    }
+    Ok(())
 }
 
 fn job_error(error: impl std::fmt::Display) -> RunError {

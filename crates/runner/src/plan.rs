@@ -20,6 +20,7 @@ use ioslice_fio::{JobSpec, Pattern};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::layout::FileLayout;
 use crate::{job_error, RunError};
 
 /// Where the jobs' files are.
@@ -39,6 +40,8 @@ pub(crate) struct TargetPlan {
     pub(crate) write: bool,
     /// Bytes the jobs need (regular files are laid out to this).
     pub(crate) len: u64,
+    /// How to lay it out if it is missing.
+    pub(crate) layout: FileLayout,
 }
 
 /// One job process before it starts.
@@ -72,10 +75,11 @@ pub(crate) fn place_of(path: &Path) -> Result<Place, RunError> {
                 )))
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunError::Job(format!(
-            "{}: no such file, directory or block device",
-            path.display()
-        ))),
+        // A missing regular file is created and laid out, as fio does (`crate::layout`).
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            crate::layout::check_creatable(path)?;
+            Ok(Place::Single(path.to_path_buf()))
+        }
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
             Err(RunError::Device(DeviceError::PermissionDenied {
                 path: path.to_path_buf(),
@@ -97,6 +101,11 @@ fn existing_size(path: &Path) -> u64 {
         Ok(metadata) => metadata.len(),
         Err(_) => 0,
     }
+}
+
+/// Whether a job reads (what it reads must be there before it starts).
+fn reads(pattern: Pattern) -> bool {
+    !matches!(pattern, Pattern::Write | Pattern::RandWrite)
 }
 
 /// Whether a job writes.
@@ -167,10 +176,19 @@ pub(crate) fn plan(
                     direct: spec.direct,
                     write: false,
                     len: 0,
+                    layout: FileLayout {
+                        reads: false,
+                        overwrite: false,
+                        fallocate: spec.fallocate,
+                        create_on_open: spec.create_on_open,
+                        job: spec.name.clone(),
+                    },
                 });
                 targets.len() - 1
             });
             targets[target].write |= writes(spec.pattern);
+            targets[target].layout.reads |= reads(spec.pattern);
+            targets[target].layout.overwrite |= spec.overwrite && writes(spec.pattern);
             targets[target].len = targets[target].len.max(file.size);
             process_targets.push(target);
         }

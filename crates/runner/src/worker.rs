@@ -1,10 +1,13 @@
 //! A job process's thread in a real run: it drives the job's [`JobClock`] on the real clock,
 //! submits each request through its [`Batch`] (one client per file), reaps and times the
-//! completions, and applies fio's error rules.
+//! completions, and applies fio's error rules. With `verify=`, its [`Verifier`] fills the
+//! writes and checks what is read back (the read-back phases are in this file, the blocks'
+//! contents in `crate::verify`).
 
 use std::time::{Duration, Instant};
 
 use ioslice_core::{Direction, Nanos, StopSignal};
+use ioslice_fio::errno::{goes_on, EILSEQ};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{JobSpec, JobStats};
@@ -14,7 +17,21 @@ use rand_chacha::ChaCha8Rng;
 use ioslice_engine::{AlignedBuffer, Batch, IoOutcome, Transfer};
 
 use crate::plan::ProcessPlan;
+use crate::verify::{Verifier, Written};
 use crate::ProcessResult;
+
+/// What a request is for, as verification sees it.
+#[derive(Debug, Clone, Copy)]
+enum Check {
+    /// Nothing to check.
+    None,
+    /// A write of a block with verify headers: remembered once it completes.
+    Wrote(Written),
+    /// Reading back a block this job wrote (not issued by the job's clock).
+    ReadBack(Written),
+    /// A read of the workload, checked against the headers it finds.
+    Read,
+}
 
 /// A request in flight.
 struct Pending {
@@ -24,6 +41,7 @@ struct Pending {
     length: u64,
     /// Time spent handing it to the engine (fio's submission latency).
     slat: Nanos,
+    check: Check,
 }
 
 /// A job process on its thread.
@@ -36,6 +54,8 @@ pub(crate) struct Worker {
     pub(crate) started: Instant,
     /// Asked to end the run early (SIGINT): stop issuing, let what is in flight complete.
     pub(crate) stop: StopSignal,
+    /// The job's `verify=`, if it verifies.
+    pub(crate) verifier: Option<Verifier>,
 }
 
 /// The longest a job thread sleeps (a think time, a rate limit, a start delay) before it
@@ -64,29 +84,20 @@ impl Worker {
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
-        let mut state = State {
-            stats: JobStats::default(),
-            first_error: None,
-            stopped_by_error: false,
-            pending: Vec::new(),
-            free: Vec::new(),
-            arrived: Vec::new(),
-            spare: Vec::new(),
-        };
+        let mut state = State::new();
         self.open_lane();
-        let end = loop {
-            self.reap(&mut state, &mut clock);
-            if self.stop.is_set() {
-                clock.abort();
-            }
-            let now = self.now();
-            match clock.poll(now, &mut process.rng) {
-                Step::Submit(unit) => self.submit(&unit, &fill, now, &clock, &mut state),
-                Step::WaitUntil(at) => self.wait(&mut state, &mut clock, Some(at)),
-                Step::AwaitCompletion => self.wait(&mut state, &mut clock, None),
-                Step::Done => break self.now(),
-            }
-        };
+        if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
+            self.dry_run(&mut process);
+        } else {
+            self.run_workload(&mut process, &mut clock, &fill, &mut state);
+        }
+        // The read-back phase, unless an error or a stop ended the job (as in fio).
+        let ended_early = state.stopped_by_error || self.stop.is_set();
+        if let Some(verifier) = self.verifier.as_mut().filter(|_| !ended_early) {
+            verifier.queue_all();
+            self.read_back(&mut state, &mut clock);
+        }
+        let end = self.now();
         for client in self.batch.finish() {
             client.exit();
         }
@@ -96,6 +107,98 @@ impl Worker {
             ramp_end: clock.ramp_end(),
             first_error: state.first_error,
             stopped_by_error: state.stopped_by_error,
+            verify_reports: self.verifier.map(|v| v.reports).unwrap_or_default(),
+        }
+    }
+
+    /// The job's I/O as its clock issues it, with the backlog's checks between.
+    fn run_workload(
+        &mut self,
+        process: &mut ProcessPlan,
+        clock: &mut JobClock,
+        fill: &[u8],
+        state: &mut State,
+    ) {
+        loop {
+            self.reap(state, clock);
+            if self.stop.is_set() {
+                clock.abort();
+            }
+            if self.verifier.as_ref().is_some_and(Verifier::backlog_due) {
+                self.check_backlog(state, clock);
+            }
+            let now = self.now();
+            match clock.poll(now, &mut process.rng) {
+                Step::Submit(unit) => {
+                    let check = self.check_of(&unit);
+                    self.submit(&unit, fill, now, clock.in_flight(), check, state);
+                }
+                Step::WaitUntil(at) => self.wait(state, clock, Some(at)),
+                Step::AwaitCompletion => self.wait(state, clock, None),
+                Step::Done => return,
+            }
+        }
+    }
+
+    /// What verification makes of a unit the clock issues.
+    fn check_of(&mut self, unit: &IoUnit) -> Check {
+        let Some(verifier) = self.verifier.as_mut() else {
+            return Check::None;
+        };
+        match unit.direction {
+            DataDirection::Write => Check::Wrote(verifier.next_written(unit)),
+            _ if verifier.checks_workload_reads() => Check::Read,
+            _ => Check::None,
+        }
+    }
+
+    /// `verify_only`: the writes the job would issue, remembered without issuing them, to be
+    /// read back and checked.
+    fn dry_run(&mut self, process: &mut ProcessPlan) {
+        let Some(verifier) = self.verifier.as_mut() else {
+            return;
+        };
+        while let Some(unit) = process.pattern.next(&mut process.rng) {
+            if unit.direction == DataDirection::Write {
+                let written = verifier.next_written(&unit);
+                verifier.wrote(written);
+            }
+        }
+    }
+
+    /// `verify_backlog`: let the writes in flight finish, then read back the batch.
+    fn check_backlog(&mut self, state: &mut State, clock: &mut JobClock) {
+        while self.batch.in_flight() > 0 {
+            self.wait(state, clock, None);
+        }
+        if let Some(verifier) = self.verifier.as_mut() {
+            verifier.queue_backlog();
+        }
+        self.read_back(state, clock);
+    }
+
+    /// Read back and check what the verifier queued, keeping the job's depth in flight.
+    fn read_back(&mut self, state: &mut State, clock: &mut JobClock) {
+        let depth = self.spec.effective_depth().max(1) as usize;
+        loop {
+            while self.batch.in_flight() < depth && !self.stop.is_set() {
+                let Some(written) = self.verifier.as_mut().and_then(Verifier::next_check) else {
+                    break;
+                };
+                let unit = IoUnit {
+                    direction: DataDirection::Read,
+                    file: written.file,
+                    offset: written.offset,
+                    length: written.length,
+                };
+                let now = self.now();
+                let depth_now = u32::try_from(self.batch.in_flight()).unwrap_or(u32::MAX);
+                self.submit(&unit, &[], now, depth_now, Check::ReadBack(written), state);
+            }
+            if self.batch.in_flight() == 0 {
+                return;
+            }
+            self.wait(state, clock, None);
         }
     }
 
@@ -125,17 +228,19 @@ impl Worker {
         }
     }
 
-    /// Submit `unit`, asked for at `now` (job time, just read).
+    /// Submit `unit`, asked for at `now` (job time, just read) with `depth` requests in
+    /// flight.
     fn submit(
         &mut self,
         unit: &IoUnit,
         fill: &[u8],
         now: Nanos,
-        clock: &JobClock,
+        depth: u32,
+        check: Check,
         state: &mut State,
     ) {
         let d = direction_index(unit.direction);
-        state.stats.record_depth(clock.in_flight());
+        state.stats.record_depth(depth);
         state.stats.issued[d] += 1;
         let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
         let pending = Pending {
@@ -144,6 +249,7 @@ impl Worker {
             offset: unit.offset,
             length: unit.length,
             slat: 0,
+            check,
         };
         let tag = match state.free.pop() {
             Some(tag) => {
@@ -169,8 +275,15 @@ impl Worker {
         };
         let direction = match unit.direction {
             DataDirection::Write => {
-                for chunk in buffer.as_mut_slice().chunks_mut(fill.len()) {
-                    chunk.copy_from_slice(&fill[..chunk.len()]);
+                match (&check, &self.verifier) {
+                    (Check::Wrote(written), Some(verifier)) => {
+                        verifier.fill(buffer.as_mut_slice(), written, now);
+                    }
+                    _ => {
+                        for chunk in buffer.as_mut_slice().chunks_mut(fill.len().max(1)) {
+                            chunk.copy_from_slice(&fill[..chunk.len()]);
+                        }
+                    }
                 }
                 Direction::Write
             }
@@ -248,10 +361,13 @@ impl Worker {
         outcome: IoOutcome,
         now: Nanos,
     ) {
-        clock.on_complete(now);
+        if !matches!(pending.check, Check::ReadBack(_)) {
+            clock.on_complete(now);
+        }
         let d = direction_index(pending.direction);
         match outcome {
             Ok(result) => {
+                let verified = self.verify_completed(pending, result.buffer.as_slice());
                 if state.spare.len() < MAX_SPARE_BUFFERS {
                     state.spare.push(result.buffer);
                 }
@@ -262,6 +378,9 @@ impl Worker {
                         nanos(result.latency),
                         now - clock.ramp_end(),
                     );
+                }
+                if !verified {
+                    self.verify_failed(state, clock);
                 }
             }
             Err(error) => {
@@ -288,10 +407,61 @@ impl Worker {
                     errno,
                 );
                 if !goes_on {
-                    state.stopped_by_error = true;
-                    clock.abort();
+                    self.stop(state, clock);
                 }
             }
+        }
+    }
+
+    /// Stop the job at once: no more I/O from its clock, nothing more to read back.
+    fn stop(&mut self, state: &mut State, clock: &mut JobClock) {
+        state.stopped_by_error = true;
+        clock.abort();
+        if let Some(verifier) = self.verifier.as_mut() {
+            verifier.clear();
+        }
+    }
+
+    /// Remember a completed write, or check a completed read; false if the check failed.
+    fn verify_completed(&mut self, pending: &Pending, data: &[u8]) -> bool {
+        let Some(verifier) = self.verifier.as_mut() else {
+            return true;
+        };
+        let file = &self.files[pending.file].0;
+        match pending.check {
+            Check::None => true,
+            Check::Wrote(written) => {
+                verifier.wrote(written);
+                true
+            }
+            Check::ReadBack(written) => {
+                let expect = verifier.expect(pending.offset, pending.length, Some(&written));
+                verifier.check(data, file, &expect)
+            }
+            Check::Read => {
+                let expect = verifier.expect(pending.offset, pending.length, None);
+                verifier.check(data, file, &expect)
+            }
+        }
+    }
+
+    /// A verify failure: an `EILSEQ` on the read, which stops the job unless fio's rules
+    /// let it go on (and `verify_fatal` is off).
+    fn verify_failed(&mut self, state: &mut State, clock: &mut JobClock) {
+        let d = direction_index(DataDirection::Read);
+        state.stats.directions[d].errors += 1;
+        if state.stats.error == 0 {
+            state.stats.error = EILSEQ;
+        }
+        let spec = &self.spec;
+        let goes_on = goes_on(
+            &spec.continue_on_error,
+            &spec.ignore_error,
+            DataDirection::Read,
+            EILSEQ,
+        );
+        if !goes_on || self.verifier.as_ref().is_some_and(Verifier::fatal) {
+            self.stop(state, clock);
         }
     }
 }
@@ -308,6 +478,20 @@ struct State {
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
+}
+
+impl State {
+    fn new() -> Self {
+        Self {
+            stats: JobStats::default(),
+            first_error: None,
+            stopped_by_error: false,
+            pending: Vec::new(),
+            free: Vec::new(),
+            arrived: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
 }
 
 /// Most buffers a job keeps for reuse.

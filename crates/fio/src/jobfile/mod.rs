@@ -18,6 +18,7 @@ use std::path::Path;
 pub use error::JobFileError;
 
 use crate::job::{IoEngine, JobFile, JobSpec, Origin, Pattern, Warning, ZoneMode};
+use crate::verify::VerifyKind;
 use ini::{Entry, Section};
 use options::Outcome;
 
@@ -108,6 +109,40 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// Refuses verify settings a real run cannot carry out: a kind ioslice does not write,
+/// `verify=pattern` without a pattern, `verify_only` with `time_based` (fio refuses it too).
+/// The simulator does not read blocks back, so only real runs call this.
+pub fn check_verify(file: &JobFile) -> Result<(), JobFileError> {
+    file.jobs.iter().try_for_each(|job| {
+        verify_refusal(job).map_err(|(option, what)| JobFileError::Unsupported {
+            origin: job
+                .option_origins
+                .get(option)
+                .cloned()
+                .unwrap_or_else(|| job.origin.clone()),
+            what,
+        })
+    })
+}
+
+fn verify_refusal(job: &JobSpec) -> Result<(), (&'static str, String)> {
+    let verify = &job.verify;
+    match &verify.kind {
+        Some(VerifyKind::Unsupported(name)) => Err(("verify", format!(
+            "verify={name} is not supported: expected one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern"
+        ))),
+        Some(VerifyKind::Pattern) if verify.pattern.is_empty() => Err((
+            "verify",
+            "verify=pattern needs verify_pattern=: expected a pattern such as verify_pattern=0xdeadbeef".to_string(),
+        )),
+        Some(_) if verify.verify_only && job.time_based => Err((
+            "verify_only",
+            "verify_only cannot be used with time_based (fio does not know how much was written): expected one of them".to_string(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Turns sections into jobs, carrying `[global]` defaults down the file.

@@ -8,7 +8,8 @@ use super::ini::Entry;
 use super::values;
 use super::JobFileError;
 use crate::errno::{self, ErrorKind, ErrorKinds};
-use crate::job::{BlockSize, Extent, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
+use crate::job::{BlockSize, Extent, Fallocate, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
+use crate::verify::{self, VerifyKind};
 
 /// What applying one entry did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +51,6 @@ pub const IGNORED: &[(&str, &str)] = &[
     ("numa_cpu_nodes", "CPU placement, not I/O order"),
     ("numa_mem_policy", "memory placement, not I/O order"),
     ("invalidate", "drops the page cache; ioslice has none"),
-    ("fallocate", "how files are laid out before the run"),
-    (
-        "create_on_open",
-        "when files are created, not the I/O to them",
-    ),
     ("allow_file_create", "whether files may be created"),
     ("create_serialize", "file creation order before the run"),
     ("unlink", "whether files are removed after the run"),
@@ -92,6 +88,15 @@ pub const IGNORED: &[(&str, &str)] = &[
     ("registerfiles", "io_uring setup detail"),
     ("fixedbufs", "io_uring setup detail"),
     ("nonvectored", "io_uring setup detail"),
+    (
+        "verify_async",
+        "which threads check the data, not the I/O; ioslice checks on the job's thread",
+    ),
+    ("verify_async_cpus", "CPU placement of verify threads"),
+    (
+        "verify_state_save",
+        "fio's state files for verify triggers; ioslice writes none",
+    ),
     (
         "zonecapacity",
         "only zonemode=zbd uses it (refused); strided zones ignore it, as in fio",
@@ -197,6 +202,18 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "randrepeat" => repeat(spec, s.flag()?),
         "continue_on_error" => spec.continue_on_error = s.parse(ErrorKinds::parse, CONTINUE)?,
         "ignore_error" => ignore_error(spec, s.parse(errno::parse_ignore_error, IGNORE)?),
+        "fallocate" => spec.fallocate = s.parse(Fallocate::parse, FALLOCATE)?,
+        "overwrite" => spec.overwrite = s.flag()?,
+        "create_on_open" => spec.create_on_open = s.flag()?,
+        "verify" => spec.verify.kind = s.parse(VerifyKind::parse, VERIFY)?,
+        "do_verify" => spec.verify.do_verify = s.flag()?,
+        "verify_only" => spec.verify.verify_only = s.flag()?,
+        "verify_backlog" => spec.verify.backlog = s.number(0, u64::from(u32::MAX))?,
+        "verify_backlog_batch" => spec.verify.backlog_batch = s.number(0, u64::from(u32::MAX))?,
+        "verify_fatal" => spec.verify.fatal = s.flag()?,
+        "verify_dump" => spec.verify.dump = s.flag()?,
+        "verify_interval" => spec.verify.interval = s.size()?,
+        "verify_pattern" => spec.verify.pattern = s.parse(verify::parse_pattern, PATTERN)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -206,6 +223,9 @@ const SIZE: &str = "a size such as 4k or 1m";
 const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
+const FALLOCATE: &str = "one of none, native, posix, keep, truncate, 0 or 1";
+const VERIFY: &str = "one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern, 0 or none";
+const PATTERN: &str = "hex numbers (0xdeadbeef), decimal numbers and quoted strings (\"abcd\") one after the other, and %o for the block's offset";
 const IGNORE: &str = "up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
 
 /// One entry being applied, with the helpers that parse its value or name what was expected.
