@@ -29,11 +29,13 @@
 //! - `filesystem`: the FUSE filesystem with its one file (the FUSE session thread).
 //! - `disk`: the disk thread, which runs the model on the real clock and answers requests.
 //! - `store`: the backing store.
+//! - [`fault`]: fault plans: failed, torn, slow and stalled commands, from the seed.
 //! - [`summary`]: what was served.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod disk;
+pub mod fault;
 mod filesystem;
 mod store;
 pub mod summary;
