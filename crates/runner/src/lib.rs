@@ -78,6 +78,10 @@ pub struct RunConfig {
     pub group_limits: Vec<(String, Limits)>,
     /// Which controller enforces the groups' weights (`--controller`).
     pub controller: Controller,
+    /// How long a request may stay at the device before it fails with `ETIMEDOUT`
+    /// (`--io-timeout`; `None`: for ever). fio's rules for errors then apply to it as to any
+    /// other errno.
+    pub io_timeout: Option<std::time::Duration>,
 }
 
 /// A finished real run.
@@ -309,7 +313,8 @@ fn start_engines(
         }
         let mut builder = Engine::builder(backend, geometry)
             .scheduler_spec(config.scheduler.clone())
-            .groups(groups.clone());
+            .groups(groups.clone())
+            .io_timeout(config.io_timeout);
         if let Some(sinks) = trace {
             let label = target.path().display().to_string();
             builder = builder.trace(sinks((opened.len() > 1).then_some(label.as_str())));

@@ -70,6 +70,7 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
         group_weights: Vec::new(),
         group_limits,
         controller: Default::default(),
+        io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
     };
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {

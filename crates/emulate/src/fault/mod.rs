@@ -83,7 +83,8 @@ pub struct Selector {
     pub commands: Option<(u64, u64)>,
     /// Each Nth command that matches the above.
     pub every: Option<u64>,
-    /// Each matching command with this probability, drawn from the seed.
+    /// Each matching command with this probability, drawn from the seed for the Nth command
+    /// matched (see [`draw`]).
     pub probability: Option<f64>,
 }
 
@@ -255,9 +256,12 @@ impl Faults {
         let nth = select
             .every
             .is_none_or(|every| self.matched[index] % every == 0);
+        // Drawn for the Nth command the fields match, not the Nth to arrive: commands other
+        // faults select (another program's reads, say) do not move this fault's draws.
+        let matched = self.matched[index];
         nth && select
             .probability
-            .is_none_or(|p| draw(self.seed, index, number) < p)
+            .is_none_or(|p| draw(self.seed, index, matched) < p)
     }
 
     /// The stalls that begin at a time, as (fault index, start, end), for the disk thread.
@@ -310,8 +314,8 @@ pub fn timed_stalls(plan: &FaultPlan) -> Vec<(usize, Nanos, Nanos)> {
         .collect()
 }
 
-/// A number in `[0, 1)` for fault `index` and command `number`, from `seed` alone: the same
-/// seed and command sequence give the same draws, whatever else the plan holds.
+/// A number in `[0, 1)` for the `number`th command fault `index` matches, from `seed` alone:
+/// the same seed and commands give the same draws, whatever else the plan holds.
 pub fn draw(seed: u64, index: usize, number: u64) -> f64 {
     let key = mix(mix(seed ^ mix(index as u64)) ^ number);
     (key >> 11) as f64 / (1u64 << 53) as f64

@@ -176,7 +176,8 @@ fn probabilities_come_from_the_seed_alone() {
     assert_eq!(counts, [1000, first.len() as u64]);
     // 0.3 of 1000, within four standard deviations (14.5).
     assert!((242..=358).contains(&first.len()), "{}", first.len());
-    // The draw of command n of fault 1 is the same whatever the clock or the other faults say.
+    // Fault 1 matches every command: its Nth draw is the Nth command's, whatever the clock
+    // or the other faults say.
     assert!(first.iter().all(|&n| draw(7, 1, n) < 0.3));
     assert_eq!(draw(7, 1, 1), draw(7, 1, 1));
 }
