@@ -323,10 +323,10 @@ fn writer_run(program: &str, options: &str) -> Option<Ended> {
             "json",
         ]),
     };
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = common::stdout(&output);
     // fio may print notes before its JSON.
     let json: Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..])
-        .unwrap_or_else(|e| panic!("{program}: {e}: {text}"));
+        .unwrap_or_else(|e| panic!("{program}: {e}: {text} {}", common::stderr(&output)));
     let job = &json["jobs"][0];
     let number = |v: &Value| v.as_u64().unwrap_or(0);
     let written = number(&job["write"]["io_bytes"]) / 4096;
@@ -361,9 +361,36 @@ fn continue_on_error_and_ignore_error_end_the_job_as_fio_does() {
         };
         // ioslice always reports total_err; fio only for a job that went on.
         if theirs.2.is_none() {
-            assert_eq!(ours.2, Some(1), "{options:?}: the one error that stopped it");
+            assert_eq!(
+                ours.2,
+                Some(1),
+                "{options:?}: the one error that stopped it"
+            );
             ours.2 = None;
         }
         assert_eq!(ours, theirs, "{options:?}: ioslice against fio");
     }
+}
+
+#[test]
+fn a_bad_fault_plan_or_io_timeout_is_one_line() {
+    let dir = tempfile::tempdir().expect("a mountpoint");
+    let mountpoint = dir.path().to_string_lossy().into_owned();
+    let output = common::ioslice(&["emulate", &mountpoint, "--faults", "eio:every=0"]);
+    common::assert_user_error(
+        &output,
+        &[
+            "--faults",
+            "every=0",
+            "expected a whole number of at least 1",
+        ],
+    );
+    let output = common::ioslice(&["emulate", &mountpoint, "--faults", "stall:at=1s"]);
+    common::assert_user_error(&output, &["--faults", "a stall needs for=DURATION"]);
+    let job = dir.path().join("j.fio");
+    std::fs::write(&job, "[j]\nrw=read\nsize=4k\n").expect("a job file");
+    let job = job.to_string_lossy().into_owned();
+    let file = dir.path().join("f").to_string_lossy().into_owned();
+    let output = common::ioslice(&["run", &job, "--device", &file, "--io-timeout", "soon"]);
+    common::assert_user_error(&output, &["--io-timeout", "'soon'", "expected seconds"]);
 }
