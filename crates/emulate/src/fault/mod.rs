@@ -2,8 +2,8 @@
 //! as each command arrives, with time passed in and every random draw taken from the run's
 //! seed, so that the same seed and the same commands give the same faults.
 //!
-//! A plan ([`FaultPlan`], parsed from `--faults`, see [`parse`]) is a list of faults, each a
-//! kind and the commands it selects:
+//! A plan ([`FaultPlan`], parsed from `--faults`; its syntax is in the `parse` module and
+//! `docs/fidelity.md`) is a list of faults, each a kind and the commands it selects:
 //!
 //! - `eio`: the command fails with `EIO` when the model completes it; a failed write leaves
 //!   the medium as it was.
@@ -255,7 +255,7 @@ impl Faults {
         self.matched[index] += 1;
         let nth = select
             .every
-            .is_none_or(|every| self.matched[index] % every == 0);
+            .is_none_or(|every| self.matched[index].is_multiple_of(every));
         // Drawn for the Nth command the fields match, not the Nth to arrive: commands other
         // faults select (another program's reads, say) do not move this fault's draws.
         let matched = self.matched[index];

@@ -250,7 +250,7 @@ fn duration(text: &str, key: &str, value: &str) -> Result<Nanos, FaultSpecError>
     };
     let number: f64 = number.parse().map_err(|_| bad())?;
     let nanos = number * scale;
-    if nanos.is_finite() && nanos >= 0.0 && nanos < 1e19 {
+    if (0.0..1e19).contains(&nanos) {
         Ok(nanos.round() as Nanos)
     } else {
         Err(bad())
