@@ -108,7 +108,10 @@
 //! completed, both under the lock; a dispatch naming an id not pending, or a completion for
 //! a token not in flight, is counted in [`Snapshot::double_completions`](crate::Snapshot)
 //! (and asserts in debug builds) instead of being completed again. Each outcome is moved
-//! out of the core with its completer, which fulfils it once.
+//! out of the core with its completer, which fulfils it once. An operation that outlives the
+//! I/O timeout gives its parts' completers up when it times out (`core::timeout`) and stays
+//! in `ops`, empty and marked, until the device answers; that answer finds nothing to
+//! complete and is only counted.
 //!
 //! # Shutdown
 //!
