@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// partition table (fio's allow_mounted_write). Only for a real `--device` path.
     #[arg(long = "allow-mounted-write")]
     pub allow_mounted_write: bool,
+    /// How long a request may stay at a real device before it fails with ETIMEDOUT (seconds,
+    /// fractions allowed; 0 waits for ever), like the kernel's block-layer timeout. The
+    /// device's late answer is absorbed. Only for a real `--device` path.
+    #[arg(long = "io-timeout", value_name = "SECS", default_value = "30")]
+    pub io_timeout: String,
     /// The trace of the run.
     #[command(flatten)]
     pub trace: TraceArgs,
@@ -129,6 +134,19 @@ impl From<String> for Printed {
     fn from(text: String) -> Self {
         Self { text, status: 0 }
     }
+}
+
+/// `--io-timeout SECS`: `None` for 0.
+fn parse_io_timeout(text: &str) -> Result<Option<std::time::Duration>, String> {
+    let seconds = text
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && (0.0..=1e9).contains(s))
+        .ok_or_else(|| {
+            format!("--io-timeout: bad value '{text}': expected seconds, such as 30 or 0.5 (0: no timeout)")
+        })?;
+    Ok((seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds)))
 }
 
 /// Run a job file, in simulation (`--device sim:…`) or for real (`--device PATH`), and
@@ -213,6 +231,7 @@ fn run_real(
         controller: args.simulation.controller()?,
         max_jobs: args.simulation.max_jobs,
         stop: stop.clone(),
+        io_timeout: parse_io_timeout(&args.io_timeout)?,
     };
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use ioslice_emulate::fault::FaultPlan;
 use ioslice_emulate::{EmulateError, Emulator, EmulatorConfig, Transport};
 use ioslice_sim::preset::DeviceSpec;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -36,6 +37,16 @@ pub struct EmulateArgs {
     /// times in µs, direction, sector, sectors, commands the model held).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Faults to inject, `;`-separated: `eio`, `torn`, `slow:add=DURATION` with selectors
+    /// (`dir=read|write|any`, `sectors=A..B`, `commands=A..B`, `from=TIME`, `for=DURATION`,
+    /// `every=N`, `p=PROBABILITY`; `torn` takes `keep=SECTORS`), and
+    /// `stall:at=TIME|command=N,for=DURATION`. Example: `eio:sectors=0..8,dir=write;
+    /// stall:at=10s,for=40s`.
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Seed of the fault plan's random draws (`p=`): the same seed, the same faults.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// `FIXED_US+PER_MIB_US`.
@@ -71,12 +82,21 @@ pub fn emulate(args: &EmulateArgs) -> Result<Printed, String> {
         "off" => Transport::NONE,
         fixed => parse_transport(fixed)?,
     };
+    let faults = match &args.faults {
+        Some(text) => Some(
+            text.parse::<FaultPlan>()
+                .map_err(|e| format!("--faults: {e}"))?,
+        ),
+        None => None,
+    };
     let config = EmulatorConfig {
         device,
         store: args.store.clone(),
         max_background: args.max_background,
         transport,
         log: args.log.clone(),
+        faults,
+        seed: args.seed,
     };
     // Signals are taken before mounting, so that none arriving meanwhile is lost.
     let mut signals =
@@ -101,6 +121,9 @@ pub fn emulate(args: &EmulateArgs) -> Result<Printed, String> {
             "ioslice: taken out of the model's view as the emulator's own round trip: {}",
             emulator.transport()
         );
+    }
+    if let Some(plan) = &args.faults {
+        eprintln!("ioslice: injecting faults (seed {}): {plan}", args.seed);
     }
     eprintln!(
         "ioslice: as a block device: losetup --direct-io=on --find --show {}; stop with Ctrl-C once it is detached",

@@ -9,9 +9,14 @@
 //! default 50 µs added about 90 µs to every request), and spins the last 60 µs. Replies are
 //! never sent before the model says; a reply sent after it counts in the summary's lateness.
 //!
+//! Faults decided at arrival (see [`crate::fault`]) act here: a failed command is answered
+//! with `EIO` when the model completes it; a slow one's reply waits its extra latency; during
+//! a stall no command is handed to the model and no reply leaves, and what completed
+//! meanwhile is answered when it ends.
+//!
 //! Touched by the disk thread only; the session thread holds the sending end of its channel.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -24,6 +29,7 @@ use hdrhistogram::Histogram;
 use ioslice_core::{Direction, Nanos};
 use ioslice_sim::device::{Command, DeviceModel};
 
+use crate::fault::{FaultCounts, Stalls, Verdict};
 use crate::summary::{Latency, Summary};
 
 /// How long before a model event the disk thread stops sleeping and spins: a thread woken
@@ -39,7 +45,7 @@ pub const LOG_HEADER: &str = "# arrived_us submitted_us completed_us direction s
 pub(crate) trait Answer: Send {
     /// The model has completed the command; read buffers go back to `buffers`.
     fn complete(self: Box<Self>, buffers: &Buffers);
-    /// The request cannot be served (`EIO`).
+    /// The request cannot be served, or a fault fails it (`EIO`).
     fn fail(self: Box<Self>);
 }
 
@@ -79,6 +85,8 @@ pub(crate) struct Arrival {
     pub len: u64,
     pub answer: Box<dyn Answer>,
     pub arrived: Instant,
+    /// The faults decided for it at arrival.
+    pub verdict: Verdict,
 }
 
 /// What the session thread sends the disk thread.
@@ -103,6 +111,7 @@ impl Disk {
         started: Instant,
         buffers: Arc<Buffers>,
         log: Option<File>,
+        faults: (Stalls, Arc<FaultCounts>),
     ) -> std::io::Result<Self> {
         let (sender, receiver) = std::sync::mpsc::channel();
         let log = match log {
@@ -115,7 +124,11 @@ impl Disk {
         };
         let thread = std::thread::Builder::new()
             .name("ioslice-disk".into())
-            .spawn(move || Serving::new(model, started, buffers, log).run(&receiver))?;
+            .spawn(move || {
+                let mut serving = Serving::new(model, started, buffers, log);
+                (serving.stalls, serving.fault_counts) = faults;
+                serving.run(&receiver)
+            })?;
         Ok(Self { sender, thread })
     }
 
@@ -150,6 +163,11 @@ struct Serving {
     queue: VecDeque<Arrival>,
     at_device: HashMap<u64, AtDevice>,
     completed: Vec<u64>,
+    /// Replies held by a fault, by the time they may leave: (release, tag) → (command,
+    /// model completion).
+    delayed: BTreeMap<(Nanos, u64), (AtDevice, Nanos)>,
+    stalls: Stalls,
+    fault_counts: Arc<FaultCounts>,
     stopping: bool,
     tally: Tally,
     buffers: Arc<Buffers>,
@@ -182,6 +200,9 @@ impl Serving {
             queue: VecDeque::new(),
             at_device: HashMap::new(),
             completed: Vec::new(),
+            delayed: BTreeMap::new(),
+            stalls: Stalls::default(),
+            fault_counts: Arc::default(),
             stopping: false,
             buffers,
             log,
@@ -204,12 +225,15 @@ impl Serving {
         loop {
             self.advance();
             self.submit();
-            if self.stopping && self.queue.is_empty() && self.at_device.is_empty() {
+            if self.stopping
+                && self.queue.is_empty()
+                && self.at_device.is_empty()
+                && self.delayed.is_empty()
+            {
                 break;
             }
             let wait = self
-                .model
-                .next_event()
+                .next_wake()
                 .map(|at| Duration::from_nanos(at.saturating_sub(self.now())));
             let message = match wait {
                 Some(wait) if wait.is_zero() => continue,
@@ -241,6 +265,9 @@ impl Serving {
     fn take(&mut self, message: Message) {
         match message {
             Message::Request(arrival) => {
+                if let Some(stall) = arrival.verdict.stall {
+                    self.stalls.add(stall);
+                }
                 self.queue.push_back(arrival);
                 self.tally.summary.longest_queue =
                     self.tally.summary.longest_queue.max(self.queue.len());
@@ -249,26 +276,62 @@ impl Serving {
         }
     }
 
+    /// The next time the thread has something to do: the model's next event, a held reply's
+    /// release, or the end of a stall that keeps queued commands from the model.
+    fn next_wake(&self) -> Option<Nanos> {
+        let model = self.model.next_event();
+        let delayed = self.delayed.keys().next().map(|&(at, _)| at);
+        let stall = match self.queue.is_empty() {
+            true => None,
+            false => self.stalls.held(self.now()).map(|(_, until)| until),
+        };
+        [model, delayed, stall].into_iter().flatten().min()
+    }
+
     /// Run the model through every event due by now, each at its own time, and answer what
-    /// it completed.
+    /// it completed (or hold the reply, if a fault says so); answer held replies now due.
     fn advance(&mut self) {
         loop {
+            self.release_delayed();
             let now = self.now();
             let Some(due) = self.model.next_event().filter(|&at| at <= now) else {
                 return;
             };
             self.model_now = self.model_now.max(due);
             self.model.advance(self.model_now, &mut self.completed);
-            let sent = self.now();
             for tag in std::mem::take(&mut self.completed) {
                 if let Some(done) = self.at_device.remove(&tag) {
-                    self.tally.record_completion(&done, due, sent);
-                    self.log(&done, due);
-                    done.arrival.answer.complete(&self.buffers);
+                    let (release, held_by) = self.stalls.release(due, done.arrival.verdict.extra);
+                    if let Some(index) = held_by {
+                        self.fault_counts.add(index);
+                    }
+                    self.delayed.insert((release, tag), (done, due));
                 }
             }
+            self.release_delayed();
             // A slot freed at `due` takes the next queued command at once, as a drive would.
             self.submit();
+        }
+    }
+
+    /// Answer every held reply whose time has come.
+    fn release_delayed(&mut self) {
+        let now = self.now();
+        while let Some(entry) = self.delayed.first_entry() {
+            let release = entry.key().0;
+            if release > now {
+                return;
+            }
+            let (done, due) = entry.remove();
+            let sent = self.now();
+            self.tally
+                .record_completion(&done, due, release.max(due), sent);
+            self.log(&done, due);
+            let AtDevice { arrival, .. } = done;
+            match arrival.verdict.fails() {
+                true => arrival.answer.fail(),
+                false => arrival.answer.complete(&self.buffers),
+            }
         }
     }
 
@@ -300,6 +363,9 @@ impl Serving {
 
     /// Hand the model what waits in the driver queue while it has room.
     fn submit(&mut self) {
+        if self.stalls.held(self.now()).is_some() {
+            return;
+        }
         while self.model.in_flight() < self.depth {
             let Some(arrival) = self.queue.pop_front() else {
                 return;
@@ -337,9 +403,12 @@ impl Serving {
 }
 
 impl Tally {
-    fn record_completion(&mut self, done: &AtDevice, due: Nanos, sent: Nanos) {
+    /// A reply `sent`, of a command the model completed at `due`, meant to leave at
+    /// `release` (later than `due` if a fault held it).
+    fn record_completion(&mut self, done: &AtDevice, due: Nanos, release: Nanos, sent: Nanos) {
         let summary = &mut self.summary;
         summary.commands += 1;
+        summary.failed += u64::from(done.arrival.verdict.fails());
         match done.arrival.direction {
             Direction::Read => {
                 summary.reads += 1;
@@ -354,7 +423,7 @@ impl Tally {
             &mut self.service,
             due.saturating_sub(done.submitted) / 1_000,
         );
-        record(&mut self.lateness, sent.saturating_sub(due) / 1_000);
+        record(&mut self.lateness, sent.saturating_sub(release) / 1_000);
     }
 
     fn finish(self) -> Summary {
@@ -434,8 +503,14 @@ mod tests {
         // Every command takes 2 ms, one at a time.
         let model = NullDevice::new("null".into(), 2_000_000, 1, 1 << 20);
         let started = Instant::now();
-        let disk =
-            Disk::start(Box::new(model), started, Arc::default(), None).expect("disk thread");
+        let disk = Disk::start(
+            Box::new(model),
+            started,
+            Arc::default(),
+            None,
+            Default::default(),
+        )
+        .expect("disk thread");
         let (answered, answers) = mpsc::channel();
         let sent = Instant::now();
         for id in 0..3u64 {
@@ -445,6 +520,7 @@ mod tests {
                 len: 4096,
                 answer: Box::new(Recorded(id, answered.clone())),
                 arrived: sent,
+                verdict: Verdict::CLEAN,
             };
             assert!(disk.sender().send(Message::Request(arrival)).is_ok());
         }

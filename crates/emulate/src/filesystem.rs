@@ -5,14 +5,16 @@
 //! loop device above it keep many in flight. Requests of up to 1 MiB arrive as one (256
 //! pages). A read is served from the store and a write goes to it as the request arrives;
 //! the reply waits for the disk thread, which sends it when the model completes the
-//! command. A request the store fails is answered with `EIO` at once.
+//! command. A request the store fails is answered with `EIO` at once. The fault plan is
+//! decided here, as each request arrives (a failed write leaves the store as it was, a torn
+//! one writes its prefix); the disk thread answers as it says.
 //!
 //! Touched by the FUSE session thread.
 
 use std::ffi::OsStr;
 use std::io;
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use fuser::{
@@ -23,6 +25,7 @@ use fuser::{
 use ioslice_core::Direction;
 
 use crate::disk::{Answer, Arrival, Buffers, Message, ReadAnswer, WriteAnswer};
+use crate::fault::{CommandInfo, Fate, FaultCounts, Faults, Verdict};
 use crate::store::Store;
 use crate::transport::Transport;
 
@@ -46,6 +49,12 @@ pub(crate) struct Parts {
     /// Taken out of each request's arrival time (see [`crate::transport`]).
     pub transport: Transport,
     pub buffers: Arc<Buffers>,
+    /// The fault plan's state, if there is a plan.
+    pub faults: Option<Mutex<Faults>>,
+    /// What the faults injected.
+    pub fault_counts: Arc<FaultCounts>,
+    /// The emulator's start: fault times count from it.
+    pub started: Instant,
 }
 
 /// The emulator's filesystem.
@@ -83,9 +92,30 @@ impl DiskFilesystem {
         })
     }
 
+    /// The faults of a request arriving now.
+    fn decide(&self, direction: Direction, offset: u64, len: u64) -> Verdict {
+        let Some(faults) = &self.parts.faults else {
+            return Verdict::CLEAN;
+        };
+        let command = CommandInfo {
+            direction,
+            sector: offset / 512,
+            sectors: u32::try_from(len.div_ceil(512).max(1)).unwrap_or(u32::MAX),
+        };
+        let now = u64::try_from(self.parts.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let mut faults = faults.lock().unwrap_or_else(PoisonError::into_inner);
+        faults.decide(command, now, &self.parts.fault_counts)
+    }
+
     /// Time the request on the emulated disk; its answer goes out when the model completes
-    /// it. If the disk thread has stopped, the request fails.
-    fn time(&self, direction: Direction, offset: u64, len: u64, answer: Box<dyn Answer>) {
+    /// it (an error if `verdict` fails it). If the disk thread has stopped, the request fails.
+    fn time(
+        &self,
+        direction: Direction,
+        (offset, len): (u64, u64),
+        answer: Box<dyn Answer>,
+        verdict: Verdict,
+    ) {
         let now = Instant::now();
         let arrival = Arrival {
             direction,
@@ -93,6 +123,7 @@ impl DiskFilesystem {
             len,
             answer,
             arrived: now.checked_sub(self.parts.transport.of(len)).unwrap_or(now),
+            verdict,
         };
         if let Err(returned) = self.parts.requests.send(Message::Request(arrival)) {
             if let Message::Request(arrival) = returned.0 {
@@ -161,8 +192,9 @@ impl Filesystem for DiskFilesystem {
             Ok(0) => reply.data(&[]),
             Ok(read) => {
                 data.truncate(read);
+                let verdict = self.decide(Direction::Read, offset, read as u64);
                 let answer = Box::new(ReadAnswer(reply, data));
-                self.time(Direction::Read, offset, read as u64, answer);
+                self.time(Direction::Read, (offset, read as u64), answer, verdict);
             }
             Err(_) => reply.error(Errno::EIO),
         }
@@ -183,20 +215,31 @@ impl Filesystem for DiskFilesystem {
         if inode != DISK_INODE {
             return reply.error(Errno::EISDIR);
         }
-        match self.parts.store.write(offset, data) {
+        let len = data
+            .len()
+            .min(usize::try_from(self.parts.capacity.saturating_sub(offset)).unwrap_or(usize::MAX));
+        if len == 0 {
             // Nothing of it lies on the disk: the device's end.
-            Ok(0) => reply.error(Errno::ENOSPC),
-            Ok(written) => {
-                let written32 = u32::try_from(written).unwrap_or(u32::MAX);
-                self.time(
-                    Direction::Write,
-                    offset,
-                    written as u64,
-                    Box::new(WriteAnswer(reply, written32)),
-                );
-            }
-            Err(_) => reply.error(Errno::EIO),
+            return reply.error(Errno::ENOSPC);
         }
+        let verdict = self.decide(Direction::Write, offset, len as u64);
+        let reaching = match verdict.fate {
+            Fate::Served => len,
+            Fate::Failed => 0,
+            Fate::Torn { keep } => len.min(keep as usize * 512),
+        };
+        let stored = reaching == 0
+            || matches!(self.parts.store.write(offset, &data[..reaching]), Ok(n) if n > 0);
+        if !stored {
+            return reply.error(Errno::EIO);
+        }
+        let len32 = u32::try_from(len).unwrap_or(u32::MAX);
+        self.time(
+            Direction::Write,
+            (offset, len as u64),
+            Box::new(WriteAnswer(reply, len32)),
+            verdict,
+        );
     }
 
     fn flush(

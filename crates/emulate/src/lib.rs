@@ -29,11 +29,13 @@
 //! - `filesystem`: the FUSE filesystem with its one file (the FUSE session thread).
 //! - `disk`: the disk thread, which runs the model on the real clock and answers requests.
 //! - `store`: the backing store.
+//! - [`fault`]: fault plans: failed, torn, slow and stalled commands, from the seed.
 //! - [`summary`]: what was served.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod disk;
+pub mod fault;
 mod filesystem;
 mod store;
 pub mod summary;
@@ -56,9 +58,10 @@ pub use filesystem::DISK_FILE;
 pub use summary::{Latency, Summary};
 pub use transport::Transport;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::disk::{Buffers, Disk};
+use crate::fault::{FaultCounts, FaultPlan, Faults, Stalls};
 use crate::filesystem::{DiskFilesystem, Parts};
 use crate::store::Store;
 
@@ -150,6 +153,11 @@ pub struct EmulatorConfig {
     /// model and completed, its direction, place and length, and how many commands the model
     /// held then.
     pub log: Option<PathBuf>,
+    /// Faults to inject (see [`fault`]); `None` serves every command as the model says.
+    pub faults: Option<FaultPlan>,
+    /// Where the fault plan's random draws come from: the same seed gives the same faults
+    /// for the same commands.
+    pub seed: u64,
 }
 
 impl EmulatorConfig {
@@ -164,6 +172,8 @@ impl EmulatorConfig {
             max_background: Self::DEFAULT_MAX_BACKGROUND,
             transport: Transport::NONE,
             log: None,
+            faults: None,
+            seed: 1,
         }
     }
 }
@@ -175,6 +185,8 @@ pub struct Emulator {
     transport: Transport,
     session: Option<BackgroundSession>,
     disk: Option<Disk>,
+    /// The fault plan's faults as written, and what each injected.
+    faults: (Vec<String>, Arc<FaultCounts>),
 }
 
 impl std::fmt::Debug for Emulator {
@@ -204,8 +216,20 @@ impl Emulator {
             })?),
             None => None,
         };
-        let disk = Disk::start(model, Instant::now(), Arc::clone(&buffers), log)
-            .map_err(EmulateError::Spawn)?;
+        let started = Instant::now();
+        let plan = config.faults.clone().unwrap_or_default();
+        let texts: Vec<String> = plan.faults.iter().map(|f| f.text.clone()).collect();
+        let counts = Arc::new(FaultCounts::new(plan.faults.len()));
+        let stalls = Stalls::new(fault::timed_stalls(&plan));
+        let faults = (!plan.faults.is_empty()).then(|| Mutex::new(Faults::new(plan, config.seed)));
+        let disk = Disk::start(
+            model,
+            started,
+            Arc::clone(&buffers),
+            log,
+            (stalls, Arc::clone(&counts)),
+        )
+        .map_err(EmulateError::Spawn)?;
         let owner = std::fs::metadata(mountpoint)
             .map(|metadata| (metadata.uid(), metadata.gid()))
             .unwrap_or((0, 0));
@@ -217,6 +241,9 @@ impl Emulator {
             owner,
             transport: config.transport,
             buffers,
+            faults,
+            fault_counts: Arc::clone(&counts),
+            started,
         });
         let session = Session::new(filesystem, mountpoint, &mount_config())
             .and_then(Session::spawn)
@@ -237,6 +264,7 @@ impl Emulator {
             transport: config.transport,
             session: Some(session),
             disk: Some(disk),
+            faults: (texts, counts),
         })
     }
 
@@ -266,7 +294,10 @@ impl Emulator {
             // The session ends once the kernel says the filesystem is gone.
             let _ = session.join();
         }
-        Ok(self.disk.take().map(Disk::stop).unwrap_or_default())
+        let mut summary = self.disk.take().map(Disk::stop).unwrap_or_default();
+        let (texts, counts) = &self.faults;
+        summary.faults = texts.iter().cloned().zip(counts.values()).collect();
+        Ok(summary)
     }
 }
 

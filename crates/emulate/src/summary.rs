@@ -48,6 +48,11 @@ pub struct Summary {
     pub lateness: Latency,
     /// Most requests waiting in the driver queue at once.
     pub longest_queue: usize,
+    /// Commands answered with an error by a fault (included in `commands`).
+    pub failed: u64,
+    /// Each fault of the plan as written, and how many commands it affected (for a stall:
+    /// the replies it held).
+    pub faults: Vec<(String, u64)>,
 }
 
 impl fmt::Display for Summary {
@@ -69,6 +74,14 @@ impl fmt::Display for Summary {
             self.longest_queue,
             self.lateness.mean,
             self.lateness.p99,
-        )
+        )?;
+        if !self.faults.is_empty() {
+            write!(f, "; {} failed by faults; injected:", self.failed)?;
+            for (index, (text, count)) in self.faults.iter().enumerate() {
+                let sep = if index == 0 { "" } else { "," };
+                write!(f, "{sep} {text} ×{count}")?;
+            }
+        }
+        Ok(())
     }
 }

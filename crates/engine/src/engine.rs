@@ -122,6 +122,7 @@ impl EngineBuilder {
         let max_queued = self.settings.submission_queue;
         let trace = self.settings.trace.take();
         let statistics = self.settings.statistics;
+        let io_timeout = self.settings.io_timeout;
         let policy = self.settings.build(&context)?;
 
         let started = crate::sync::now();
@@ -138,6 +139,7 @@ impl EngineBuilder {
             depth: target.queue_depth,
             max_queued,
             trace,
+            io_timeout,
         });
         let dispatcher = Arc::clone(&shared);
         let thread = thread::Builder::new()

@@ -264,6 +264,7 @@ pub use device::{DeviceError, Target, TargetKind};
 pub use engine::{Engine, EngineBuilder, EngineError, Geometry};
 pub use handle::{Client, Handle};
 pub use open::{BackendChoice, DirectIo, OpenBuilder, OpenError};
+pub use settings::DEFAULT_IO_TIMEOUT;
 pub use stats::{Figures, FinalStats, Latency, Snapshot, Statistics};
 
 // What a caller names from the policies' crate, so that `ioslice-engine` is the only

@@ -20,6 +20,10 @@ pub(crate) type PolicyFactory = Box<dyn FnOnce(&SchedulerContext) -> Box<dyn Sch
 
 /// The default submission queue capacity (and most requests the policy holds at once).
 pub(crate) const DEFAULT_SUBMISSION_QUEUE: usize = 1024;
+
+/// How long a request may stay at the device before it fails with `ETIMEDOUT` unless set
+/// otherwise: the kernel block layer's default (`/sys/block/*/queue/io_timeout`, 30 s).
+pub const DEFAULT_IO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// The default policy.
 pub(crate) const DEFAULT_SCHEDULER: &str = "bfq";
 
@@ -58,6 +62,7 @@ pub(crate) struct PolicySettings {
     pub(crate) submission_queue: usize,
     pub(crate) trace: Option<Box<dyn TraceSink + Send>>,
     pub(crate) statistics: Statistics,
+    pub(crate) io_timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for PolicySettings {
@@ -68,6 +73,7 @@ impl std::fmt::Debug for PolicySettings {
             .field("submission_queue", &self.submission_queue)
             .field("traced", &self.trace.is_some())
             .field("statistics", &self.statistics)
+            .field("io_timeout", &self.io_timeout)
             .finish()
     }
 }
@@ -81,6 +87,7 @@ impl Default for PolicySettings {
             submission_queue: DEFAULT_SUBMISSION_QUEUE,
             trace: None,
             statistics: Statistics::default(),
+            io_timeout: Some(DEFAULT_IO_TIMEOUT),
         }
     }
 }
@@ -245,6 +252,16 @@ macro_rules! policy_setters {
         /// bytes, which are as exact either way.
         pub fn statistics(mut self, kept: $crate::Statistics) -> Self {
             self.settings.statistics = kept;
+            self
+        }
+
+        /// How long a request may stay at the device before it completes, once, with
+        /// `ETIMEDOUT` (counted in [`Snapshot::timed_out`](crate::Snapshot::timed_out));
+        /// `None` waits for ever. Default 30 s, as the kernel's block layer. The device's late
+        /// answer is absorbed; meanwhile the operation no longer counts against the queue
+        /// depth, but shutdown still waits for it (its buffers are the device's until then).
+        pub fn io_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+            self.settings.io_timeout = timeout.filter(|t| !t.is_zero());
             self
         }
     };

@@ -102,6 +102,12 @@ pub struct Snapshot {
     /// Requests completed with a shutdown error without being served (sent while the engine
     /// was stopping).
     pub cancelled: u64,
+    /// Requests the device did not answer within the engine's I/O timeout, completed with
+    /// `ETIMEDOUT` (also counted in the figures' errors).
+    pub timed_out: u64,
+    /// Answers the device gave to operations after they had timed out: absorbed, not
+    /// completed again.
+    pub late_completions: u64,
 }
 
 /// What [`Engine::shutdown`](crate::Engine::shutdown) returns: the statistics once every
@@ -202,6 +208,8 @@ pub(crate) struct Gauges {
     pub queued: usize,
     pub in_flight: usize,
     pub double_completions: u64,
+    pub timed_out: u64,
+    pub late_completions: u64,
 }
 
 /// One process's requests in one group: where a sample's latency is recorded, once. The
@@ -224,6 +232,8 @@ struct Tables {
     queued: usize,
     in_flight: usize,
     double_completions: u64,
+    timed_out: u64,
+    late_completions: u64,
 }
 
 impl Tables {
@@ -319,6 +329,8 @@ impl Recorder {
             tables.queued = gauges.queued;
             tables.in_flight = gauges.in_flight;
             tables.double_completions = gauges.double_completions;
+            tables.timed_out = gauges.timed_out;
+            tables.late_completions = gauges.late_completions;
         }
         drop(tables);
         self.unfolded.fetch_sub(1, Ordering::AcqRel);
@@ -349,6 +361,8 @@ impl Recorder {
             in_flight: tables.in_flight,
             double_completions: tables.double_completions,
             cancelled,
+            timed_out: tables.timed_out,
+            late_completions: tables.late_completions,
         }
     }
 }

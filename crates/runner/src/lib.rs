@@ -88,6 +88,10 @@ pub struct RunConfig {
     /// Set from outside (SIGINT) to end the run early: every job stops issuing, what is in
     /// flight completes, and the report covers what was done.
     pub stop: ioslice_core::StopSignal,
+    /// How long a request may stay at the device before it fails with `ETIMEDOUT`
+    /// (`--io-timeout`; `None`: for ever). fio's rules for errors then apply to it as to any
+    /// other errno.
+    pub io_timeout: Option<std::time::Duration>,
 }
 
 /// A finished real run.
@@ -347,7 +351,8 @@ fn start_engines(
         }
         let mut builder = Engine::builder(backend, geometry)
             .scheduler_spec(config.scheduler.clone())
-            .groups(groups.clone());
+            .groups(groups.clone())
+            .io_timeout(config.io_timeout);
         if let Some(sinks) = trace {
             let label = target.path().display().to_string();
             builder = builder.trace(sinks((opened.len() > 1).then_some(label.as_str())));

@@ -46,6 +46,7 @@ fn a_stop_ends_every_job_and_accounts_for_every_request() {
             controller: Default::default(),
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: stop.clone(),
+            io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
         };
         let asker = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(500));

@@ -72,6 +72,7 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
         controller: Default::default(),
         max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
         stop: Default::default(),
+        io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
     };
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {

@@ -29,6 +29,7 @@ fn config(path: &Path) -> RunConfig {
         controller: Default::default(),
         max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
         stop: Default::default(),
+        io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
     }
 }
 

@@ -78,8 +78,10 @@
 //!    blocked (it turns again, or blocks and keeps it), or the dispatcher thread.
 //! 5. **Room wakes the pushed back.** Whichever turn makes room wakes who waits for it.
 //! 6. **Submitters outlive their operations** ([`crate::submitter`]).
-//! 7. **No progress on a timeout** but the policy's timer (and a closed lane's leftover
-//!    operations, looked at every [`LANE_RECHECK`]): whatever can end a wait wakes it.
+//! 7. **No progress on a timeout** but the policy's timer, the I/O timeout of the earliest
+//!    operation at the device (every blocking wait ends by it, `Core::next_timeout`), and a
+//!    closed lane's leftover operations, looked at every [`LANE_RECHECK`]: whatever else can
+//!    end a wait wakes it.
 //!
 //! The `model_check` module runs these hand-offs under shuttle in every order it can find,
 //! with timeouts that never fire, and fails on a lost or doubled request or a deadlock.
@@ -106,7 +108,10 @@
 //! completed, both under the lock; a dispatch naming an id not pending, or a completion for
 //! a token not in flight, is counted in [`Snapshot::double_completions`](crate::Snapshot)
 //! (and asserts in debug builds) instead of being completed again. Each outcome is moved
-//! out of the core with its completer, which fulfils it once.
+//! out of the core with its completer, which fulfils it once. An operation that outlives the
+//! I/O timeout gives its parts' completers up when it times out (`core::timeout`) and stays
+//! in `ops`, empty and marked, until the device answers; that answer finds nothing to
+//! complete and is only counted.
 //!
 //! # Shutdown
 //!
@@ -257,6 +262,8 @@ pub(crate) struct Parts {
     pub max_queued: usize,
     /// Where the run's trace goes, if it is traced.
     pub trace: Option<Box<dyn TraceSink + Send>>,
+    /// How long an operation may stay at the device (`None`: for ever).
+    pub io_timeout: Option<std::time::Duration>,
 }
 
 impl Shared {
@@ -283,6 +290,10 @@ impl Shared {
             parts.started,
             parts.depth,
         );
+        let mut core = core;
+        core.io_timeout = parts
+            .io_timeout
+            .map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
         Self {
             core: Mutex::new(core),
             room: Condvar::new(),

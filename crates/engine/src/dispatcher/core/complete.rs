@@ -42,6 +42,9 @@ impl Core {
             self.double_completions += 1;
             return;
         };
+        if op.timed_out {
+            return self.absorb_late(io_done, op.lane);
+        }
         self.dispatcher_ops -= usize::from(op.by_dispatcher);
         self.uncount_lane_op(op.lane);
         let (transferred, errno) = match &io_done.result {
@@ -118,7 +121,7 @@ impl Core {
 
     /// One operation of the policy request `key` is back, `finished` (failed with
     /// `op_error`, if so): once all of them are, tell the policy.
-    fn op_done(&mut self, key: u64, op_error: Option<i32>, finished: Instant) {
+    pub(super) fn op_done(&mut self, key: u64, op_error: Option<i32>, finished: Instant) {
         // The batch's completion time, not another clock read per operation.
         let finished_at =
             u64::try_from(finished.saturating_duration_since(self.started).as_nanos())
@@ -155,8 +158,10 @@ impl Core {
                     parts: vec![part],
                     lane: op.lane,
                     by_dispatcher: op.by_dispatcher,
+                    timed_out: false,
                 },
             );
+            self.arm_timeout(token);
             self.backend.push(IoOp {
                 token,
                 direction,
@@ -204,6 +209,8 @@ impl Core {
             queued: self.pending.len(),
             in_flight: self.parts_in_flight,
             double_completions: self.double_completions,
+            timed_out: self.timed_out,
+            late_completions: self.late_completions,
         }
     }
 
@@ -237,6 +244,8 @@ impl Core {
             }
         }
         self.dispatched.clear();
+        self.deadlines.clear();
+        self.timed_out_ops = 0;
         self.parts_in_flight = 0;
         self.dispatcher_ops = 0;
         for lane in &mut self.lanes {

@@ -8,7 +8,7 @@
 //! (`roles::Roles`) but only the `drive` and `timer` modules read or change it; the core
 //! only records whose turn it is, to mark the operations the dispatcher thread must reap.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::io;
 use std::sync::Arc;
@@ -29,6 +29,7 @@ use crate::stats::{Recorder, Sample};
 use crate::sync::now;
 
 mod complete;
+mod timeout;
 
 /// One client request at the device, part of an operation.
 #[derive(Debug)]
@@ -47,6 +48,9 @@ pub(crate) struct Op {
     /// Issued in a turn of the dispatcher thread, which then reaps it before giving up the
     /// poller role (nobody else may be waiting for it).
     pub(crate) by_dispatcher: bool,
+    /// Its requests timed out and were completed with `ETIMEDOUT`; the device still has it
+    /// (see the `timeout` module).
+    pub(crate) timed_out: bool,
 }
 
 /// One policy request at the device, until all its operations are back.
@@ -143,6 +147,17 @@ pub(crate) struct Core {
     pub(crate) panicked: bool,
     /// The backend error that ended the engine.
     pub(crate) failure: Option<io::Error>,
+    /// How long an operation may stay at the device before its requests fail with
+    /// `ETIMEDOUT` (nanoseconds; `None`: for ever).
+    pub(crate) io_timeout: Option<Nanos>,
+    /// (deadline, token) of the operations at the device, in dispatch order.
+    pub(crate) deadlines: VecDeque<(Nanos, u64)>,
+    /// Operations that timed out and are still at the device.
+    pub(crate) timed_out_ops: usize,
+    /// Requests completed with `ETIMEDOUT`.
+    pub(crate) timed_out: u64,
+    /// Answers the device gave to operations after they had timed out.
+    pub(crate) late_completions: u64,
 }
 
 impl Core {
@@ -198,6 +213,11 @@ impl Core {
             closed: false,
             panicked: false,
             failure: None,
+            io_timeout: None,
+            deadlines: VecDeque::new(),
+            timed_out_ops: 0,
+            timed_out: 0,
+            late_completions: 0,
         }
     }
 
@@ -286,6 +306,9 @@ impl Core {
         self.complete_batch();
         self.fail_lost_requests();
         self.pump();
+        if self.expire_timeouts() {
+            self.pump();
+        }
         if let Err(error) = self.hand_over() {
             self.fail_everything(error);
             return;
@@ -355,7 +378,7 @@ impl Core {
         self.timer = None;
         // One clock read per turn: its dispatches are one instant to the policy.
         let now = self.now();
-        while self.backend.in_flight() < self.depth {
+        while self.live_in_flight() < self.depth {
             let answer = self.policy.dispatch(now);
             if let Some(trace) = &mut self.trace {
                 trace.collect(now, self.policy.as_mut());
@@ -437,8 +460,10 @@ impl Core {
                 parts: run,
                 lane,
                 by_dispatcher,
+                timed_out: false,
             },
         );
+        self.arm_timeout(token);
         self.unsubmitted += 1;
         self.backend.push(IoOp {
             token,

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::completion::{CompletionQueue, Slot};
 use crate::counters::Counters;
+use crate::dispatcher::drive::poller::earliest;
 use crate::dispatcher::{Lane, Shared};
 use crate::sync::now;
 
@@ -51,7 +52,11 @@ impl Shared {
                 return self.unlock_and_deliver(core); // ready
             }
             core.set_waiting(lane.id, true);
-            let until = core.keep_timer_on_lane(lane.id, deadline);
+            // An operation timing out ends the wait too (its outcome may be ours).
+            let until = earliest(
+                core.keep_timer_on_lane(lane.id, deadline),
+                core.next_timeout(),
+            );
             self.unlock_and_deliver(core);
             let waited = lane.waiter.wait(until);
             core = self.lock();

@@ -119,19 +119,24 @@ impl Shared {
         }
     }
 
-    /// How long a poller blocks: until its deadline or the policy's timer, whichever is
-    /// first, and no longer than the lane recheck while a closed lane has operations left.
+    /// How long a poller blocks: until its deadline, the policy's timer or the earliest I/O
+    /// timeout, whichever is first, and no longer than the lane recheck while a closed lane has operations left.
     /// Nothing else bounds the wait: whatever can end it wakes it (see [`Shared::poll`]).
     pub(crate) fn poll_until(&self, core: &Core, deadline: Option<Instant>) -> Option<Instant> {
-        let timer = core.held_timer();
-        let mut until = match (deadline, timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let timer = earliest(core.held_timer(), core.next_timeout());
+        let mut until = earliest(deadline, timer);
         if core.orphaned_lane_ops() {
             let soon = now() + LANE_RECHECK;
             until = Some(until.map_or(soon, |at| at.min(soon)));
         }
         until
+    }
+}
+
+/// The earlier of two optional instants.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
