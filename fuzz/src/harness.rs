@@ -147,7 +147,8 @@ const SCHEDULERS: &[&str] = &[
 ];
 const DEVICES: &[&str] = &["sim:ssd", "sim:hdd", "sim:nvme", "sim:null", "sim:raid5-12"];
 
-/// A job file run through the simulator, cut down to run in milliseconds (see [`shrink`]).
+/// A job file run through the simulator, cut down to run in milliseconds (see [`shrink`]);
+/// a run that finishes must account for every request, write-back and read-ahead.
 ///
 /// A first line `;ioslice|--sched S|--device D|--host H|--cgroup C|--controller K` (any
 /// subset, any order, each flag once or more) sets the run as the command line would,
@@ -205,7 +206,19 @@ pub fn simulate(data: &[u8]) {
         }
     }
     shrink(&mut file);
-    let _ = run(&file, &config);
+    if let Ok(outcome) = run(&file, &config) {
+        // The simulator's own accounting (`SimOutcome`): nothing lost, nothing twice.
+        assert_eq!(outcome.submitted, outcome.completed, "lost requests");
+        assert_eq!(outcome.duplicate_completions, 0, "duplicate completions");
+        let writeback = outcome.writeback;
+        assert_eq!(writeback.submitted, writeback.completed, "lost writeback");
+        assert_eq!(
+            writeback.bytes_dirtied, writeback.bytes_written,
+            "dirty data left"
+        );
+        let readahead = outcome.readahead;
+        assert_eq!(readahead.submitted, readahead.completed, "lost read-ahead");
+    }
 }
 
 /// Cut every job down so a run takes milliseconds: at most [`MAX_BYTES`] per target and
