@@ -98,7 +98,7 @@ impl Reader<'_> {
                 limit: INCLUDE_DEPTH_LIMIT,
             });
         }
-        let text = std::fs::read_to_string(&resolved).map_err(|e| JobFileError::Include {
+        let text = read_include(&resolved).map_err(|e| JobFileError::Include {
             origin,
             file: shown.clone(),
             reason: e.to_string(),
@@ -128,6 +128,26 @@ impl Reader<'_> {
         });
         Ok(())
     }
+}
+
+/// Largest included file read: job files are a few kilobytes, and a device such as
+/// `/dev/zero` never ends.
+const INCLUDE_SIZE_LIMIT: u64 = 16 << 20;
+
+/// An included file's text, refused past [`INCLUDE_SIZE_LIMIT`].
+fn read_include(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(INCLUDE_SIZE_LIMIT + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > INCLUDE_SIZE_LIMIT {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: expected a job file",
+            INCLUDE_SIZE_LIMIT >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// An include path relative to the including file's directory (absolute paths stay).
