@@ -58,7 +58,9 @@ for target in "${targets[@]}"; do
     cp "$fuzz_dir/seeds/$target"/* "$seeds/" 2>/dev/null || true
     cp "$fuzz_dir/regressions/$target"/* "$seeds/" 2>/dev/null || true
     if [ "$target" = jobfile ] || [ "$target" = simulate ]; then
-        find "$repo/scenarios" "$extra" -name '*.fio' -size -8k 2>/dev/null |
+        dirs=("$repo/scenarios")
+        [ ! -d "$extra" ] || dirs+=("$extra")
+        find "${dirs[@]}" -name '*.fio' -size -8k |
             while read -r file; do cp "$file" "$seeds/$(echo "${file#"$repo"/}" | tr / _)"; done
     fi
     timeout=${FUZZ_TIMEOUT_MS:-$([ "$target" = simulate ] && echo 1000 || echo 200)}
