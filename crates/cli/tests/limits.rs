@@ -123,6 +123,23 @@ fn simulated_time_costs_no_memory_of_its_own() {
 }
 
 #[test]
+fn a_slow_rate_over_a_long_time_costs_per_request_not_per_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // One request a second for 2 × 10^5 simulated seconds: 4 × 10^5 bandwidth windows.
+    let slow = job(
+        dir.path(),
+        "slow.fio",
+        "[j]\nrw=randread\nsize=1g\nrate_iops=1\nruntime=200000\ntime_based\n",
+    );
+    let output = ioslice(dir.path(), &["run", &slow, "--output-format", "json"]);
+    ran(&output);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let read = &report["jobs"][0]["read"];
+    assert_eq!(read["total_ios"], 200_000);
+    assert_eq!(read["iops_samples"], 400_000);
+}
+
+#[test]
 fn thousands_of_queues_fit_well_within_the_limit() {
     let dir = tempfile::tempdir().expect("temp dir");
     let queues = job(
