@@ -51,6 +51,9 @@ mkdir -p "$out"
 } | sort -u >"$dict"
 
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_AUTORESUME=1
+# Not pinned to a core: on a shared machine (or beside another campaign) afl-fuzz would
+# otherwise refuse to start when every core looks taken.
+export AFL_NO_AFFINITY=1
 for target in "${targets[@]}"; do
     seeds=$out/$target.seeds
     rm -rf "$seeds"
