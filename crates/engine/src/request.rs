@@ -12,6 +12,7 @@ use ioslice_core::{Direction, GroupId, IoPriority, ProcessId};
 
 use crate::buffer::AlignedBuffer;
 use crate::completion::Completer;
+use crate::stats::Sample;
 
 /// A request on its way into the policy.
 #[derive(Debug)]
@@ -73,6 +74,22 @@ impl Transfer {
             offset,
             buffer,
             submitted: crate::sync::now(),
+        }
+    }
+}
+
+impl Submission {
+    /// The statistics' record of this request's `bytes`, done (`ok`) or failed after
+    /// `latency`.
+    pub(crate) fn sample(&self, bytes: usize, ok: bool, latency: std::time::Duration) -> Sample {
+        Sample {
+            group: Arc::clone(&self.group_path),
+            group_index: self.group.0,
+            process: self.process.0,
+            direction: self.direction,
+            bytes: bytes as u64,
+            ok,
+            latency,
         }
     }
 }

@@ -7,7 +7,6 @@
 //! Touched under the lock by whichever thread runs a turn (see the `core` module).
 
 use std::io;
-use std::sync::Arc;
 use std::time::Instant;
 
 use ioslice_core::{Completion, Nanos, TraceEvent};
@@ -88,15 +87,8 @@ impl Core {
                     transferred: transferred.saturating_sub(start).min(len),
                 }),
             };
-            self.samples.push(Sample {
-                group: Arc::clone(&submission.group_path),
-                group_index: submission.group.0,
-                process: submission.process.0,
-                direction: submission.direction,
-                bytes: len as u64,
-                ok: kind.is_none(),
-                latency,
-            });
+            self.samples
+                .push(submission.sample(len, kind.is_none(), latency));
             let outcome = match (kind, buffer) {
                 (None, Some(buffer)) => Ok(IoResult {
                     buffer,

@@ -18,7 +18,6 @@
 //! Touched under the lock by whichever thread runs a turn (see the `core` module); the
 //! waiting threads read [`Core::next_timeout`] to block no later than it.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ioslice_core::Nanos;
@@ -26,7 +25,6 @@ use ioslice_core::Nanos;
 use super::{Core, Part};
 use crate::backend::IoDone;
 use crate::completion::{IoError, IoErrorKind};
-use crate::stats::Sample;
 
 impl Core {
     /// Note the deadline of operation `token`, pushed now.
@@ -100,15 +98,7 @@ impl Core {
     fn fail_timed_out(&mut self, part: Part, finished: Instant) {
         let Part { len, submission } = part;
         let latency = finished.saturating_duration_since(submission.submitted);
-        self.samples.push(Sample {
-            group: Arc::clone(&submission.group_path),
-            group_index: submission.group.0,
-            process: submission.process.0,
-            direction: submission.direction,
-            bytes: len as u64,
-            ok: false,
-            latency,
-        });
+        self.samples.push(submission.sample(len, false, latency));
         let error = IoError {
             direction: submission.direction,
             offset: submission.offset,
