@@ -87,11 +87,31 @@ pub struct RunConfig {
     pub max_jobs: u32,
     /// Set from outside (SIGINT) to end the run early: every job stops issuing, what is in
     /// flight completes, and the report covers what was done.
-    pub stop: ioslice_core::StopSignal,
+    pub stop: StopSignal,
     /// How long a request may stay at the device before it fails with `ETIMEDOUT`
     /// (`--io-timeout`; `None`: for ever). fio's rules for errors then apply to it as to any
     /// other errno.
     pub io_timeout: Option<std::time::Duration>,
+}
+
+impl RunConfig {
+    /// A run of `scheduler` on `path` with `seed` and every other setting at its default:
+    /// no writes to a mounted device, the job file's groups only, the elevator's own
+    /// controller, fio's job limit, no stop asked, and the kernel's 30 s I/O timeout.
+    pub fn new(seed: u64, scheduler: SchedSpec, path: PathBuf) -> Self {
+        Self {
+            seed,
+            scheduler,
+            path,
+            allow_mounted_write: false,
+            group_weights: Vec::new(),
+            group_limits: Vec::new(),
+            controller: Controller::default(),
+            max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
+            stop: StopSignal::new(),
+            io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
+        }
+    }
 }
 
 /// A finished real run.

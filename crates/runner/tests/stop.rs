@@ -37,16 +37,8 @@ fn a_stop_ends_every_job_and_accounts_for_every_request() {
     for sched in ["noop", "bfq"] {
         let stop = StopSignal::new();
         let config = RunConfig {
-            seed: 1,
-            scheduler: sched.parse().expect("scheduler"),
-            path: path.clone(),
-            allow_mounted_write: false,
-            group_weights: Vec::new(),
-            group_limits: Vec::new(),
-            controller: Default::default(),
-            max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: stop.clone(),
-            io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
+            ..RunConfig::new(1, sched.parse().expect("scheduler"), path.clone())
         };
         let asker = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(500));

@@ -3,33 +3,16 @@
 //! limits — on the real clock. Times are real, so the tests count events and check their
 //! order, not their bytes.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
-use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
+use ioslice_core::{Nanos, TraceEvent, TraceSink};
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_runner::{run_traced, RunConfig};
 
-/// A sink the test keeps a handle on while the engine owns it.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<TraceLog>>);
-
-impl TraceSink for Shared {
-    fn start(&mut self, groups: &GroupTree) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .start(groups);
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(time, event);
-    }
-}
+mod common;
+use common::Shared;
 
 /// Two readers of 64 reads of 4 KiB each, one at a time, in group `g`, far enough apart
 /// (64 MiB) that bfq does not merge their queues as cooperators.
@@ -63,16 +46,8 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
         })
         .unwrap_or_default();
     let config = RunConfig {
-        seed: 1,
-        scheduler: sched.parse().expect("scheduler"),
-        path,
-        allow_mounted_write: false,
-        group_weights: Vec::new(),
         group_limits,
-        controller: Default::default(),
-        max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
-        stop: Default::default(),
-        io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
+        ..RunConfig::new(1, sched.parse().expect("scheduler"), path)
     };
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {

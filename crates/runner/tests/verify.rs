@@ -5,12 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 
-use ioslice_core::trace::TraceLog;
-use ioslice_core::{Direction, GroupTree, Nanos, TraceEvent, TraceSink};
+use ioslice_core::{Direction, TraceEvent, TraceSink};
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_runner::{run, run_traced, RunConfig, RunOutcome};
+
+mod common;
+use common::Shared;
 
 /// 16 blocks of 4 KiB written in order.
 const WRITE: &str = "[w]\nrw=write\nbs=4k\nsize=64k\n";
@@ -19,18 +21,7 @@ const WRITE: &str = "[w]\nrw=write\nbs=4k\nsize=64k\n";
 const EILSEQ: i32 = 84;
 
 fn config(path: &Path) -> RunConfig {
-    RunConfig {
-        seed: 1,
-        scheduler: "noop".parse().expect("scheduler"),
-        path: path.to_path_buf(),
-        allow_mounted_write: false,
-        group_weights: Vec::new(),
-        group_limits: Vec::new(),
-        controller: Default::default(),
-        max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
-        stop: Default::default(),
-        io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
-    }
+    RunConfig::new(1, "noop".parse().expect("scheduler"), path.to_path_buf())
 }
 
 /// Run `job` (a job file's text) on `path`.
@@ -236,26 +227,6 @@ fn verify_dump_writes_the_received_and_the_expected_block() {
     // The expected block is rebuilt from its seed: the data as written (the time stamp in
     // the header aside).
     assert_eq!(expected[40..], original[4096 + 40..8192]);
-}
-
-/// A sink the test keeps a handle on while the engine owns it.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<TraceLog>>);
-
-impl TraceSink for Shared {
-    fn start(&mut self, groups: &GroupTree) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .start(groups);
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(time, event);
-    }
 }
 
 /// The directions of the requests a run inserted, in order: 'W' or 'R'.
