@@ -57,23 +57,29 @@ fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, String) {
     }
 }
 
+/// Run ioslice with `args` in `dir` for 0.7 s, send it `signals` one after the other, and
+/// give it a second to end: its status code, stdout and stderr.
+fn interrupt(dir: &Path, args: &[&str], signals: &[i32]) -> (Option<i32>, String, String) {
+    let child = start(dir, args);
+    std::thread::sleep(Duration::from_millis(700));
+    for &sig in signals {
+        signal(&child, sig);
+    }
+    finish(child, Duration::from_secs(1))
+}
+
 #[test]
 fn sigint_prints_what_a_simulation_measured_within_a_second() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let child = start(
-        dir.path(),
-        &[
-            "run",
-            "long.fio",
-            "--device",
-            "sim:ssd",
-            "--output-format",
-            "json",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(700));
-    signal(&child, libc::SIGINT);
-    let (code, out, err) = finish(child, Duration::from_secs(1));
+    let args = [
+        "run",
+        "long.fio",
+        "--device",
+        "sim:ssd",
+        "--output-format",
+        "json",
+    ];
+    let (code, out, err) = interrupt(dir.path(), &args, &[libc::SIGINT]);
     assert_eq!(code, Some(128), "{err}");
     assert_eq!(err.trim(), "ioslice: terminating on signal 2");
     let report: serde_json::Value = serde_json::from_str(&out).expect("the report is whole JSON");
@@ -95,10 +101,7 @@ fn sigterm_ends_a_comparison_with_the_runs_it_did() {
         "--clients",
         "1,2",
     ];
-    let child = start(dir.path(), &args);
-    std::thread::sleep(Duration::from_millis(700));
-    signal(&child, libc::SIGTERM);
-    let (code, out, err) = finish(child, Duration::from_secs(1));
+    let (code, out, err) = interrupt(dir.path(), &args, &[libc::SIGTERM]);
     assert_eq!(code, Some(128), "{err}");
     assert!(
         err.starts_with("ioslice: terminating on signal 15: "),
@@ -113,13 +116,10 @@ fn sigterm_ends_a_comparison_with_the_runs_it_did() {
 #[test]
 fn a_second_signal_ends_the_process_at_once() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let child = start(dir.path(), &["run", "long.fio", "--device", "sim:ssd"]);
-    std::thread::sleep(Duration::from_millis(700));
     // Two different signals, so they cannot merge into one pending signal: whichever the
     // process takes second ends it, with 128 + its number.
-    signal(&child, libc::SIGINT);
-    signal(&child, libc::SIGTERM);
-    let (code, _, _) = finish(child, Duration::from_secs(1));
+    let args = ["run", "long.fio", "--device", "sim:ssd"];
+    let (code, _, _) = interrupt(dir.path(), &args, &[libc::SIGINT, libc::SIGTERM]);
     assert!(
         [Some(128 + libc::SIGINT), Some(128 + libc::SIGTERM)].contains(&code),
         "{code:?}"
@@ -136,20 +136,15 @@ fn sigint_prints_what_a_real_run_measured_within_a_second() {
     let job = "[j]\nrw=randwrite\nbs=4k\nioengine=io_uring\niodepth=8\nsize=64m\nruntime=30\ntime_based\n";
     std::fs::write(dir.path().join("real.fio"), job).expect("job file");
     let device = data.to_str().expect("path");
-    let child = start(
-        dir.path(),
-        &[
-            "run",
-            "real.fio",
-            "--device",
-            device,
-            "--output-format",
-            "json",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(700));
-    signal(&child, libc::SIGINT);
-    let (code, out, err) = finish(child, Duration::from_secs(1));
+    let args = [
+        "run",
+        "real.fio",
+        "--device",
+        device,
+        "--output-format",
+        "json",
+    ];
+    let (code, out, err) = interrupt(dir.path(), &args, &[libc::SIGINT]);
     assert_eq!(code, Some(128), "{err}");
     assert!(err.contains("ioslice: terminating on signal 2"), "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).expect("the report is whole JSON");

@@ -137,9 +137,8 @@ impl LatencyStats {
         let Some(bins) = &self.bins else {
             return 0;
         };
-        latency_bins::percentile_bin(bins, self.count, percent)
-            .or(Some(BINS - 1))
-            .map_or(0, latency_bins::value_of)
+        let bin = latency_bins::percentile_bin(bins, self.count, percent).unwrap_or(BINS - 1);
+        latency_bins::value_of(bin)
     }
 
     /// Fold another set of samples into this one (for group reporting).
