@@ -1,7 +1,7 @@
 //! The subcommands: argument shapes and what each prints.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use ioslice_core::{SchedSpec, StopSignal, SCHEDULERS};
@@ -73,10 +73,10 @@ impl SimulationArgs {
         )
     }
 
-    /// The device and the host settings for the job file at `path`: the command line's,
-    /// else (the device) or before them (the host) what the file declares.
-    pub fn with_scenario(&self, path: &Path) -> Result<(String, Vec<String>), String> {
-        let defaults = ScenarioDefaults::read(path)?;
+    /// The device and the host settings for the job files at `paths`: the command line's,
+    /// else (the device) or before them (the host) what the files declare.
+    pub fn with_scenario(&self, paths: &[PathBuf]) -> Result<(String, Vec<String>), String> {
+        let defaults = ScenarioDefaults::read_all(paths)?;
         let device = self
             .device
             .clone()
@@ -91,8 +91,10 @@ impl SimulationArgs {
 /// `ioslice run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The fio job file.
-    pub job_file: PathBuf,
+    /// The fio job files. Several run one after another, as fio runs them: each later
+    /// file's first job waits for the jobs before it and starts a new reporting group.
+    #[arg(required = true, value_name = "JOB_FILE")]
+    pub job_files: Vec<PathBuf>,
     /// Scheduler and tunables, e.g. `deadline:read_expire=250,fifo_batch=1` (default: the job
     /// file's ioscheduler=, else deadline).
     #[arg(long = "sched", value_name = "SPEC")]
@@ -170,7 +172,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
             return run_real(args, path, format, trace, stop);
         }
     }
-    let (device, host) = args.simulation.with_scenario(&args.job_file)?;
+    let (device, host) = args.simulation.with_scenario(&args.job_files)?;
     if args.allow_mounted_write {
         return Err(
             "--allow-mounted-write is for a real --device path, not a simulated device".into(),
@@ -178,7 +180,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     }
     let device: DeviceSpec = device.parse().map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
+    let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
@@ -218,7 +220,7 @@ fn run_real(
         );
     }
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
+    let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
     let config = RunConfig {
@@ -304,6 +306,16 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
         );
     }
     Ok(job_file)
+}
+
+/// Parse job files (see [`load_job_file`]) and run them as one, as fio does
+/// ([`JobFile::concatenate`]).
+pub fn load_job_files(paths: &[PathBuf], strict: bool) -> Result<JobFile, String> {
+    let files = paths
+        .iter()
+        .map(|path| load_job_file(path, strict))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(JobFile::concatenate(files))
 }
 
 /// `--sched` if given, else the jobs' `ioscheduler=` (which must agree), else the default.

@@ -29,6 +29,33 @@ impl ScenarioDefaults {
         }
     }
 
+    /// The directives of several job files run as one: their host lines in order, and the
+    /// device they declare, which must be the same wherever more than one declares it.
+    pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Self, String> {
+        let mut whole = Self::default();
+        let mut declared_by: Option<&std::path::PathBuf> = None;
+        for path in paths {
+            let defaults = Self::read(path)?;
+            if let Some(device) = defaults.device {
+                match (&whole.device, declared_by) {
+                    (Some(earlier), Some(by)) if *earlier != device => {
+                        return Err(format!(
+                            "{} declares ioslice-device: {device} but {} declared {earlier}: one run has one device (choose with --device)",
+                            path.display(),
+                            by.display()
+                        ));
+                    }
+                    _ => {
+                        whole.device = Some(device);
+                        declared_by = Some(path);
+                    }
+                }
+            }
+            whole.host.extend(defaults.host);
+        }
+        Ok(whole)
+    }
+
     /// The directives in `text`, a job file named `name` in errors.
     pub fn parse(text: &str, name: &str) -> Result<Self, String> {
         let mut defaults = Self::default();

@@ -459,7 +459,7 @@ pub fn phases_and_groups(jobs: &[JobSpec]) -> Vec<(usize, u32)> {
 }
 
 /// A whole parsed job file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobFile {
     /// The path as given.
     pub path: String,
@@ -472,6 +472,33 @@ pub struct JobFile {
 }
 
 impl JobFile {
+    /// Several job files as fio runs them (`fio a.fio b.fio`): their jobs in order, the first
+    /// job of each later file a `stonewall` (it waits for the earlier files' jobs and starts
+    /// a new reporting group), no `[global]` carried from one file to the next (each was
+    /// parsed on its own), and, as fio's JSON shows it, no `global options` for the whole.
+    /// One file comes back as it is.
+    pub fn concatenate(files: Vec<JobFile>) -> JobFile {
+        if files.len() == 1 {
+            return files.into_iter().next().unwrap_or_default();
+        }
+        let paths: Vec<&str> = files.iter().map(|file| file.path.as_str()).collect();
+        let mut whole = JobFile {
+            path: paths.join(" "),
+            ..JobFile::default()
+        };
+        for file in files {
+            let later = !whole.jobs.is_empty();
+            let mut jobs = file.jobs.into_iter();
+            if let Some(mut first) = jobs.next() {
+                first.stonewall |= later;
+                whole.jobs.push(first);
+            }
+            whole.jobs.extend(jobs);
+            whole.warnings.extend(file.warnings);
+        }
+        whole
+    }
+
     /// The cgroup tree a run uses: every job's `cgroup=` with its `cgroup_weight=`, then the
     /// command line's weights, then its limits; a later setting for a group wins.
     pub fn group_tree(

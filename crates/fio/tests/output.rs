@@ -676,6 +676,7 @@ fn cgroup_totals_without_known_weights_and_without_cgroups() {
 fn cgroup_totals_in_json_after_fios_keys() {
     let text = output::json(&with_settings());
     let v: Value = serde_json::from_str(&text).unwrap();
+    // No `[global]` option was set, so, as in fio, no `global options` key.
     assert_eq!(
         keys(&v),
         [
@@ -683,7 +684,6 @@ fn cgroup_totals_in_json_after_fios_keys() {
             "timestamp",
             "timestamp_ms",
             "time",
-            "global options",
             "jobs",
             "disk_util",
             "cgroups"

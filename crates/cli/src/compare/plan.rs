@@ -63,7 +63,9 @@ impl Plan {
         let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
-        let (device, host) = args.simulation.with_scenario(&args.job_file)?;
+        let (device, host) = args
+            .simulation
+            .with_scenario(std::slice::from_ref(&args.job_file))?;
         let device = parse_device(&device)?;
         let mut probe = SimConfig::new(
             args.simulation.seed,

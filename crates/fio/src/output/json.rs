@@ -143,13 +143,16 @@ pub fn json(report: &RunReport) -> String {
         .str("fio version", &report.version)
         .int("timestamp", report.timestamp)
         .int("timestamp_ms", i128::from(report.timestamp) * 1000)
-        .str("time", &units::ctime(report.timestamp))
-        .value("global options", options(&report.global_options))
-        .value("jobs", Value::Array(jobs))
-        .value(
-            "disk_util",
-            Value::Array(report.disk_util.iter().map(disk).collect()),
-        );
+        .str("time", &units::ctime(report.timestamp));
+    // fio leaves the key out when no `[global]` section set anything, and for several job
+    // files.
+    if !report.global_options.is_empty() {
+        top = top.value("global options", options(&report.global_options));
+    }
+    top = top.value("jobs", Value::Array(jobs)).value(
+        "disk_util",
+        Value::Array(report.disk_util.iter().map(disk).collect()),
+    );
     let cgroups = cgroup_totals(&report.jobs, &report.cgroups);
     if !cgroups.is_empty() {
         top = top.value(
