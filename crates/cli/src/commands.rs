@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use ioslice_core::{SchedSpec, StopSignal, SCHEDULERS};
+use ioslice_core::{Progress, SchedSpec, StopSignal, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
@@ -14,6 +14,7 @@ use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, Si
 
 use crate::cgroup_arg;
 use crate::scenario::ScenarioDefaults;
+use crate::status::StatusLine;
 use crate::trace::{TraceArgs, TraceFile};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
@@ -191,6 +192,9 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
     apply_host(&mut config, &host)?;
+    let progress = Progress::new();
+    config.progress = Some(progress.clone());
+    let status = StatusLine::start(&progress, true);
     let outcome = match trace {
         None => simulate(&job_file, &config),
         Some((path, trace_format)) => {
@@ -199,8 +203,9 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
             file.finish()?;
             outcome
         }
-    }
-    .map_err(|e| e.to_string())?;
+    };
+    status.finish();
+    let outcome = outcome.map_err(|e| e.to_string())?;
     Ok(render(&outcome.report, format).into())
 }
 
@@ -234,7 +239,12 @@ fn run_real(
         max_jobs: args.simulation.max_jobs,
         stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
+        progress: Some(Progress::new()),
     };
+    let status = config
+        .progress
+        .as_ref()
+        .map(|progress| StatusLine::start(progress, false));
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
@@ -251,6 +261,9 @@ fn run_real(
             .as_ref()
             .map(|sinks| sinks as ioslice_runner::TraceSinks<'_>),
     );
+    if let Some(status) = status {
+        status.finish();
+    }
     if let Some(file) = &file {
         file.finish()?;
     }

@@ -13,6 +13,7 @@ mod controller_arg;
 mod emulate;
 mod scenario;
 mod signals;
+mod status;
 mod trace;
 
 /// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.

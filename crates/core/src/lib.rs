@@ -21,6 +21,7 @@ pub mod limit;
 pub mod merge;
 pub mod policy;
 pub mod priority;
+pub mod progress;
 pub mod registry;
 pub mod request;
 pub mod scheduler;
@@ -32,6 +33,7 @@ pub mod tunable;
 
 pub use group::{Group, GroupId, GroupTree};
 pub use priority::{IoPriority, PriorityClass};
+pub use progress::{JobState, Progress};
 pub use registry::{build_scheduler, with_controllers, SchedulerInfo, SCHEDULERS};
 pub use request::{Completion, Direction, ProcessId, Request, RequestId};
 pub use scheduler::{Dispatch, Inserted, Scheduler, SchedulerContext};

@@ -47,6 +47,22 @@ impl Pattern {
         }
     }
 
+    /// The letter fio's status line shows for a running job of this pattern: `R`/`W`/`M`
+    /// (mixed)/`D` (trim), lower case when offsets are random.
+    pub fn status_letter(self) -> u8 {
+        let letter = match self {
+            Self::Read | Self::RandRead => b'R',
+            Self::Write | Self::RandWrite | Self::TrimWrite | Self::RandTrimWrite => b'W',
+            Self::ReadWrite | Self::RandReadWrite => b'M',
+            Self::Trim | Self::RandTrim => b'D',
+        };
+        if self.is_random() {
+            letter.to_ascii_lowercase()
+        } else {
+            letter
+        }
+    }
+
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
         matches!(

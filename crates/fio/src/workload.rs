@@ -48,6 +48,8 @@ pub struct JobClock {
     /// The next I/O, drawn but held back by a rate limit.
     held: Option<IoUnit>,
     exhausted: bool,
+    /// Bytes the job will issue, when it ends by size.
+    total_bytes: Option<u64>,
 }
 
 impl JobClock {
@@ -55,6 +57,7 @@ impl JobClock {
     pub fn new(spec: &JobSpec, pattern: IoPattern, start: Nanos) -> Self {
         let ramp_end = start + spec.ramp_time;
         Self {
+            total_bytes: pattern.bytes_left(),
             pattern,
             depth: spec.effective_depth(),
             thinktime: spec.thinktime,
@@ -82,6 +85,23 @@ impl JobClock {
     /// When statistics begin: completions before this are not counted.
     pub fn ramp_end(&self) -> Nanos {
         self.ramp_end
+    }
+
+    /// How much of the job is done at `now`, 0.0–1.0, as fio's status line counts it: the
+    /// share of its run time gone, or of its bytes issued, whichever is further; 1.0 once
+    /// it has issued everything and nothing is in flight.
+    pub fn fraction_done(&self, now: Nanos) -> f64 {
+        if self.exhausted && self.in_flight == 0 {
+            return 1.0;
+        }
+        let by_time = self.deadline.map_or(0.0, |end| {
+            let elapsed = now.saturating_sub(self.start) as f64;
+            elapsed / end.saturating_sub(self.start).max(1) as f64
+        });
+        let by_bytes = self.total_bytes.map_or(0.0, |total| {
+            self.issued_bytes.iter().sum::<u64>() as f64 / total.max(1) as f64
+        });
+        by_time.max(by_bytes).min(1.0)
     }
 
     /// Requests submitted and not yet completed.

@@ -57,6 +57,7 @@ use ioslice_fio::{
 mod disk_stats;
 mod layout;
 mod plan;
+mod progress;
 mod verify;
 mod worker;
 
@@ -92,6 +93,9 @@ pub struct RunConfig {
     /// (`--io-timeout`; `None`: for ever). fio's rules for errors then apply to it as to any
     /// other errno.
     pub io_timeout: Option<std::time::Duration>,
+    /// Where the job threads publish the run's progress for a status line, if anyone
+    /// follows it.
+    pub progress: Option<ioslice_core::Progress>,
 }
 
 impl RunConfig {
@@ -110,6 +114,7 @@ impl RunConfig {
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: StopSignal::new(),
             io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
+            progress: None,
         }
     }
 }
@@ -229,14 +234,15 @@ pub fn run_traced(
         .collect();
 
     let started = Instant::now();
-    let results = run_phases(
-        processes,
-        phases,
-        &specs,
-        &engines,
-        &opened,
-        (started, &config.stop),
-    )?;
+    if let Some(progress) = &config.progress {
+        progress.begin(processes.len());
+    }
+    let shared = Shared {
+        started,
+        stop: &config.stop,
+        progress: config.progress.as_ref(),
+    };
+    let results = run_phases(processes, phases, &specs, &engines, &opened, &shared)?;
     let elapsed = started.elapsed();
     let mut finals = Vec::with_capacity(engines.len());
     for engine in engines {
@@ -382,6 +388,14 @@ fn start_engines(
     Ok(engines)
 }
 
+/// What every job thread of a run shares: the run's start, the stop request and the
+/// progress cells.
+struct Shared<'a> {
+    started: Instant,
+    stop: &'a StopSignal,
+    progress: Option<&'a ioslice_core::Progress>,
+}
+
 /// Run the phases (stonewall) one after the other, a thread per process; each process's
 /// result in the plan's order.
 fn run_phases(
@@ -390,7 +404,7 @@ fn run_phases(
     specs: &[JobSpec],
     engines: &[Engine],
     opened: &[Target],
-    clock: (Instant, &StopSignal),
+    shared: &Shared<'_>,
 ) -> Result<Vec<Option<ProcessResult>>, RunError> {
     let mut results: Vec<Option<ProcessResult>> = (0..processes.len()).map(|_| None).collect();
     let mut processes: Vec<Option<ProcessPlan>> = processes.into_iter().map(Some).collect();
@@ -401,7 +415,11 @@ fn run_phases(
                 continue;
             }
             let Some(process) = slot.take() else { continue };
-            let worker = worker_for(&process, specs, engines, opened, clock)?;
+            let mut worker = worker_for(&process, specs, engines, opened, shared)?;
+            worker.progress = shared.progress.map(|progress| {
+                let letter = specs[process.spec_index].pattern.status_letter();
+                progress::JobProgress::new(progress.clone(), index, letter)
+            });
             let thread = std::thread::Builder::new()
                 .name(format!("ioslice-job-{}", process.pid))
                 .spawn(move || worker.run(process))
@@ -424,7 +442,7 @@ fn worker_for(
     specs: &[JobSpec],
     engines: &[Engine],
     opened: &[Target],
-    (started, stop): (Instant, &StopSignal),
+    shared: &Shared<'_>,
 ) -> Result<Worker, RunError> {
     let mut clients = Vec::with_capacity(process.targets.len());
     let mut files = Vec::with_capacity(process.targets.len());
@@ -442,9 +460,10 @@ fn worker_for(
         spec: spec.clone(),
         batch: Batch::new(clients),
         files,
-        started,
-        stop: stop.clone(),
+        started: shared.started,
+        stop: shared.stop.clone(),
         verifier,
+        progress: None,
     })
 }
 

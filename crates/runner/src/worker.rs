@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use ioslice_engine::{AlignedBuffer, Batch, IoOutcome, Transfer};
 
 use crate::plan::ProcessPlan;
+use crate::progress::JobProgress;
 use crate::verify::{Verifier, Written};
 use crate::ProcessResult;
 
@@ -56,6 +57,8 @@ pub(crate) struct Worker {
     pub(crate) stop: StopSignal,
     /// The job's `verify=`, if it verifies.
     pub(crate) verifier: Option<Verifier>,
+    /// Where the job publishes its progress, if anyone follows the run's.
+    pub(crate) progress: Option<JobProgress>,
 }
 
 /// The longest a job thread sleeps (a think time, a rate limit, a start delay) before it
@@ -81,6 +84,9 @@ impl Worker {
         let start = self.now() + delay;
         self.sleep_until(start);
         let mut clock = JobClock::new(&self.spec, process.pattern.clone(), self.now());
+        if let Some(progress) = &self.progress {
+            progress.running(&clock, self.now());
+        }
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
@@ -98,6 +104,9 @@ impl Worker {
             self.read_back(&mut state, &mut clock);
         }
         let end = self.now();
+        if let Some(progress) = &self.progress {
+            progress.done();
+        }
         for client in self.batch.finish() {
             client.exit();
         }
@@ -370,6 +379,9 @@ impl Worker {
                 let verified = self.verify_completed(pending, result.buffer.as_slice());
                 if state.spare.len() < MAX_SPARE_BUFFERS {
                     state.spare.push(result.buffer);
+                }
+                if let Some(progress) = &self.progress {
+                    progress.completed(d, pending.length, clock, now);
                 }
                 if now >= clock.ramp_end() {
                     state.stats.directions[d].record(

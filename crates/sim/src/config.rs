@@ -77,6 +77,8 @@ pub struct SimConfig {
     /// Set from outside (SIGINT) to end the run early: jobs stop issuing, what is in flight
     /// completes, and the report covers what was done.
     pub stop: ioslice_core::StopSignal,
+    /// Where to publish the run's progress for a status line, if anyone follows it.
+    pub progress: Option<ioslice_core::Progress>,
 }
 
 impl SimConfig {
@@ -135,6 +137,7 @@ impl SimConfig {
             queue_run_delay: None,
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: ioslice_core::StopSignal::new(),
+            progress: None,
         }
     }
 }

@@ -46,6 +46,7 @@ mod groups;
 mod json;
 mod metrics;
 mod normal;
+pub mod status_line;
 mod terse;
 mod units;
 

@@ -425,6 +425,11 @@ impl IoPattern {
         })
     }
 
+    /// Bytes still to issue; `None` for a time-based job, which never ends by size.
+    pub fn bytes_left(&self) -> Option<u64> {
+        self.budget
+    }
+
     /// The next I/O, or `None` when the job has issued everything it should.
     pub fn next(&mut self, rng: &mut impl RngCore) -> Option<IoUnit> {
         if let Some(write) = self.pending_write.take() {

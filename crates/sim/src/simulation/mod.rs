@@ -44,6 +44,7 @@ use crate::preset::{build as build_device, DeviceError};
 use crate::readahead::FileReadahead;
 
 mod memory;
+mod progress;
 mod report;
 mod statistics;
 mod stop;
@@ -285,6 +286,8 @@ struct Simulation<'a> {
     stop: StopSignal,
     /// Whether the jobs were told to stop: they issue nothing more and drain.
     stopping: bool,
+    /// Where the run's progress goes, if anyone follows it ([`SimConfig::progress`]).
+    progress: Option<ioslice_core::Progress>,
 }
 
 impl<'a> Simulation<'a> {
@@ -359,6 +362,7 @@ impl<'a> Simulation<'a> {
             statistics: Statistics::default(),
             stop: config.stop.clone(),
             stopping: false,
+            progress: config.progress.clone(),
         })
     }
 
@@ -406,6 +410,7 @@ impl<'a> Simulation<'a> {
             turns = turns.wrapping_add(1);
             if turns.is_multiple_of(stop::CHECK_EVERY) {
                 self.check_stop();
+                self.publish_progress();
             }
             self.now = at.max(self.now);
             // Whether the queue runs now: after a submission or a timer, always; after a
@@ -441,6 +446,7 @@ impl<'a> Simulation<'a> {
                 self.pump_dispatch();
             }
         }
+        self.publish_progress();
     }
 
     fn handle(&mut self, event: Event) {
