@@ -3,20 +3,82 @@
 //! `; ioslice-host: direct_writes=async` (host settings, applied before any `--host`, so the
 //! command line wins). A seed's scenario thereby brings its era's disk and kernel to a user
 //! who runs it without knowing either. `#` starts a comment as well as `;`.
+//!
+//! `; ioslice-seed: SCHED [clients=N] KEY=VALUE...` states a figure the original experiment
+//! reported, for the report to show beside ioslice's: under scheduler SCHED (as `--sched`
+//! spells it) with N clients, `aggregate`, `max` and `min` (KB/s per client),
+//! `max_latency_ms`, or a job's or cgroup's name (its KB/s), and `total`.
 
 use std::path::Path;
 
 /// The defaults a job file declares.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScenarioDefaults {
     /// The device, if the file names one.
     pub device: Option<String>,
     /// Host settings, `key=value,...` each, in file order.
     pub host: Vec<String>,
+    /// What the original experiment reported, run by run.
+    pub seed_figures: Vec<SeedFigure>,
+}
+
+/// One run's figures as the original experiment reported them (`; ioslice-seed:`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedFigure {
+    /// The scheduler, as `--sched` spells it (with its tunables).
+    pub scheduler: String,
+    /// The client count (`compare --clients`), if the run had one.
+    pub clients: Option<u32>,
+    /// Each figure by name: `aggregate`, `max`, `min`, `total` or a job's or cgroup's name
+    /// in KB/s, `max_latency_ms` in milliseconds; in the order given.
+    pub values: Vec<(String, f64)>,
+}
+
+impl SeedFigure {
+    /// The directive's text after `ioslice-seed:`, at `at` for errors.
+    fn parse(text: &str, at: &str) -> Result<Self, String> {
+        let mut words = text.split_whitespace();
+        let scheduler = words
+            .next()
+            .ok_or_else(|| format!("{at}: ioslice-seed: expected a scheduler first"))?
+            .to_string();
+        let mut figure = Self {
+            scheduler,
+            clients: None,
+            values: Vec::new(),
+        };
+        for word in words {
+            let (key, value) = word.split_once('=').ok_or_else(|| {
+                format!("{at}: ioslice-seed: '{word}' is not KEY=VALUE (such as aggregate=4230)")
+            })?;
+            if key == "clients" {
+                let clients = value.parse().ok().filter(|&n: &u32| n > 0);
+                figure.clients = Some(clients.ok_or_else(|| {
+                    format!("{at}: ioslice-seed: clients={value}: expected a count of at least 1")
+                })?);
+                continue;
+            }
+            let number = value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    format!("{at}: ioslice-seed: {key}={value}: expected a number (KB/s or ms)")
+                })?;
+            figure.values.push((key.to_string(), number));
+        }
+        if figure.values.is_empty() {
+            return Err(format!(
+                "{at}: ioslice-seed: no figure given (such as aggregate=4230)"
+            ));
+        }
+        Ok(figure)
+    }
 }
 
 const DEVICE: &str = "ioslice-device:";
 const HOST: &str = "ioslice-host:";
+const SEED: &str = "ioslice-seed:";
 
 impl ScenarioDefaults {
     /// Read the directives of the job file at `path` (its own lines, not its includes). A
@@ -52,6 +114,7 @@ impl ScenarioDefaults {
                 }
             }
             whole.host.extend(defaults.host);
+            whole.seed_figures.extend(defaults.seed_figures);
         }
         Ok(whole)
     }
@@ -75,10 +138,15 @@ impl ScenarioDefaults {
                 defaults.device = Some(non_empty(value, &at)?);
             } else if let Some(value) = comment.strip_prefix(HOST) {
                 defaults.host.push(non_empty(value, &at)?);
+            } else if let Some(value) = comment.strip_prefix(SEED) {
+                let value = non_empty(value, &at)?;
+                defaults
+                    .seed_figures
+                    .push(SeedFigure::parse(&value, &at())?);
             } else {
                 let word = comment.split([':', ' ']).next().unwrap_or(comment);
                 return Err(format!(
-                    "{}: unknown directive '{word}' (expected ioslice-device: or ioslice-host:)",
+                    "{}: unknown directive '{word}' (expected ioslice-device:, ioslice-host: or ioslice-seed:)",
                     at()
                 ));
             }
@@ -112,7 +180,7 @@ mod tests {
         let unknown = ScenarioDefaults::parse("[a]\n; ioslice-sched: cfq\n", "s.fio");
         assert_eq!(
             unknown,
-            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device: or ioslice-host:)".into())
+            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device:, ioslice-host: or ioslice-seed:)".into())
         );
         let empty = ScenarioDefaults::parse("; ioslice-host:  \n", "s.fio");
         assert_eq!(empty, Err("s.fio:1: the directive has no value".into()));
@@ -121,6 +189,33 @@ mod tests {
             "s.fio",
         );
         assert_eq!(twice, Err("s.fio:2: a second ioslice-device line".into()));
+    }
+
+    #[test]
+    fn seed_figures_are_read_and_bad_ones_named() {
+        let text = "# ioslice-seed: deadline clients=2 max=2116 min=2114 aggregate=4230 max_latency_ms=22\n# ioslice-seed: cfq:slice_idle=0 cgrp1=6548 total=214815\n";
+        let defaults = ScenarioDefaults::parse(text, "s.fio").expect("valid");
+        assert_eq!(defaults.seed_figures.len(), 2);
+        let first = &defaults.seed_figures[0];
+        assert_eq!(first.scheduler, "deadline");
+        assert_eq!(first.clients, Some(2));
+        assert_eq!(first.values[2], ("aggregate".to_string(), 4230.0));
+        assert_eq!(first.values[3], ("max_latency_ms".to_string(), 22.0));
+        assert_eq!(defaults.seed_figures[1].clients, None);
+        for (bad, says) in [
+            ("; ioslice-seed:\n", "the directive has no value"),
+            ("; ioslice-seed: cfq clients=0 total=1\n", "clients=0"),
+            ("; ioslice-seed: cfq total\n", "'total' is not KEY=VALUE"),
+            (
+                "; ioslice-seed: cfq total=lots\n",
+                "total=lots: expected a number",
+            ),
+            ("; ioslice-seed: cfq clients=2\n", "no figure given"),
+        ] {
+            let error = ScenarioDefaults::parse(bad, "s.fio").expect_err(bad);
+            assert!(error.starts_with("s.fio:1: "), "{error}");
+            assert!(error.contains(says), "{error}");
+        }
     }
 
     #[test]
