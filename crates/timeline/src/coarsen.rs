@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use ioslice_core::Nanos;
 
 use crate::kind::MarkKind;
+use crate::label::Label;
 use crate::text;
 use crate::Sampling;
 
@@ -48,7 +49,7 @@ pub(crate) struct Span {
     /// How many spans were merged into it.
     pub parts: u64,
     /// What a lone span says.
-    pub label: String,
+    pub label: Label,
     /// Why its parts ended (their direction, for service), with how many.
     pub reasons: Vec<(&'static str, u64)>,
 }
@@ -60,7 +61,7 @@ impl Span {
         kind: MarkKind,
         start: Nanos,
         end: Nanos,
-        label: String,
+        label: Label,
         reason: &'static str,
     ) -> Self {
         Self {
@@ -105,7 +106,7 @@ impl Span {
     /// What hovering it says; `gap` is the resolution it was merged at.
     pub fn describe(&self, gap: Nanos) -> String {
         if self.parts == 1 && (self.count == 1 || self.kind != MarkKind::Service) {
-            return self.label.clone();
+            return self.label.render();
         }
         let (one, many) = self.kind.noun();
         let noun = if self.count == 1 { one } else { many };
@@ -213,7 +214,7 @@ impl Store {
             self.marks.extend(pending.into_values());
         }
         self.marks
-            .sort_by(|a, b| (a.start, a.lane, a.kind, a.end).cmp(&(b.start, b.lane, b.kind, b.end)));
+            .sort_by_key(|span| (span.start, span.lane, span.kind, span.end));
         let sampling = Sampling {
             cap: u64::try_from(self.cap).unwrap_or(u64::MAX),
             base_resolution: self.base,
@@ -245,7 +246,7 @@ impl Store {
     fn remerge(&mut self) {
         let mut all = std::mem::take(&mut self.marks);
         all.extend(std::mem::take(&mut self.pending).into_values());
-        all.sort_by(|a, b| (a.lane, a.kind, a.start, a.end).cmp(&(b.lane, b.kind, b.start, b.end)));
+        all.sort_by_key(|span| (span.lane, span.kind, span.start, span.end));
         let mut merged: Vec<Span> = Vec::with_capacity(all.len());
         for span in all {
             match merged.last_mut() {
@@ -275,7 +276,14 @@ mod tests {
     use super::*;
 
     fn service(lane: u32, start: Nanos, end: Nanos) -> Span {
-        Span::new(lane, MarkKind::Service, start, end, format!("r{start}"), "read")
+        Span::new(
+            lane,
+            MarkKind::Service,
+            start,
+            end,
+            Label::Text(format!("r{start}")),
+            "read",
+        )
     }
 
     #[test]
@@ -287,7 +295,10 @@ mod tests {
         store.push(service(1, 40_000, 50_000));
         let (spans, sampling) = store.finish();
         assert_eq!(spans.len(), 3);
-        assert_eq!((spans[0].start, spans[0].end, spans[0].count), (0, 20_000, 2));
+        assert_eq!(
+            (spans[0].start, spans[0].end, spans[0].count),
+            (0, 20_000, 2)
+        );
         assert_eq!(spans[0].covered, 19_500);
         assert_eq!(spans[0].reasons, vec![("read", 2)]);
         assert_eq!(spans[1].lane, 2);
@@ -305,8 +316,22 @@ mod tests {
     #[test]
     fn decisions_do_not_merge_until_coarsened() {
         let mut store = Store::new(100, 1_000);
-        store.push(Span::new(0, MarkKind::Preempt, 5, 5, "a".into(), "x"));
-        store.push(Span::new(0, MarkKind::Preempt, 6, 6, "b".into(), "x"));
+        store.push(Span::new(
+            0,
+            MarkKind::Preempt,
+            5,
+            5,
+            Label::Text("a".into()),
+            "x",
+        ));
+        store.push(Span::new(
+            0,
+            MarkKind::Preempt,
+            6,
+            6,
+            Label::Text("b".into()),
+            "x",
+        ));
         let (spans, _) = store.finish();
         assert_eq!(spans.len(), 2);
     }
@@ -317,7 +342,14 @@ mod tests {
         for i in 0..10_000u64 {
             let lane = (i % 2) as u32;
             store.push(service(lane, i * 10_000, i * 10_000 + 4_000));
-            store.push(Span::new(lane, MarkKind::Preempt, i * 10_000, i * 10_000, String::new(), "p"));
+            store.push(Span::new(
+                lane,
+                MarkKind::Preempt,
+                i * 10_000,
+                i * 10_000,
+                Label::Text(String::new()),
+                "p",
+            ));
         }
         let (spans, sampling) = store.finish();
         assert!(spans.len() <= 50, "{} marks", spans.len());

@@ -27,7 +27,7 @@ const WIDTH: u32 = 1000;
 /// The lane labels' column.
 const LABELS: u32 = 150;
 /// The plot's width.
-const PLOT: u32 = WIDTH - LABELS - 10;
+const PLOT: u32 = WIDTH - LABELS - 24;
 /// Room for the axis above the lanes.
 const TOP: u32 = 22;
 /// One lane's height.
@@ -38,7 +38,9 @@ const LABEL_CHARS: usize = 22;
 /// The timeline as a self-contained HTML fragment (a `<section>` with its SVG and script);
 /// every element id it uses starts with `id`.
 pub fn render_html(timeline: &Timeline, id: &str) -> String {
-    let lanes = u32::try_from(timeline.lanes.len()).unwrap_or(u32::MAX).max(1);
+    let lanes = u32::try_from(timeline.lanes.len())
+        .unwrap_or(u32::MAX)
+        .max(1);
     let height = lanes.saturating_mul(LANE);
     let total = micros(timeline.duration.max(1_000));
     let attr_id = escape(id);
@@ -49,34 +51,34 @@ pub fn render_html(timeline: &Timeline, id: &str) -> String {
         "<section id=\"{attr_id}\" class=\"ioslice-tl\">\n<style>{}</style>\n",
         style()
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<div class=\"ioslice-tl-bar\"><button type=\"button\" id=\"{attr_id}-in\">zoom in</button> \
          <button type=\"button\" id=\"{attr_id}-out\">zoom out</button> \
          <button type=\"button\" id=\"{attr_id}-reset\">reset</button> \
          <span id=\"{attr_id}-range\" class=\"ioslice-tl-range\">0 s – {}</span> \
-         <span class=\"ioslice-tl-hint\">wheel to zoom, drag to pan, hover a mark for why</span></div>\n",
+         <span class=\"ioslice-tl-hint\">wheel to zoom, drag to pan, hover a mark for why</span></div>",
         escape(&crate::text::duration(timeline.duration))
     );
     out.push_str("<p class=\"ioslice-tl-note\">");
     escape_into(&mut out, &timeline.sampling_note());
     out.push_str("</p>\n");
 
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<svg id=\"{attr_id}-svg\" class=\"ioslice-tl-svg\" xmlns=\"http://www.w3.org/2000/svg\" \
-         viewBox=\"0 0 {WIDTH} {}\" width=\"100%\" role=\"img\">\n",
+         viewBox=\"0 0 {WIDTH} {}\" width=\"100%\" role=\"img\">",
         TOP + height + 4
     );
     lane_labels(&mut out, timeline);
     let _ = write!(out, "<g id=\"{attr_id}-axis\" class=\"ioslice-tl-axis\">");
     axis(&mut out, 0.0, total, height);
     out.push_str("</g>\n");
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<svg id=\"{attr_id}-plot\" class=\"ioslice-tl-plot\" x=\"{LABELS}\" y=\"{TOP}\" \
          width=\"{PLOT}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" \
-         preserveAspectRatio=\"none\">\n",
+         preserveAspectRatio=\"none\">",
         number(total)
     );
     marks(&mut out, timeline);
@@ -105,16 +107,21 @@ fn style() -> String {
          .ioslice-tl-tick{stroke:#e4e4e4;stroke-width:1}\
          .ioslice-tl-axis text{fill:#444;text-anchor:middle}\
          .ioslice-tl-lane{fill:#222;text-anchor:end;dominant-baseline:middle}\
-         .ioslice-tl-svg rect[class^=\"tl-\"]{vector-effect:non-scaling-stroke;stroke-width:1px}\
+         .ioslice-tl-svg rect{vector-effect:non-scaling-stroke}\
          .ioslice-tl-legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin-top:4px}\
          .ioslice-tl-legend i{display:inline-block;width:12px;height:10px;margin-right:4px;\
          vertical-align:middle;border:1px solid #0003}",
     );
     for kind in MarkKind::ALL {
         let colour = kind.colour();
+        let (stroke, width) = match kind.band() {
+            Band::Instant => (colour, 2),
+            Band::Background => ("#fff", 1),
+            Band::Strip | Band::Service | Band::Wait => (colour, 1),
+        };
         let _ = write!(
             css,
-            ".tl-{}{{fill:{colour};stroke:{colour}}}",
+            ".ioslice-tl-svg rect.tl-{}{{fill:{colour};stroke:{stroke};stroke-width:{width}px}}",
             kind.name()
         );
     }
@@ -124,7 +131,10 @@ fn style() -> String {
 fn lane_labels(out: &mut String, timeline: &Timeline) {
     out.push_str("<g class=\"ioslice-tl-lanes\">");
     for (index, lane) in timeline.lanes.iter().enumerate() {
-        let top = TOP + u32::try_from(index).unwrap_or(u32::MAX).saturating_mul(LANE);
+        let top = TOP
+            + u32::try_from(index)
+                .unwrap_or(u32::MAX)
+                .saturating_mul(LANE);
         let shown: String = if lane.name.chars().count() > LABEL_CHARS {
             let mut cut: String = lane.name.chars().take(LABEL_CHARS - 1).collect();
             cut.push('…');
@@ -196,15 +206,15 @@ fn tick_step(width: f64) -> f64 {
     nice * power
 }
 
+/// A tick's time: in seconds for steps of a tenth of a second or more, else in
+/// milliseconds, with as many decimals as the step needs.
 fn tick_label(at: f64, step: f64) -> String {
-    let (value, unit_step, unit) = if step >= 1e6 {
+    let (value, unit_step, unit) = if step >= 1e5 {
         (at / 1e6, step / 1e6, "s")
-    } else if step >= 1e3 {
-        (at / 1e3, step / 1e3, "ms")
     } else {
-        (at, step, "µs")
+        (at / 1e3, step / 1e3, "ms")
     };
-    let decimals = (-(unit_step.log10().floor())).max(0.0) as usize;
+    let decimals = (-(unit_step.log10().floor())).clamp(0.0, 6.0) as usize;
     format!("{value:.decimals$} {unit}")
 }
 
@@ -237,10 +247,10 @@ fn marks(out: &mut String, timeline: &Timeline) {
             out,
             "\" x=\"{}\" y=\"{y}\" width=\"{}\" height=\"{height}\"",
             micros_text(mark.start),
-            micros_text(mark.end.saturating_sub(mark.start)),
+            micros_text(mark.end.saturating_sub(mark.start).max(1)),
         );
         if mark.coverage < 1000 {
-            let opacity = 0.25 + 0.75 * f64::from(mark.coverage) / 1000.0;
+            let opacity = 0.35 + 0.65 * f64::from(mark.coverage) / 1000.0;
             let _ = write!(out, " fill-opacity=\"{opacity:.2}\"");
         }
         out.push_str("><title>");
@@ -327,7 +337,7 @@ mod tests {
         assert_eq!(tick_step(30_000_000.0), 5_000_000.0);
         assert_eq!(tick_label(1_500_000.0, 500_000.0), "1.5 s");
         assert_eq!(tick_label(20_000.0, 10_000.0), "20 ms");
-        assert_eq!(tick_label(250.0, 50.0), "250 µs");
+        assert_eq!(tick_label(15_000_250.0, 50.0), "15000.25 ms");
     }
 
     #[test]

@@ -168,7 +168,7 @@ impl MarkKind {
             MarkKind::FifoExpired => "#c62828",
             MarkKind::Slice => "#bcd7ef",
             MarkKind::Budget => "#c2e5b8",
-            MarkKind::Group => "#e6d5ba",
+            MarkKind::Group => "#cfe3dc",
             MarkKind::Idle => "#f0a13a",
             MarkKind::GroupIdle => "#b8741a",
             MarkKind::Anticipation => "#e8590c",

@@ -100,7 +100,8 @@ impl Lanes {
 
     /// Note the group of a process's lane, if not known yet.
     pub(crate) fn note_group(&mut self, lane: u32, group: GroupId) {
-        let unknown = matches!(self.lanes.get(lane as usize), Some((_, lane)) if lane.group.is_none());
+        let unknown =
+            matches!(self.lanes.get(lane as usize), Some((_, lane)) if lane.group.is_none());
         if unknown {
             let name = self.group_name(group);
             if let Some((_, lane)) = self.lanes.get_mut(lane as usize) {

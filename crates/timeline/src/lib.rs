@@ -38,6 +38,7 @@
 mod coarsen;
 mod html;
 mod kind;
+mod label;
 mod lanes;
 mod recorder;
 mod text;

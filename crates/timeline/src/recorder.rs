@@ -34,6 +34,7 @@ use ioslice_core::{Direction, GroupId, GroupTree, Nanos, ProcessId, TraceSink};
 
 use crate::coarsen::{Span, Store, BASE_RESOLUTION, DEFAULT_CAP};
 use crate::kind::MarkKind;
+use crate::label::{direction_name, Label};
 use crate::lanes::{queue_name, Lanes, DEVICE};
 use crate::text::{duration, instant};
 use crate::{Mark, Timeline};
@@ -82,7 +83,7 @@ struct Batch {
 #[derive(Debug)]
 struct Wait {
     start: Nanos,
-    queue: String,
+    queue: QueueRef,
     window: Nanos,
 }
 
@@ -235,7 +236,7 @@ impl TimelineRecorder {
     fn instant(&mut self, lane: u32, kind: MarkKind, label: String, reason: &'static str) {
         let now = self.now;
         self.store
-            .push(Span::new(lane, kind, now, now, label, reason));
+            .push(Span::new(lane, kind, now, now, Label::Text(label), reason));
     }
 
     fn dispatch(&mut self, request: &RequestInfo, merged: u32) {
@@ -286,21 +287,11 @@ impl TimelineRecorder {
 
     fn close_busy(&mut self, lane: u32, busy: Busy, end: Nanos) {
         let count = busy.reads + busy.writes;
-        let first = &busy.first;
-        let label = format!(
-            "request {} of p{}: {} of {} sectors at sector {}{}, {} at the device",
-            first.id.0,
-            first.process.0,
-            direction_name(first.direction),
-            first.sectors,
-            first.sector,
-            if busy.merged > 0 {
-                format!(" ({} merged)", busy.merged)
-            } else {
-                String::new()
-            },
-            duration(end.saturating_sub(busy.start)),
-        );
+        let label = Label::Request {
+            request: busy.first,
+            merged: busy.merged,
+            length: end.saturating_sub(busy.start),
+        };
         let mut span = Span::new(lane, MarkKind::Service, busy.start, end, label, "");
         span.count = count.max(1);
         span.reasons = [("read", busy.reads), ("write", busy.writes)]
@@ -350,7 +341,7 @@ impl TimelineRecorder {
             MarkKind::Batch,
             batch.start,
             end,
-            label,
+            Label::Text(label),
             reason,
         ));
     }
@@ -360,7 +351,7 @@ impl TimelineRecorder {
         let kind = wait_kind(kind);
         let wait = Wait {
             start: self.now,
-            queue: queue_name(queue),
+            queue: *queue,
             window,
         };
         if let Some(open) = self.waits.insert((lane, kind), wait) {
@@ -378,22 +369,13 @@ impl TimelineRecorder {
 
     fn close_wait(&mut self, lane: u32, kind: MarkKind, wait: Wait, reason: &'static str) {
         let now = self.now;
-        let what = match kind {
-            MarkKind::Anticipation => "anticipation for",
-            MarkKind::GroupIdle => "group idling on",
-            MarkKind::Linger => "lingering for",
-            _ => "idling for",
+        let label = Label::Wait {
+            kind,
+            queue: wait.queue,
+            window: wait.window,
+            length: now.saturating_sub(wait.start),
+            reason,
         };
-        let window = if wait.window == 0 {
-            String::from("until its requests complete")
-        } else {
-            format!("window {}", duration(wait.window))
-        };
-        let label = format!(
-            "{what} {} ({window}): {}, ended {reason}",
-            wait.queue,
-            duration(now.saturating_sub(wait.start))
-        );
         self.store
             .push(Span::new(lane, kind, wait.start, now, label, reason));
     }
@@ -429,8 +411,14 @@ impl TimelineRecorder {
             slice.queue,
             duration(now.saturating_sub(slice.start))
         );
-        self.store
-            .push(Span::new(lane, MarkKind::Slice, slice.start, now, label, reason));
+        self.store.push(Span::new(
+            lane,
+            MarkKind::Slice,
+            slice.start,
+            now,
+            Label::Text(label),
+            reason,
+        ));
     }
 
     fn close_budget(&mut self, lane: u32, budget: Budget, reason: &'static str, served: String) {
@@ -451,7 +439,7 @@ impl TimelineRecorder {
             MarkKind::Budget,
             budget.start,
             now,
-            label,
+            Label::Text(label),
             reason,
         ));
     }
@@ -466,8 +454,14 @@ impl TimelineRecorder {
             duration(raise.duration),
             duration(now.saturating_sub(raise.start))
         );
-        self.store
-            .push(Span::new(lane, MarkKind::Raise, raise.start, now, label, reason));
+        self.store.push(Span::new(
+            lane,
+            MarkKind::Raise,
+            raise.start,
+            now,
+            Label::Text(label),
+            reason,
+        ));
     }
 
     fn close_group(&mut self, turn: GroupTurn, outcome: String) {
@@ -486,7 +480,7 @@ impl TimelineRecorder {
             MarkKind::Group,
             turn.start,
             now,
-            label,
+            Label::Text(label),
             workload(turn.workload),
         ));
     }
@@ -523,7 +517,7 @@ impl TimelineRecorder {
             MarkKind::Hold,
             held.start,
             now,
-            label,
+            Label::Text(label),
             direction_name(held.direction),
         );
         span.count = held.requests.max(1);
@@ -536,8 +530,14 @@ impl TimelineRecorder {
             "outranked by the limit layer (not waited for) for {}",
             duration(now.saturating_sub(start))
         );
-        self.store
-            .push(Span::new(lane, MarkKind::Outranked, start, now, label, ""));
+        self.store.push(Span::new(
+            lane,
+            MarkKind::Outranked,
+            start,
+            now,
+            Label::Text(label),
+            "",
+        ));
     }
 
     fn preempt(&mut self, queue: &QueueRef, by: &QueueRef, reason: PreemptReason) {
@@ -584,8 +584,7 @@ impl TraceSink for TimelineRecorder {
         self.now = self.now.max(time);
         let now = self.now;
         match event {
-            TraceEvent::Insert { .. } | TraceEvent::Merge { .. } | TraceEvent::Coalesce { .. } => {
-            }
+            TraceEvent::Insert { .. } | TraceEvent::Merge { .. } | TraceEvent::Coalesce { .. } => {}
             TraceEvent::Dispatch { request, merged } => self.dispatch(request, *merged),
             TraceEvent::Complete { request, .. } => self.complete(request),
             TraceEvent::FifoExpired { request, late } => {
@@ -768,10 +767,7 @@ impl TraceSink for TimelineRecorder {
                     }
                 }
             }
-            TraceEvent::Outranked {
-                process,
-                outranked,
-            } => {
+            TraceEvent::Outranked { process, outranked } => {
                 let lane = self.lanes.process(*process);
                 match (*outranked, self.outranked.remove(&lane)) {
                     (true, Some(start)) => {
@@ -833,13 +829,6 @@ fn wait_kind(kind: IdleKind) -> MarkKind {
         IdleKind::Group => MarkKind::GroupIdle,
         IdleKind::Anticipation => MarkKind::Anticipation,
         IdleKind::Linger => MarkKind::Linger,
-    }
-}
-
-fn direction_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Read => "read",
-        Direction::Write => "write",
     }
 }
 

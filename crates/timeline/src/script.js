@@ -23,12 +23,12 @@ function step(width) {
   return nice * power;
 }
 
+// A tick's time: in seconds for steps of a tenth of a second or more, else in milliseconds,
+// with as many decimals as the step needs (as the page was first drawn).
 function label(at, tick) {
-  var value = at, unitStep = tick, unit = "\u00b5s";
-  if (tick >= 1e6) {
+  var value = at / 1e3, unitStep = tick / 1e3, unit = "ms";
+  if (tick >= 1e5) {
     value = at / 1e6; unitStep = tick / 1e6; unit = "s";
-  } else if (tick >= 1e3) {
-    value = at / 1e3; unitStep = tick / 1e3; unit = "ms";
   }
   var decimals = Math.min(6, Math.max(0, -Math.floor(Math.log10(unitStep))));
   return value.toFixed(decimals) + " " + unit;

@@ -28,7 +28,11 @@ pub fn duration(nanos: Nanos) -> String {
 
 /// An instant into the run, in seconds with six decimals: `1.234567 s`.
 pub fn instant(nanos: Nanos) -> String {
-    format!("{}.{:06} s", nanos / 1_000_000_000, (nanos % 1_000_000_000) / 1_000)
+    format!(
+        "{}.{:06} s",
+        nanos / 1_000_000_000,
+        (nanos % 1_000_000_000) / 1_000
+    )
 }
 
 /// Append `text` escaped for HTML text and attribute values (and XML).
