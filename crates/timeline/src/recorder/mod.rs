@@ -24,20 +24,24 @@
 //! A queue's lane is its process's for a sync queue, its own for an async queue. What is
 //! still open at the end closes at the last event's time.
 
+mod limits;
+mod queues;
+
 use std::collections::BTreeMap;
 
 use ioslice_core::trace::{
-    BatchClass, BatchStart, ChargeUnit, IdleEnd, IdleKind, PreemptReason, QueueRef, RaiseEnd,
-    RaiseKind, RequestInfo, ServiceEnd, TraceEvent, Workload,
+    BatchClass, BatchStart, IdleEnd, IdleKind, PreemptReason, QueueRef, RequestInfo, TraceEvent,
 };
-use ioslice_core::{Direction, GroupId, GroupTree, Nanos, ProcessId, TraceSink};
+use ioslice_core::{Direction, GroupTree, Nanos, TraceSink};
 
 use crate::coarsen::{Span, Store, BASE_RESOLUTION, DEFAULT_CAP};
 use crate::kind::MarkKind;
-use crate::label::{direction_name, Label};
+use crate::label::{batch_class, idle_end, preempt_reason, Label};
 use crate::lanes::{queue_name, Lanes, DEVICE};
-use crate::text::{duration, instant};
+use crate::text::duration;
 use crate::{Mark, Timeline};
+use limits::Held;
+use queues::{Budget, GroupTurn, Raise, Slice};
 
 /// Builds a [`Timeline`] from a run's trace events.
 #[derive(Debug)]
@@ -85,52 +89,6 @@ struct Wait {
     start: Nanos,
     queue: QueueRef,
     window: Nanos,
-}
-
-#[derive(Debug)]
-struct Slice {
-    start: Nanos,
-    queue: String,
-    timer: Option<(Nanos, Nanos)>,
-}
-
-#[derive(Debug)]
-struct Budget {
-    start: Nanos,
-    queue: String,
-    timeout: Nanos,
-    raising: u64,
-}
-
-#[derive(Debug)]
-struct Raise {
-    start: Nanos,
-    queue: String,
-    kind: RaiseKind,
-    coefficient: u64,
-    duration: Nanos,
-}
-
-#[derive(Debug)]
-struct GroupTurn {
-    start: Nanos,
-    lane: u32,
-    group: GroupId,
-    class: &'static str,
-    workload: Workload,
-    slice: Nanos,
-    resumed: bool,
-}
-
-#[derive(Debug)]
-struct Held {
-    start: Nanos,
-    group: String,
-    outstanding: u64,
-    requests: u64,
-    bytes: u64,
-    longest: Nanos,
-    direction: Direction,
 }
 
 impl Default for TimelineRecorder {
@@ -380,166 +338,6 @@ impl TimelineRecorder {
             .push(Span::new(lane, kind, wait.start, now, label, reason));
     }
 
-    fn slice_start(&mut self, queue: &QueueRef) {
-        let lane = self.lanes.queue(queue);
-        let slice = Slice {
-            start: self.now,
-            queue: queue_name(queue),
-            timer: None,
-        };
-        if let Some(open) = self.slices.insert(lane, slice) {
-            self.close_slice(lane, open, "restarted", None);
-        }
-    }
-
-    fn close_slice(&mut self, lane: u32, slice: Slice, reason: &'static str, sent: Option<u64>) {
-        let now = self.now;
-        let timer = match slice.timer {
-            Some((at, length)) => format!(
-                "{} from its first completion at {}",
-                duration(length),
-                instant(at)
-            ),
-            None => String::from("no request completed in it"),
-        };
-        let sent = match sent {
-            Some(count) => format!("{} dispatched, ", plural(count, "request", "requests")),
-            None => String::new(),
-        };
-        let label = format!(
-            "slice of {} ({timer}): active {}, {sent}ended {reason}",
-            slice.queue,
-            duration(now.saturating_sub(slice.start))
-        );
-        self.store.push(Span::new(
-            lane,
-            MarkKind::Slice,
-            slice.start,
-            now,
-            Label::Text(label),
-            reason,
-        ));
-    }
-
-    fn close_budget(&mut self, lane: u32, budget: Budget, reason: &'static str, served: String) {
-        let now = self.now;
-        let label = format!(
-            "budget of {}{served} (timeout {}{}): {} in service, ended {reason}",
-            budget.queue,
-            duration(budget.timeout),
-            if budget.raising > 1 {
-                format!(", weight raised ×{}", budget.raising)
-            } else {
-                String::new()
-            },
-            duration(now.saturating_sub(budget.start))
-        );
-        self.store.push(Span::new(
-            lane,
-            MarkKind::Budget,
-            budget.start,
-            now,
-            Label::Text(label),
-            reason,
-        ));
-    }
-
-    fn close_raise(&mut self, lane: u32, raise: Raise, reason: &'static str) {
-        let now = self.now;
-        let label = format!(
-            "weight of {} raised ×{} ({}, for up to {}): {}, ended {reason}",
-            raise.queue,
-            raise.coefficient,
-            raise_kind(raise.kind),
-            duration(raise.duration),
-            duration(now.saturating_sub(raise.start))
-        );
-        self.store.push(Span::new(
-            lane,
-            MarkKind::Raise,
-            raise.start,
-            now,
-            Label::Text(label),
-            reason,
-        ));
-    }
-
-    fn close_group(&mut self, turn: GroupTurn, outcome: String) {
-        let now = self.now;
-        let label = format!(
-            "group {} in service ({} {} workload, {} of its workload slice left{}): {}, {outcome}",
-            self.lanes.group_name(turn.group),
-            turn.class,
-            workload(turn.workload),
-            duration(turn.slice),
-            if turn.resumed { ", resumed" } else { "" },
-            duration(now.saturating_sub(turn.start))
-        );
-        self.store.push(Span::new(
-            turn.lane,
-            MarkKind::Group,
-            turn.start,
-            now,
-            Label::Text(label),
-            workload(turn.workload),
-        ));
-    }
-
-    fn hold(&mut self, request: u64, process: ProcessId, group: GroupId, direction: Direction) {
-        let lane = self.lanes.process(process);
-        self.held.insert(request, lane);
-        let now = self.now;
-        let group = self.lanes.group_name(group);
-        let held = self.holds.entry(lane).or_insert(Held {
-            start: now,
-            group,
-            outstanding: 0,
-            requests: 0,
-            bytes: 0,
-            longest: 0,
-            direction,
-        });
-        held.outstanding += 1;
-        held.requests += 1;
-    }
-
-    fn close_hold(&mut self, lane: u32, held: Held) {
-        let now = self.now;
-        let label = format!(
-            "held by the limit of {}: {} ({} bytes), the longest {} since submission",
-            held.group,
-            plural(held.requests, "request", "requests"),
-            held.bytes,
-            duration(held.longest)
-        );
-        let mut span = Span::new(
-            lane,
-            MarkKind::Hold,
-            held.start,
-            now,
-            Label::Text(label),
-            direction_name(held.direction),
-        );
-        span.count = held.requests.max(1);
-        self.store.push(span);
-    }
-
-    fn close_outranked(&mut self, lane: u32, start: Nanos) {
-        let now = self.now;
-        let label = format!(
-            "outranked by the limit layer (not waited for) for {}",
-            duration(now.saturating_sub(start))
-        );
-        self.store.push(Span::new(
-            lane,
-            MarkKind::Outranked,
-            start,
-            now,
-            Label::Text(label),
-            "",
-        ));
-    }
-
     fn preempt(&mut self, queue: &QueueRef, by: &QueueRef, reason: PreemptReason) {
         let reason = preempt_reason(reason);
         let (victim, winner) = (queue_name(queue), queue_name(by));
@@ -550,29 +348,6 @@ impl TimelineRecorder {
         let label = format!("{winner} preempts {victim}: {reason}");
         self.instant(lane, MarkKind::Preempt, label, reason);
     }
-
-    fn group_start(&mut self, turn: GroupTurn) {
-        if let Some(open) = self.group.take() {
-            self.close_group(open, String::from("until the next choice"));
-        }
-        self.group = Some(turn);
-    }
-
-    fn group_end(&mut self, group: GroupId, charge: u64, unit: ChargeUnit) {
-        let charge = match unit {
-            ChargeUnit::Time => format!("charged {}", duration(charge)),
-            ChargeUnit::Requests => format!("charged {}", plural(charge, "request", "requests")),
-        };
-        match self.group.take() {
-            Some(turn) if turn.group == group => self.close_group(turn, charge),
-            other => {
-                self.group = other;
-                let lane = self.lanes.group(group);
-                let label = format!("group {} {charge}", self.lanes.group_name(group));
-                self.instant(lane, MarkKind::Group, label, "charge");
-            }
-        }
-    }
 }
 
 impl TraceSink for TimelineRecorder {
@@ -582,7 +357,6 @@ impl TraceSink for TimelineRecorder {
 
     fn record(&mut self, time: Nanos, event: &TraceEvent) {
         self.now = self.now.max(time);
-        let now = self.now;
         match event {
             TraceEvent::Insert { .. } | TraceEvent::Merge { .. } | TraceEvent::Coalesce { .. } => {}
             TraceEvent::Dispatch { request, merged } => self.dispatch(request, *merged),
@@ -615,39 +389,18 @@ impl TraceSink for TimelineRecorder {
                 self.instant(lane, MarkKind::Inject, label, "");
             }
             TraceEvent::SliceStart { queue } => self.slice_start(queue),
-            TraceEvent::SliceTimer { queue, length } => {
-                let lane = self.lanes.queue(queue);
-                if let Some(slice) = self.slices.get_mut(&lane) {
-                    slice.timer = Some((now, *length));
-                }
-            }
+            TraceEvent::SliceTimer { queue, length } => self.slice_timer(queue, *length),
             TraceEvent::SliceEnd {
                 queue,
                 reason,
                 dispatched,
-            } => {
-                let lane = self.lanes.queue(queue);
-                if let Some(slice) = self.slices.remove(&lane) {
-                    self.close_slice(lane, slice, service_end(*reason), Some(*dispatched));
-                }
-            }
+            } => self.slice_end(queue, *reason, *dispatched),
             TraceEvent::BudgetStart {
                 queue,
                 budget: _,
                 timeout,
                 raising,
-            } => {
-                let lane = self.lanes.queue(queue);
-                let open = Budget {
-                    start: now,
-                    queue: queue_name(queue),
-                    timeout: *timeout,
-                    raising: *raising,
-                };
-                if let Some(old) = self.budgets.insert(lane, open) {
-                    self.close_budget(lane, old, "restarted", String::new());
-                }
-            }
+            } => self.budget_start(queue, *timeout, *raising),
             TraceEvent::BudgetEnd {
                 queue,
                 reason,
@@ -656,14 +409,11 @@ impl TraceSink for TimelineRecorder {
                 charged,
                 next_budget,
             } => {
-                let lane = self.lanes.queue(queue);
-                if let Some(open) = self.budgets.remove(&lane) {
-                    let served = format!(
-                        ": {service} of {budget} sectors served, charged {charged}, next \
-                         budget {next_budget}"
-                    );
-                    self.close_budget(lane, open, service_end(*reason), served);
-                }
+                let served = format!(
+                    ": {service} of {budget} sectors served, charged {charged}, next budget \
+                     {next_budget}"
+                );
+                self.budget_end(queue, *reason, served);
             }
             TraceEvent::Preempt { queue, by, reason } => self.preempt(queue, by, *reason),
             TraceEvent::IdleStart {
@@ -681,43 +431,15 @@ impl TraceSink for TimelineRecorder {
                 kind,
                 coefficient,
                 duration,
-            } => {
-                let lane = self.lanes.queue(queue);
-                let open = Raise {
-                    start: now,
-                    queue: queue_name(queue),
-                    kind: *kind,
-                    coefficient: *coefficient,
-                    duration: *duration,
-                };
-                if let Some(old) = self.raises.insert(lane, open) {
-                    self.close_raise(lane, old, "restarted");
-                }
-            }
-            TraceEvent::RaiseEnd { queue, reason, .. } => {
-                let lane = self.lanes.queue(queue);
-                if let Some(open) = self.raises.remove(&lane) {
-                    self.close_raise(lane, open, raise_end(*reason));
-                }
-            }
+            } => self.raise_start(queue, *kind, *coefficient, *duration),
+            TraceEvent::RaiseEnd { queue, reason, .. } => self.raise_end(queue, *reason),
             TraceEvent::GroupStart {
                 group,
                 class,
                 workload,
                 slice,
                 resumed,
-            } => {
-                let lane = self.lanes.group(*group);
-                self.group_start(GroupTurn {
-                    start: now,
-                    lane,
-                    group: *group,
-                    class: class_name(*class),
-                    workload: *workload,
-                    slice: *slice,
-                    resumed: *resumed,
-                });
-            }
+            } => self.group_start(*group, *class, *workload, *slice, *resumed),
             TraceEvent::GroupEnd {
                 group,
                 charge,
@@ -740,46 +462,11 @@ impl TraceSink for TimelineRecorder {
                 direction,
                 bytes,
                 wait: _,
-            } => {
-                self.hold(request.0, *process, *group, *direction);
-                let lane = self.lanes.process(*process);
-                if let Some(held) = self.holds.get_mut(&lane) {
-                    held.bytes = held.bytes.saturating_add(*bytes);
-                }
-            }
+            } => self.hold(request.0, *process, *group, *direction, *bytes),
             TraceEvent::Release {
                 request, waited, ..
-            } => {
-                let Some(lane) = self.held.remove(&request.0) else {
-                    return;
-                };
-                let done = match self.holds.get_mut(&lane) {
-                    Some(held) => {
-                        held.outstanding = held.outstanding.saturating_sub(1);
-                        held.longest = held.longest.max(*waited);
-                        held.outstanding == 0
-                    }
-                    None => false,
-                };
-                if done {
-                    if let Some(held) = self.holds.remove(&lane) {
-                        self.close_hold(lane, held);
-                    }
-                }
-            }
-            TraceEvent::Outranked { process, outranked } => {
-                let lane = self.lanes.process(*process);
-                match (*outranked, self.outranked.remove(&lane)) {
-                    (true, Some(start)) => {
-                        self.outranked.insert(lane, start);
-                    }
-                    (true, None) => {
-                        self.outranked.insert(lane, now);
-                    }
-                    (false, Some(start)) => self.close_outranked(lane, start),
-                    (false, None) => {}
-                }
-            }
+            } => self.release(request.0, *waited),
+            TraceEvent::Outranked { process, outranked } => self.outranked(*process, *outranked),
             TraceEvent::QueueMerge {
                 process,
                 from,
@@ -829,92 +516,5 @@ fn wait_kind(kind: IdleKind) -> MarkKind {
         IdleKind::Group => MarkKind::GroupIdle,
         IdleKind::Anticipation => MarkKind::Anticipation,
         IdleKind::Linger => MarkKind::Linger,
-    }
-}
-
-fn class_name(class: ioslice_core::PriorityClass) -> &'static str {
-    match class {
-        ioslice_core::PriorityClass::RealTime => "RT",
-        ioslice_core::PriorityClass::BestEffort => "BE",
-        ioslice_core::PriorityClass::Idle => "IDLE",
-    }
-}
-
-fn batch_class(class: BatchClass) -> &'static str {
-    match class {
-        BatchClass::Read => "read",
-        BatchClass::Write => "write",
-        BatchClass::Sync => "sync",
-        BatchClass::Async => "async",
-    }
-}
-
-fn service_end(reason: ServiceEnd) -> &'static str {
-    match reason {
-        ServiceEnd::SliceExpired => "slice_expired",
-        ServiceEnd::BudgetTimeout => "budget_timeout",
-        ServiceEnd::BudgetExhausted => "budget_exhausted",
-        ServiceEnd::NoMoreRequests => "no_more_requests",
-        ServiceEnd::IdleTimeout => "idle_timeout",
-        ServiceEnd::Preempted => "preempted",
-        ServiceEnd::ProcessExited => "process_exited",
-        ServiceEnd::Cooperator => "cooperator",
-        ServiceEnd::WaitBusyDone => "wait_busy_done",
-        ServiceEnd::IdleClass => "idle_class",
-    }
-}
-
-fn preempt_reason(reason: PreemptReason) -> &'static str {
-    match reason {
-        PreemptReason::IdleClass => "idle_class",
-        PreemptReason::SyncOverAsync => "sync_over_async",
-        PreemptReason::SliceUsed => "slice_used",
-        PreemptReason::RealTime => "real_time",
-        PreemptReason::SyncNoIdle => "sync_noidle",
-        PreemptReason::ShouldNotIdle => "should_not_idle",
-        PreemptReason::CloseToHead => "close_to_head",
-        PreemptReason::HoleRecovery => "hole_recovery",
-        PreemptReason::HigherClassOrWeight => "higher_class_or_weight",
-        PreemptReason::IdlingInVain => "idling_in_vain",
-    }
-}
-
-fn idle_end(reason: IdleEnd) -> &'static str {
-    match reason {
-        IdleEnd::RequestArrived => "request_arrived",
-        IdleEnd::Timer => "timer",
-        IdleEnd::Preempted => "preempted",
-        IdleEnd::ServiceEnded => "service_ended",
-        IdleEnd::ProcessExited => "process_exited",
-        IdleEnd::CloseRequest => "close_request",
-        IdleEnd::OtherRequests => "other_requests",
-        IdleEnd::ThinkTime => "think_time",
-        IdleEnd::ExitLikely => "exit_likely",
-        IdleEnd::Outranked => "outranked",
-        IdleEnd::Released => "released",
-    }
-}
-
-fn raise_kind(kind: RaiseKind) -> &'static str {
-    match kind {
-        RaiseKind::Interactive => "interactive",
-        RaiseKind::SoftRealTime => "soft_rt",
-    }
-}
-
-fn raise_end(reason: RaiseEnd) -> &'static str {
-    match reason {
-        RaiseEnd::Expired => "expired",
-        RaiseEnd::TooMuchService => "too_much_service",
-        RaiseEnd::LargeBurst => "large_burst",
-        RaiseEnd::HandedOver => "handed_over",
-    }
-}
-
-fn workload(workload: Workload) -> &'static str {
-    match workload {
-        Workload::Async => "async",
-        Workload::SyncNoIdle => "sync_noidle",
-        Workload::Sync => "sync",
     }
 }
