@@ -27,9 +27,19 @@ use crate::Sampling;
 /// longer than a host's reaction to a completion (tens of microseconds), shorter than a seek.
 pub const BASE_RESOLUTION: Nanos = 250_000;
 
-/// The most marks a timeline keeps by default: about 150 bytes each in the HTML, so a
-/// report of three timelines stays under 5 MB.
+/// The most marks a timeline keeps by default: at most about 2.5 MB of HTML
+/// ([`BYTES_PER_MARK`]); a page of several timelines takes its cap from [`cap_for`].
 pub const DEFAULT_CAP: usize = 10_000;
+
+/// About the most HTML one mark takes (its `<rect>` and its `<title>`; 190 to 230 bytes in
+/// the seed runs).
+pub const BYTES_PER_MARK: usize = 250;
+
+/// The cap for each of `timelines` timelines on one page of at most about `bytes` (at least
+/// 100 marks each).
+pub fn cap_for(bytes: usize, timelines: usize) -> usize {
+    (bytes / timelines.max(1) / BYTES_PER_MARK).max(100)
+}
 
 /// A span (or an instant, `start == end`) on a lane, or several merged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,6 +321,13 @@ mod tests {
             "2 requests over 20.0 µs from 0.000000 s, covering 97% of it \
              (merged across gaps below 1.00 µs): read 2"
         );
+    }
+
+    #[test]
+    fn caps_share_a_page() {
+        assert_eq!(cap_for(5_000_000, 4), 5_000);
+        assert_eq!(cap_for(5_000_000, 0), 20_000);
+        assert_eq!(cap_for(1_000, 3), 100);
     }
 
     #[test]

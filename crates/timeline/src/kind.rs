@@ -165,7 +165,7 @@ impl MarkKind {
         match self {
             MarkKind::Service => "#2f6fc9",
             MarkKind::Batch => "#cdbde6",
-            MarkKind::FifoExpired => "#c62828",
+            MarkKind::FifoExpired => "#222222",
             MarkKind::Slice => "#bcd7ef",
             MarkKind::Budget => "#c2e5b8",
             MarkKind::Group => "#cfe3dc",

@@ -14,7 +14,8 @@
 //! # Down-sampling
 //!
 //! A 30 s run has tens of thousands of requests; the timeline keeps at most a cap of marks
-//! (10,000 by default, [`TimelineRecorder::with_cap`]) so that the page stays small and fast:
+//! (10,000 by default, about 2.5 MB of HTML; [`TimelineRecorder::with_cap`], and [`cap_for`]
+//! to share a page between several timelines) so that the page stays small and fast:
 //!
 //! 1. Always, a lane's requests at the device that follow each other with a gap below the
 //!    base resolution (250 µs: longer than a process's reaction to a completion, shorter
@@ -43,7 +44,7 @@ mod lanes;
 mod recorder;
 mod text;
 
-pub use coarsen::{BASE_RESOLUTION, DEFAULT_CAP};
+pub use coarsen::{cap_for, BASE_RESOLUTION, BYTES_PER_MARK, DEFAULT_CAP};
 pub use html::render_html;
 pub use kind::{Band, MarkKind};
 pub use recorder::TimelineRecorder;
