@@ -566,7 +566,7 @@ fn queue_merges_and_splits_are_instants() {
 #[test]
 fn what_is_open_at_the_end_closes_at_the_last_event() {
     let timeline = record(
-        &["a"],
+        &["a", "b"],
         &[
             (0, TraceEvent::SliceStart { queue: queue(1) }),
             (MS, dispatch(1, 1)),
@@ -579,9 +579,27 @@ fn what_is_open_at_the_end_closes_at_the_last_event() {
                 },
             ),
             (3 * MS, dispatch(2, 1)),
+            (
+                3 * MS,
+                TraceEvent::BudgetStart {
+                    queue: queue(2),
+                    budget: 512,
+                    timeout: 125 * MS,
+                    raising: 1,
+                },
+            ),
         ],
     );
     assert_eq!(timeline.duration, 3 * MS);
+    assert_eq!(
+        marks_of(&timeline, "b"),
+        vec![span(
+            3 * MS,
+            3 * MS,
+            "budget",
+            "budget of p2:BE4, 512 sectors (timeout 125 ms): 0 ns in service, ended run_ended"
+        )]
+    );
     let marks = marks_of(&timeline, "a");
     assert_eq!(marks.len(), 3);
     assert_eq!(

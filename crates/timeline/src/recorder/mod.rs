@@ -142,7 +142,8 @@ impl TimelineRecorder {
             self.close_slice(lane, slice, "run_ended", None);
         }
         for (lane, budget) in std::mem::take(&mut self.budgets) {
-            self.close_budget(lane, budget, "run_ended", String::new());
+            let sectors = format!(", {} sectors", budget.sectors);
+            self.close_budget(lane, budget, "run_ended", sectors);
         }
         for (lane, raise) in std::mem::take(&mut self.raises) {
             self.close_raise(lane, raise, "run_ended");
@@ -397,10 +398,10 @@ impl TraceSink for TimelineRecorder {
             } => self.slice_end(queue, *reason, *dispatched),
             TraceEvent::BudgetStart {
                 queue,
-                budget: _,
+                budget,
                 timeout,
                 raising,
-            } => self.budget_start(queue, *timeout, *raising),
+            } => self.budget_start(queue, *budget, *timeout, *raising),
             TraceEvent::BudgetEnd {
                 queue,
                 reason,

@@ -25,6 +25,7 @@ pub(super) struct Slice {
 #[derive(Debug)]
 pub(super) struct Budget {
     pub(super) start: Nanos,
+    pub(super) sectors: u64,
     pub(super) queue: String,
     pub(super) timeout: Nanos,
     pub(super) raising: u64,
@@ -80,16 +81,24 @@ impl TimelineRecorder {
         }
     }
 
-    pub(super) fn budget_start(&mut self, queue: &QueueRef, timeout: Nanos, raising: u64) {
+    pub(super) fn budget_start(
+        &mut self,
+        queue: &QueueRef,
+        sectors: u64,
+        timeout: Nanos,
+        raising: u64,
+    ) {
         let lane = self.lanes.queue(queue);
         let open = Budget {
             start: self.now,
+            sectors,
             queue: queue_name(queue),
             timeout,
             raising,
         };
         if let Some(old) = self.budgets.insert(lane, open) {
-            self.close_budget(lane, old, "restarted", String::new());
+            let budget = format!(", {} sectors", old.sectors);
+            self.close_budget(lane, old, "restarted", budget);
         }
     }
 
