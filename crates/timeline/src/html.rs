@@ -101,8 +101,8 @@ fn style() -> String {
          .ioslice-tl-range{margin:0 1em;font-variant-numeric:tabular-nums}\
          .ioslice-tl-hint,.ioslice-tl-note{color:#666}\
          .ioslice-tl-note{margin:4px 0}\
-         .ioslice-tl-svg{display:block;user-select:none;font-size:11px}\
-         .ioslice-tl-svg{cursor:grab;background:#fafafa}\
+         .ioslice-tl-svg{display:block;user-select:none;font-size:11px;cursor:grab;\
+         background:#fafafa}\
          .ioslice-tl-sep{stroke:#ddd;stroke-width:1}\
          .ioslice-tl-tick{stroke:#e4e4e4;stroke-width:1}\
          .ioslice-tl-axis text{fill:#444;text-anchor:middle}\

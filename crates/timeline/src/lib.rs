@@ -28,7 +28,48 @@
 //! The rule applied is in [`Timeline::sampling`] ([`Sampling::note`] says it in a sentence
 //! for the page). Nothing else is dropped: a merged mark counts what it stands for, and says
 //! why its parts ended. The recorder builds spans as events come and keeps no event, so its
-//! memory is bounded by the cap.
+//! memory is bounded by the cap and what is open (requests at the device, held requests, one
+//! span per lane and kind).
+//!
+//! # Drawing
+//!
+//! [`render_html`] draws one `<rect>` per mark, its `<title>` the label (the browser's
+//! tooltip), coloured by kind ([`MarkKind::colour`]) in a band of its lane
+//! ([`MarkKind::band`]); a mark merged across gaps is as transparent as the share of it its
+//! parts cover. The mouse wheel zooms about the pointer, dragging pans, a double click zooms
+//! in, and buttons zoom in, out and back to the whole run; the axis follows in ms or s.
+//!
+//! ```
+//! use ioslice_core::trace::{RequestInfo, TraceEvent};
+//! use ioslice_core::{Direction, GroupId, IoPriority, ProcessId, RequestId, TraceSink};
+//! use ioslice_timeline::{render_html, TimelineRecorder};
+//!
+//! let request = RequestInfo {
+//!     id: RequestId(1),
+//!     process: ProcessId(1),
+//!     group: GroupId::ROOT,
+//!     priority: IoPriority::default(),
+//!     direction: Direction::Read,
+//!     sync: true,
+//!     sector: 0,
+//!     sectors: 8,
+//! };
+//! let mut recorder = TimelineRecorder::new(vec!["reader".into()]);
+//! recorder.record(0, &TraceEvent::Dispatch { request, merged: 0 });
+//! let complete = TraceEvent::Complete {
+//!     request,
+//!     merged: 0,
+//!     latency: 4_000_000,
+//!     service: 4_000_000,
+//!     error: None,
+//! };
+//! recorder.record(4_000_000, &complete);
+//! let timeline = recorder.finish();
+//! assert_eq!(timeline.marks.len(), 1);
+//! assert_eq!(timeline.marks[0].kind, "service");
+//! let html = render_html(&timeline, "run1");
+//! assert!(html.starts_with("<section id=\"run1\""));
+//! ```
 //!
 //! # Determinism
 //!
