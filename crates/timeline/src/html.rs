@@ -6,8 +6,8 @@
 //! (`preserveAspectRatio="none"`): zooming and panning change only that `viewBox` (and redraw
 //! the axis), so nothing is laid out again. Each mark is one `<rect>` with a `<title>` (the
 //! browser's tooltip); a stroke that does not scale keeps instants and short spans at least a
-//! pixel wide at any zoom. A mark merged across gaps is drawn as transparent as the share of
-//! it its parts cover.
+//! pixel wide at any zoom. A mark merged across gaps is drawn paler the less of it its parts
+//! cover (from opaque when they cover it all to half opaque when they cover none of it).
 
 use std::fmt::Write as _;
 
@@ -250,7 +250,7 @@ fn marks(out: &mut String, timeline: &Timeline) {
             micros_text(mark.end.saturating_sub(mark.start).max(1)),
         );
         if mark.coverage < 1000 {
-            let opacity = 0.35 + 0.65 * f64::from(mark.coverage) / 1000.0;
+            let opacity = 0.5 + 0.5 * f64::from(mark.coverage) / 1000.0;
             let _ = write!(out, " fill-opacity=\"{opacity:.2}\"");
         }
         out.push_str("><title>");

@@ -35,8 +35,8 @@
 //!
 //! [`render_html`] draws one `<rect>` per mark, its `<title>` the label (the browser's
 //! tooltip), coloured by kind ([`MarkKind::colour`]) in a band of its lane
-//! ([`MarkKind::band`]); a mark merged across gaps is as transparent as the share of it its
-//! parts cover. The mouse wheel zooms about the pointer, dragging pans, a double click zooms
+//! ([`MarkKind::band`]); a mark merged across gaps is paler the less of it its parts
+//! cover. The mouse wheel zooms about the pointer, dragging pans, a double click zooms
 //! in, and buttons zoom in, out and back to the whole run; the axis follows in ms or s.
 //!
 //! ```
