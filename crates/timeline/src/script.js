@@ -1,0 +1,133 @@
+// The timeline's zoom: the body of a function of ID (the fragment's id), TOTAL (the run's
+// length in microseconds), LABELS and PLOT (the label column's and the plot's widths in the
+// SVG's units) and TOP (the axis' height). Zooming and panning change the plot's viewBox
+// (x in microseconds) and redraw the axis; the marks are never touched.
+"use strict";
+var svg = document.getElementById(ID + "-svg");
+var plot = document.getElementById(ID + "-plot");
+var axis = document.getElementById(ID + "-axis");
+var range = document.getElementById(ID + "-range");
+if (!svg || !plot || !axis) {
+  return;
+}
+var NS = "http://www.w3.org/2000/svg";
+var height = parseFloat(plot.getAttribute("height")) || 0;
+var minWidth = Math.min(1, TOTAL);
+var view = { from: 0, width: TOTAL };
+
+function step(width) {
+  var raw = Math.max(width / 10, 1e-3);
+  var power = Math.pow(10, Math.floor(Math.log10(raw)));
+  var mantissa = raw / power;
+  var nice = mantissa <= 1 ? 1 : mantissa <= 2 ? 2 : mantissa <= 5 ? 5 : 10;
+  return nice * power;
+}
+
+// A tick's time: in seconds for steps of a tenth of a second or more, else in milliseconds,
+// with as many decimals as the step needs (as the page was first drawn).
+function label(at, tick) {
+  var value = at / 1e3, unitStep = tick / 1e3, unit = "ms";
+  if (tick >= 1e5) {
+    value = at / 1e6; unitStep = tick / 1e6; unit = "s";
+  }
+  var decimals = Math.min(6, Math.max(0, -Math.floor(Math.log10(unitStep))));
+  return value.toFixed(decimals) + " " + unit;
+}
+
+function span(micros) {
+  if (micros >= 1e6) return (micros / 1e6).toPrecision(3) + " s";
+  if (micros >= 1e3) return (micros / 1e3).toPrecision(3) + " ms";
+  return micros.toPrecision(3) + " \u00b5s";
+}
+
+function drawAxis() {
+  while (axis.firstChild) {
+    axis.removeChild(axis.firstChild);
+  }
+  var tick = step(view.width);
+  var first = Math.ceil(view.from / tick) * tick;
+  for (var i = 0; i <= 100; i++) {
+    var at = first + i * tick;
+    if (at > view.from + view.width) break;
+    var x = (LABELS + (at - view.from) / view.width * PLOT).toFixed(1);
+    var line = document.createElementNS(NS, "line");
+    line.setAttribute("class", "ioslice-tl-tick");
+    line.setAttribute("x1", x);
+    line.setAttribute("x2", x);
+    line.setAttribute("y1", TOP - 4);
+    line.setAttribute("y2", TOP + height);
+    axis.appendChild(line);
+    var text = document.createElementNS(NS, "text");
+    text.setAttribute("x", x);
+    text.setAttribute("y", TOP - 8);
+    text.textContent = label(at, tick);
+    axis.appendChild(text);
+  }
+}
+
+function apply() {
+  view.width = Math.min(Math.max(view.width, minWidth), TOTAL);
+  view.from = Math.min(Math.max(view.from, 0), TOTAL - view.width);
+  plot.setAttribute("viewBox", view.from + " 0 " + view.width + " " + height);
+  drawAxis();
+  if (range) {
+    range.textContent = label(view.from, step(view.width)) + " \u2013 " +
+      label(view.from + view.width, step(view.width)) + " (" + span(view.width) + " shown, \u00d7" +
+      (TOTAL / view.width).toPrecision(3) + ")";
+  }
+}
+
+// Where a client x falls in the plot, 0 at its left edge and 1 at its right.
+function fraction(clientX) {
+  var box = plot.getBoundingClientRect();
+  if (box.width <= 0) return 0.5;
+  return Math.min(Math.max((clientX - box.left) / box.width, 0), 1);
+}
+
+function zoom(factor, at) {
+  var pivot = view.from + at * view.width;
+  view.width = Math.min(Math.max(view.width * factor, minWidth), TOTAL);
+  view.from = pivot - at * view.width;
+  apply();
+}
+
+svg.addEventListener("wheel", function (event) {
+  event.preventDefault();
+  var lines = event.deltaMode === 1 ? 30 : event.deltaMode === 2 ? 300 : 1;
+  zoom(Math.exp(event.deltaY * lines * 0.002), fraction(event.clientX));
+}, { passive: false });
+
+var drag = null;
+svg.addEventListener("pointerdown", function (event) {
+  if (event.button !== 0) return;
+  drag = { x: event.clientX, from: view.from, width: plot.getBoundingClientRect().width };
+  if (svg.setPointerCapture) svg.setPointerCapture(event.pointerId);
+  svg.style.cursor = "grabbing";
+});
+svg.addEventListener("pointermove", function (event) {
+  if (!drag || drag.width <= 0) return;
+  view.from = drag.from - (event.clientX - drag.x) / drag.width * view.width;
+  apply();
+});
+function release() {
+  drag = null;
+  svg.style.cursor = "";
+}
+svg.addEventListener("pointerup", release);
+svg.addEventListener("pointercancel", release);
+svg.addEventListener("dblclick", function (event) {
+  zoom(0.5, fraction(event.clientX));
+});
+
+function button(suffix, action) {
+  var element = document.getElementById(ID + suffix);
+  if (element) element.addEventListener("click", action);
+}
+button("-in", function () { zoom(0.5, 0.5); });
+button("-out", function () { zoom(2, 0.5); });
+button("-reset", function () {
+  view.from = 0;
+  view.width = TOTAL;
+  apply();
+});
+apply();
