@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, draw, Chart, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, lighter, Chart, FONT, HEIGHT, WIDTH};
 
 /// One category on the x axis.
 pub struct Bar {
@@ -25,6 +25,8 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             return Err("the comparison has no runs".into());
         }
         let with_seed = bars.iter().any(|b| b.seed.is_some());
+        // Several series: each one's name under its bars, below their own labels.
+        let group_labels = bars.iter().any(|b| b.series != bars[0].series);
         let y_max = bars
             .iter()
             .flat_map(|b| [b.value, b.seed.unwrap_or(0.0)])
@@ -35,7 +37,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 18))
             .margin(12)
-            .x_label_area_size(44)
+            .x_label_area_size(if group_labels { 52 } else { 36 })
             .y_label_area_size(72)
             .build_cartesian_2d(-0.6f64..n - 0.4, 0f64..y_max)?;
         chart
@@ -43,6 +45,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             .disable_x_mesh()
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .y_desc(unit)
             .label_style((FONT, 12))
             .draw()?;
@@ -91,7 +94,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             chart.draw_series(
                 seeds
                     .iter()
-                    .map(|&corners| Rectangle::new(corners, colour.mix(0.35).filled())),
+                    .map(|&corners| Rectangle::new(corners, lighter(colour, 0.6).filled())),
             )?;
             // An outline keeps the lighter bar visible on white.
             chart.draw_series(
@@ -118,6 +121,27 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             EmptyElement::at((i as f64, 0.0))
                 + Text::new(b.label.clone(), (0, 8), label_style.clone())
         }))?;
+        if group_labels {
+            let name_style = TextStyle::from((FONT, 13).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Top))
+                .color(&BLACK);
+            let mut names = Vec::new();
+            for series in 0..series_count {
+                let at: Vec<f64> = bars
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.series == series)
+                    .map(|(i, _)| i as f64)
+                    .collect();
+                if let (Some(first), Some(last)) = (at.first(), at.last()) {
+                    let name = series_names.get(series).cloned().unwrap_or_default();
+                    names.push(((first + last) / 2.0, name));
+                }
+            }
+            chart.draw_series(names.into_iter().map(|(x, name)| {
+                EmptyElement::at((x, 0.0)) + Text::new(name, (0, 26), name_style.clone())
+            }))?;
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)

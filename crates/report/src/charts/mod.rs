@@ -46,6 +46,14 @@ pub fn colour(index: usize) -> RGBColor {
     PALETTE[index % PALETTE.len()]
 }
 
+/// `colour` mixed with white: `amount` 0 is the colour, 1 is white; opaque, so that
+/// overlapping shapes do not blend into other hues.
+pub fn lighter(colour: RGBColor, amount: f64) -> RGBColor {
+    let mix =
+        |c: u8| (f64::from(c) + (255.0 - f64::from(c)) * amount.clamp(0.0, 1.0)).round() as u8;
+    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
+}
+
 /// The font of every label (the browser picks the face; see the crate documentation).
 pub const FONT: &str = "sans-serif";
 

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::{colour, draw, Chart, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, lighter, Chart, FONT, HEIGHT, WIDTH};
 use crate::bandwidth::BandwidthSeries;
 
 /// MiB/s of `bytes` over a window of `window_s` seconds.
@@ -131,7 +131,7 @@ pub fn stacked_areas(title: &str, window_ns: u64, layers: &[Layer]) -> Chart {
             points += area.len();
             chart
                 .draw_series(
-                    AreaSeries::new(area, 0.0, colour.mix(0.75))
+                    AreaSeries::new(area, 0.0, lighter(colour, 0.25).filled())
                         .border_style(colour.stroke_width(1)),
                 )?
                 .label(layer.name.clone())
