@@ -26,7 +26,7 @@ pub fn thin<T: Copy>(points: &[T]) -> Vec<T> {
     }
     let step = (n - 1).div_ceil(MAX_CDF_POINTS - 2);
     let mut kept: Vec<T> = points.iter().copied().step_by(step).collect();
-    if (n - 1) % step != 0 {
+    if !(n - 1).is_multiple_of(step) {
         kept.push(points[n - 1]);
     }
     kept
