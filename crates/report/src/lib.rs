@@ -14,6 +14,8 @@
 //! - A comparison: [`ComparisonRecord`] with a [`ComparisonCell`] per run
 //!   ([`ComparisonCell::from_report`]), each optionally with the original post's
 //!   [`SeedFigures`].
+//! - Files written apart: [`Report::read`] takes a report, a run or comparison record, or
+//!   fio-format JSON, and [`Report::extend`] puts them together.
 //!
 //! # The page
 //!
@@ -54,6 +56,7 @@ pub mod charts;
 pub mod comparison;
 pub mod fio_json;
 pub mod html;
+pub mod load;
 pub mod model;
 pub mod settings;
 

@@ -288,3 +288,32 @@ fn the_same_report_gives_the_same_bytes() {
     };
     assert_eq!(build(), build());
 }
+
+#[test]
+fn buffered_writes_reach_the_device_as_the_flusher() {
+    let job = "\
+[global]
+ioengine=psync
+direct=0
+rw=write
+bs=64k
+size=64m
+end_fsync=1
+
+[writer]
+";
+    let (_, record) = simulate(job, "writer.fio", "deadline", "sim:sata-7200");
+    let series = record.bandwidth.expect("recorded");
+    let flusher: Vec<_> = series.series.iter().filter(|s| s.process == 0).collect();
+    assert_eq!(
+        flusher.len(),
+        1,
+        "{:?}",
+        series.series.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        (flusher[0].name.as_str(), flusher[0].direction.as_str()),
+        ("flusher", "write")
+    );
+    assert!(flusher[0].total() > 0);
+}
