@@ -8,9 +8,8 @@
 use std::fmt::Write;
 
 use crate::charts::bars::{self, Bar};
-use crate::charts::latency_label;
-use crate::html::escape;
 use crate::model::{ComparisonCell, ComparisonRecord};
+use crate::text::{escape, latency_label};
 
 /// KiB/s of bytes/s, as fio and the posts print bandwidth.
 fn kib(bw_bytes: u64) -> f64 {

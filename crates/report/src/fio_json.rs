@@ -17,6 +17,15 @@ use crate::settings::{DeviceSettings, SchedulerSettings, Settings};
 
 const EXPECTED: &str = "expected the JSON output of fio (--output-format=json or json+) or ioslice";
 
+impl RunRecord {
+    /// Read a run from fio-format JSON: fio's own (`--output-format=json` or `json+`, 3.x)
+    /// or ioslice's. `name` names the file in errors and titles. See the module
+    /// documentation.
+    pub fn from_fio_json(text: &str, name: &str) -> Result<RunRecord, String> {
+        parse(text, name)
+    }
+}
+
 /// Parse `text`, named `name` in errors and in the run's title.
 pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
     let start = text

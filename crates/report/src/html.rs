@@ -1,8 +1,7 @@
 //! The page: one self-contained HTML document (inline CSS, inline SVG, the timeline's own
 //! inline script; nothing fetched) with a section per run and per comparison. This module
 //! owns the page's frame, a run's section (settings tables, job table, charts, timeline),
-//! escaping and the units text is printed in; [`crate::comparison`] owns a comparison's
-//! section.
+//! [`crate::comparison`] owns a comparison's section, [`crate::text`] escaping and units.
 
 use std::fmt::Write;
 
@@ -10,22 +9,7 @@ use crate::charts::latency::{self, LatencyLine};
 use crate::charts::timeseries::{self, Layer};
 use crate::model::{Report, RunRecord};
 use crate::settings::Setting;
-
-/// Text made safe for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::text::{bytes, escape, latency_label};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:0 auto;max-width:1040px;padding:0 16px 48px;color:#222;background:#fff}\
 h1{font-size:1.6em;border-bottom:2px solid #1f77b4;padding-bottom:4px}\
@@ -105,7 +89,7 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
         let _ = writeln!(
             out,
             "<p class=\"note\">Bytes completed at the device per {} window (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points).</p>",
-            escape(&crate::charts::latency_label(series.window_ns as f64))
+            escape(&latency_label(series.window_ns as f64))
         );
         let chart = timeseries::bandwidth_lines("Bandwidth per job", series);
         out.push_str(&chart.svg);
@@ -289,7 +273,7 @@ fn settings_table(out: &mut String, title: &str, note: &str, rows: &[Setting], o
 /// Every job and direction: bytes, bandwidth, IOPS, completion latency.
 fn jobs_table(out: &mut String, run: &RunRecord) {
     out.push_str("<h3>Jobs</h3>\n<table class=\"jobs\"><tr><th>job</th><th>cgroup</th><th>dir</th><th>bytes</th><th>KiB/s</th><th>IOPS</th><th>clat min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
-    let ns = |v: u64| crate::charts::latency_label(v as f64);
+    let ns = |v: u64| latency_label(v as f64);
     for job in &run.jobs {
         for d in &job.directions {
             let percentile = |wanted: f64| {
@@ -318,35 +302,4 @@ fn jobs_table(out: &mut String, run: &RunRecord) {
         }
     }
     out.push_str("</table>\n");
-}
-
-/// Bytes in the largest binary unit below them: `16.0 MiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping_and_units() {
-        assert_eq!(
-            escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(16 << 20), "16.0 MiB");
-    }
 }

@@ -59,6 +59,7 @@ pub mod html;
 pub mod load;
 pub mod model;
 pub mod settings;
+pub mod text;
 
 pub use bandwidth::{BandwidthRecorder, BandwidthSeries, ProcessSeries};
 pub use model::{

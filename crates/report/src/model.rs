@@ -229,13 +229,6 @@ impl RunRecord {
         self
     }
 
-    /// Read a run from fio-format JSON: fio's own (`--output-format=json` or `json+`, 3.x)
-    /// or ioslice's. `name` names the file in errors and titles. See
-    /// [`crate::fio_json`].
-    pub fn from_fio_json(text: &str, name: &str) -> Result<RunRecord, String> {
-        crate::fio_json::parse(text, name)
-    }
-
     /// Whether any job names a cgroup.
     pub fn has_cgroups(&self) -> bool {
         self.jobs.iter().any(|job| !job.cgroup.is_empty())

@@ -13,6 +13,9 @@ use std::error::Error;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::text::escape;
+pub use crate::text::latency_label;
+
 /// A drawn chart: its SVG markup and how many data points it drew.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chart {
@@ -84,7 +87,7 @@ pub fn draw(
         Ok(points) => {
             let marks = format!(
                 "<svg class=\"chart chart-{kind}\" data-points=\"{points}\" role=\"img\" aria-label=\"{}\" ",
-                crate::html::escape(title)
+                escape(title)
             );
             Chart {
                 svg: markup.replacen("<svg ", &marks, 1),
@@ -94,8 +97,8 @@ pub fn draw(
         Err(error) => Chart {
             svg: format!(
                 "<p class=\"chart-error\">{} could not be drawn: {}</p>",
-                crate::html::escape(title),
-                crate::html::escape(&error.to_string())
+                escape(title),
+                escape(&error.to_string())
             ),
             points: 0,
         },
@@ -109,33 +112,9 @@ pub fn log_range(min: f64, max: f64) -> std::ops::Range<f64> {
     (min / 1.3)..(max * 1.3)
 }
 
-/// A latency in ns as the axes print it: `850ns`, `12.5µs`, `3.2ms`, `1.5s`.
-pub fn latency_label(ns: f64) -> String {
-    let (value, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    let text = format!("{value:.1}");
-    let text = text.strip_suffix(".0").unwrap_or(&text);
-    format!("{text}{unit}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn latency_labels_pick_a_unit() {
-        assert_eq!(latency_label(850.0), "850ns");
-        assert_eq!(latency_label(12_500.0), "12.5µs");
-        assert_eq!(latency_label(3_000_000.0), "3ms");
-        assert_eq!(latency_label(1.5e9), "1.5s");
-    }
 
     #[test]
     fn a_drawn_chart_is_marked_with_its_points() {
