@@ -317,3 +317,34 @@ end_fsync=1
     );
     assert!(flusher[0].total() > 0);
 }
+
+#[test]
+fn a_real_device_is_its_path_and_records_read_back_from_files() {
+    let settings = ioslice_report::Settings::real(
+        "job.fio",
+        "/dev/sdz",
+        &"bfq:slice_idle_us=2000".parse().expect("spec"),
+        &ioslice_core::ioband::Controller::Elevator,
+        3,
+    );
+    assert_eq!(settings.device.spec, "/dev/sdz");
+    assert!(settings.device.params.is_empty() && settings.host.is_empty());
+    let idle = settings
+        .scheduler
+        .tunables
+        .iter()
+        .find(|t| t.name == "slice_idle_us")
+        .expect("bfq's tunable");
+    assert!(idle.set && idle.value == "2000");
+
+    let (_, record) = four_readers();
+    let text = serde_json::to_string_pretty(&record).expect("serializes");
+    let read = Report::read(&text, "run.json").expect("reads a run record");
+    assert_eq!(read.runs, [record]);
+    let mut all = read;
+    all.extend(Report {
+        runs: Vec::new(),
+        comparisons: comparisons(),
+    });
+    assert_eq!((all.runs.len(), all.comparisons.len()), (1, 2));
+}
