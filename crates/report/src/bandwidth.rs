@@ -1,0 +1,206 @@
+//! Bandwidth over time: the [`BandwidthRecorder`] that counts, from a run's trace, the bytes
+//! each process completes at the device in each time window, and the [`BandwidthSeries`]
+//! it leaves.
+//!
+//! # Windows: successive halving
+//!
+//! Every series of a run shares one window length, so the series line up. The window
+//! starts at [`FIRST_WINDOW_NS`] (10 ms). When a completion falls in window number
+//! [`MAX_POINTS`] (1000) or later, every series merges adjacent pairs of windows (windows
+//! `2k` and `2k + 1` become window `k`) and the window doubles, as often as needed. A series
+//! therefore never holds more than [`MAX_POINTS`] windows, the memory is at most that many
+//! counters per process and direction whatever the run's length, and no byte is lost or
+//! moved to another time than its window's. A 30 s run ends with 40 ms windows (750
+//! points), a 100 s run with 160 ms windows (625 points). The page states the window used.
+
+use ioslice_core::trace::TraceEvent;
+use ioslice_core::{Direction, Nanos, TraceSink};
+use serde::{Deserialize, Serialize};
+
+/// The first window length, ns (10 ms).
+pub const FIRST_WINDOW_NS: Nanos = 10_000_000;
+/// The most windows a series holds.
+pub const MAX_POINTS: usize = 1000;
+
+/// The bytes one process completed in one direction, window by window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSeries {
+    /// The process's index in the run: 0 is the simulator's flusher of buffered writes,
+    /// `i` is the job process `i - 1`.
+    pub process: u32,
+    /// Its name: the job's, or `flusher`.
+    pub name: String,
+    /// `read` or `write`.
+    pub direction: String,
+    /// Bytes completed in each window, from the run's start.
+    pub bytes: Vec<u64>,
+}
+
+impl ProcessSeries {
+    /// Bytes in the whole series.
+    pub fn total(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+}
+
+/// A run's bandwidth over time.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BandwidthSeries {
+    /// The window length, ns.
+    pub window_ns: Nanos,
+    /// Every process and direction that completed any bytes, by process then direction;
+    /// every series has the same number of windows.
+    pub series: Vec<ProcessSeries>,
+}
+
+impl BandwidthSeries {
+    /// The same series with process `i` (for `i ≥ 1`) named `names[i - 1]`.
+    pub fn named(mut self, names: &[String]) -> Self {
+        for series in &mut self.series {
+            if let Some(name) = (series.process as usize)
+                .checked_sub(1)
+                .and_then(|i| names.get(i))
+            {
+                series.name.clone_from(name);
+            }
+        }
+        self
+    }
+
+    /// Windows in each series.
+    pub fn windows(&self) -> usize {
+        self.series.first().map_or(0, |s| s.bytes.len())
+    }
+}
+
+/// Counts completed bytes per process, direction and window from a run's trace
+/// ([`TraceEvent::Complete`]; failed requests move no data and are left out). See the
+/// module documentation for the windows.
+#[derive(Debug, Clone)]
+pub struct BandwidthRecorder {
+    window_ns: Nanos,
+    /// `[read, write]` bytes per window, by process index.
+    bytes: Vec<[Vec<u64>; 2]>,
+    /// Windows covered so far (one past the last window with a completion).
+    windows: usize,
+}
+
+impl BandwidthRecorder {
+    /// A recorder for a run of `process_count` job processes (indices 1 to
+    /// `process_count`, and 0 for the flusher).
+    pub fn new(process_count: usize) -> Self {
+        Self {
+            window_ns: FIRST_WINDOW_NS,
+            bytes: vec![[Vec::new(), Vec::new()]; process_count + 1],
+            windows: 0,
+        }
+    }
+
+    /// Count `bytes` completed by `process` in `direction` at `time`.
+    pub fn add(&mut self, time: Nanos, process: usize, direction: Direction, bytes: u64) {
+        let mut window = (time / self.window_ns) as usize;
+        while window >= MAX_POINTS {
+            self.halve();
+            window = (time / self.window_ns) as usize;
+        }
+        if process >= self.bytes.len() {
+            self.bytes.resize(process + 1, [Vec::new(), Vec::new()]);
+        }
+        let series = &mut self.bytes[process][direction.index()];
+        if series.len() <= window {
+            series.resize(window + 1, 0);
+        }
+        series[window] += bytes;
+        self.windows = self.windows.max(window + 1);
+    }
+
+    /// Merge adjacent pairs of windows in every series and double the window.
+    fn halve(&mut self) {
+        for directions in &mut self.bytes {
+            for series in directions.iter_mut() {
+                *series = series.chunks(2).map(|pair| pair.iter().sum()).collect();
+            }
+        }
+        self.windows = self.windows.div_ceil(2);
+        self.window_ns *= 2;
+    }
+
+    /// The series: every process and direction with any bytes, each padded to the same
+    /// number of windows; processes named `flusher` (0) and `process N` until
+    /// [`BandwidthSeries::named`] names them.
+    pub fn finish(self) -> BandwidthSeries {
+        let windows = self.windows;
+        let mut series = Vec::new();
+        for (process, directions) in self.bytes.into_iter().enumerate() {
+            for (direction, mut bytes) in directions.into_iter().enumerate() {
+                if bytes.iter().all(|&b| b == 0) {
+                    continue;
+                }
+                bytes.resize(windows, 0);
+                series.push(ProcessSeries {
+                    process: u32::try_from(process).unwrap_or(u32::MAX),
+                    name: if process == 0 {
+                        "flusher".to_string()
+                    } else {
+                        format!("process {process}")
+                    },
+                    direction: if direction == 0 { "read" } else { "write" }.to_string(),
+                    bytes,
+                });
+            }
+        }
+        BandwidthSeries {
+            window_ns: self.window_ns,
+            series,
+        }
+    }
+}
+
+impl TraceSink for BandwidthRecorder {
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        if let TraceEvent::Complete {
+            request,
+            error: None,
+            ..
+        } = event
+        {
+            let bytes = u64::from(request.sectors) * 512;
+            self.add(time, request.process.0 as usize, request.direction, bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_double_and_bytes_are_kept() {
+        let mut recorder = BandwidthRecorder::new(1);
+        let mut total = 0;
+        // 30 s of one completion every 3 ms.
+        for i in 0..10_000u64 {
+            recorder.add(i * 3_000_000, 1, Direction::Read, 4096);
+            total += 4096;
+        }
+        let series = recorder.finish();
+        assert_eq!(series.window_ns, 40_000_000, "10 ms → 20 ms → 40 ms");
+        assert_eq!(series.series.len(), 1);
+        assert!(series.windows() <= MAX_POINTS);
+        assert_eq!(series.windows(), 750);
+        assert_eq!(series.series[0].total(), total);
+    }
+
+    #[test]
+    fn every_series_has_the_same_windows_and_names_follow_processes() {
+        let mut recorder = BandwidthRecorder::new(2);
+        recorder.add(5_000_000, 0, Direction::Write, 512);
+        recorder.add(35_000_000, 2, Direction::Read, 1024);
+        recorder.add(36_000_000, 7, Direction::Read, 1024);
+        let series = recorder.finish().named(&["a".to_string(), "b".to_string()]);
+        let names: Vec<&str> = series.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["flusher", "b", "process 7"]);
+        assert!(series.series.iter().all(|s| s.bytes.len() == 4));
+        assert_eq!(series.series[0].bytes, [512, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,305 @@
+//! The page: one self-contained HTML document (inline CSS, inline SVG, the timeline's own
+//! inline script; nothing fetched) with a section per run and per comparison. This module
+//! owns the page's frame, a run's section (settings tables, job table, charts, timeline),
+//! [`crate::comparison`] owns a comparison's section, [`crate::text`] escaping and units.
+
+use std::fmt::Write;
+
+use crate::charts::latency::{self, LatencyLine};
+use crate::charts::timeseries::{self, Layer};
+use crate::model::{Report, RunRecord};
+use crate::settings::Setting;
+use crate::text::{bytes, escape, latency_label};
+
+const STYLE: &str = "body{font-family:sans-serif;margin:0 auto;max-width:1040px;padding:0 16px 48px;color:#222;background:#fff}\
+h1{font-size:1.6em;border-bottom:2px solid #1f77b4;padding-bottom:4px}\
+h2{font-size:1.3em;margin-top:2.2em;border-bottom:1px solid #ccc}\
+h3{font-size:1.05em;margin:1.4em 0 .4em}\
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:.85em}\
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}\
+th{background:#f3f6fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+tr.set td{font-weight:bold}\
+details{margin:.3em 0}summary{cursor:pointer;font-weight:bold}\
+.note{color:#555;font-size:.9em}.missing{color:#8a5a00;background:#fff6e0;padding:4px 8px;border-left:3px solid #e0a000}\
+svg.chart{display:block;max-width:100%;height:auto;margin:.6em 0}\
+.chart-error{color:#a00}nav li{margin:2px 0}";
+
+/// The whole page.
+pub fn page(report: &Report) -> String {
+    let mut out = String::with_capacity(256 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<title>ioslice report</title>\n<style>");
+    out.push_str(STYLE);
+    out.push_str("</style>\n</head>\n<body>\n<h1>ioslice report</h1>\n");
+    if report.runs.is_empty() && report.comparisons.is_empty() {
+        out.push_str("<p class=\"missing\">The report holds no run and no comparison.</p>\n");
+    }
+    out.push_str("<nav><ul>\n");
+    for (i, run) in report.runs.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#run-{i}\">Run: {}</a></li>",
+            escape(&run.title)
+        );
+    }
+    for (i, comparison) in report.comparisons.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#comparison-{i}\">Comparison: {}</a></li>",
+            escape(&comparison.title)
+        );
+    }
+    out.push_str("</ul></nav>\n");
+    for (i, run) in report.runs.iter().enumerate() {
+        run_section(&mut out, i, run);
+    }
+    for (i, comparison) in report.comparisons.iter().enumerate() {
+        crate::comparison::section(&mut out, i, comparison);
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// One run's section.
+fn run_section(out: &mut String, index: usize, run: &RunRecord) {
+    let _ = writeln!(
+        out,
+        "<section class=\"run\" id=\"run-{index}\">\n<h2>{}</h2>",
+        escape(&run.title)
+    );
+    settings(out, run);
+    let mut missing = Vec::new();
+    if run.bandwidth.is_none() {
+        missing.push("bandwidth over time (the source keeps no per-request record)");
+    }
+    if run.timeline.is_none() {
+        missing.push("the decision timeline (not recorded for this run)");
+    }
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"missing\">Not in this run: {}.</p>",
+            escape(&missing.join("; "))
+        );
+    }
+    jobs_table(out, run);
+    if let Some(series) = &run.bandwidth {
+        out.push_str("<h3>Bandwidth over time</h3>\n");
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">Bytes completed at the device per {} window (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points).</p>",
+            escape(&latency_label(series.window_ns as f64))
+        );
+        let chart = timeseries::bandwidth_lines("Bandwidth per job", series);
+        out.push_str(&chart.svg);
+        if run.has_cgroups() {
+            let layers = cgroup_layers(run, series);
+            let layers: Vec<Layer> = layers
+                .iter()
+                .map(|(name, bytes)| Layer {
+                    name: name.clone(),
+                    bytes,
+                })
+                .collect();
+            let chart =
+                timeseries::stacked_areas("Bandwidth per cgroup", series.window_ns, &layers);
+            out.push_str(&chart.svg);
+        }
+    }
+    let lines: Vec<LatencyLine> = run
+        .jobs
+        .iter()
+        .flat_map(|job| {
+            job.directions.iter().map(move |d| LatencyLine {
+                name: format!("{} ({})", job.name, d.direction),
+                latency: &d.clat,
+            })
+        })
+        .filter(|line| line.latency.count > 0 || !line.latency.percentiles.is_empty())
+        .collect();
+    out.push_str("<h3>Completion latency</h3>\n");
+    if lines.is_empty() {
+        out.push_str("<p class=\"missing\">No completion latency was recorded.</p>\n");
+    } else {
+        out.push_str(&latency::percentiles("Latency percentiles per job", &lines).svg);
+        let from = if lines.iter().all(|l| !l.latency.bins.is_empty()) {
+            "from fio's latency bins, thinned to at most 300 points a line"
+        } else {
+            "from the bins where the source has them, else from the percentiles alone"
+        };
+        let _ = writeln!(out, "<p class=\"note\">The CDF is drawn {from}.</p>");
+        out.push_str(&latency::cdf("Latency CDF per job", &lines).svg);
+    }
+    if let Some(timeline) = &run.timeline {
+        out.push_str("<h3>Decision timeline</h3>\n");
+        out.push_str(&ioslice_timeline::render_html(
+            timeline,
+            &format!("tl-{index}"),
+        ));
+        out.push('\n');
+    }
+    out.push_str("</section>\n");
+}
+
+/// Per cgroup (`/` for the root, `flusher` for the flusher), the bytes of its processes
+/// summed over directions, in order of first appearance.
+fn cgroup_layers(
+    run: &RunRecord,
+    series: &crate::bandwidth::BandwidthSeries,
+) -> Vec<(String, Vec<u64>)> {
+    let windows = series.windows();
+    let mut layers: Vec<(String, Vec<u64>)> = Vec::new();
+    for s in &series.series {
+        let name = match (s.process as usize).checked_sub(1) {
+            None => "flusher".to_string(),
+            Some(i) => match run.jobs.get(i) {
+                Some(job) if !job.cgroup.is_empty() => job.cgroup.clone(),
+                _ => "/".to_string(),
+            },
+        };
+        let index = match layers.iter().position(|(n, _)| *n == name) {
+            Some(found) => found,
+            None => {
+                layers.push((name, vec![0; windows]));
+                layers.len() - 1
+            }
+        };
+        for (total, bytes) in layers[index].1.iter_mut().zip(&s.bytes) {
+            *total += bytes;
+        }
+    }
+    layers
+}
+
+/// The settings tables.
+fn settings(out: &mut String, run: &RunRecord) {
+    let s = &run.settings;
+    out.push_str("<table class=\"kv\">\n");
+    let mut row = |name: &str, value: &str| {
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            escape(name),
+            escape(value)
+        );
+    };
+    row("job file", &s.job_file);
+    if let Some(version) = &s.version {
+        row("written by", version);
+    }
+    row(
+        "device",
+        &format!("{} — {}", s.device.spec, s.device.summary),
+    );
+    row("scheduler", &s.scheduler.spec);
+    row(
+        "controller",
+        s.controller.as_deref().unwrap_or("not recorded"),
+    );
+    row(
+        "seed",
+        &s.seed
+            .map_or_else(|| "not recorded".to_string(), |seed| seed.to_string()),
+    );
+    out.push_str("</table>\n");
+    let device_title = format!(
+        "Device {}: {} parameters",
+        s.device.spec,
+        s.device.params.len()
+    );
+    settings_table(out, &device_title, "source", &s.device.params, true);
+    let scheduler_title = format!(
+        "Scheduler {}: {} tunables",
+        s.scheduler.name.as_deref().unwrap_or(&s.scheduler.spec),
+        s.scheduler.tunables.len()
+    );
+    settings_table(
+        out,
+        &scheduler_title,
+        "what it does",
+        &s.scheduler.tunables,
+        true,
+    );
+    if !s.host.is_empty() {
+        settings_table(out, "Host", "what it models", &s.host, false);
+    }
+    if !s.options.is_empty() {
+        let options: Vec<Setting> = s
+            .options
+            .iter()
+            .map(|(name, value)| Setting {
+                name: name.clone(),
+                value: value.clone(),
+                ..Setting::default()
+            })
+            .collect();
+        settings_table(out, "Global options", "", &options, false);
+    }
+}
+
+/// A `<details>` with a table of settings; rows that were set are bold.
+fn settings_table(out: &mut String, title: &str, note: &str, rows: &[Setting], open: bool) {
+    let _ = writeln!(
+        out,
+        "<details{}><summary>{}</summary>",
+        if open { " open" } else { "" },
+        escape(title)
+    );
+    if rows.is_empty() {
+        out.push_str("<p class=\"note\">None listed.</p>\n</details>\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<table><tr><th>name</th><th>value</th><th>default</th><th>unit</th><th>{}</th></tr>",
+        escape(note)
+    );
+    for s in rows {
+        let _ = writeln!(
+            out,
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if s.set { " class=\"set\"" } else { "" },
+            escape(&s.name),
+            escape(&s.value),
+            escape(s.default.as_deref().unwrap_or("")),
+            escape(&s.unit),
+            escape(&s.note)
+        );
+    }
+    out.push_str("</table>\n</details>\n");
+}
+
+/// Every job and direction: bytes, bandwidth, IOPS, completion latency.
+fn jobs_table(out: &mut String, run: &RunRecord) {
+    out.push_str("<h3>Jobs</h3>\n<table class=\"jobs\"><tr><th>job</th><th>cgroup</th><th>dir</th><th>bytes</th><th>KiB/s</th><th>IOPS</th><th>clat min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
+    let ns = |v: u64| latency_label(v as f64);
+    for job in &run.jobs {
+        for d in &job.directions {
+            let percentile = |wanted: f64| {
+                d.clat
+                    .percentiles
+                    .iter()
+                    .find(|p| (p.percent - wanted).abs() < 1e-9)
+                    .map_or_else(|| "–".to_string(), |p| ns(p.value_ns))
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                escape(&job.name),
+                escape(if job.cgroup.is_empty() { "/" } else { &job.cgroup }),
+                escape(&d.direction),
+                escape(&bytes(d.io_bytes)),
+                d.bw_bytes / 1024,
+                d.iops(),
+                escape(&ns(d.clat.min_ns)),
+                escape(&ns(d.clat.mean_ns)),
+                escape(&percentile(50.0)),
+                escape(&percentile(99.0)),
+                escape(&percentile(99.9)),
+                escape(&ns(d.clat.max_ns)),
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}

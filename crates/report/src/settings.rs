@@ -1,0 +1,325 @@
+//! A run's settings as the page lists them: the job file, the device with every parameter
+//! (value, unit, whether it was overridden), the scheduler with every tunable (value,
+//! default, unit), the controller, the host's settings and the seed.
+//!
+//! Each part has a constructor from what the command line already holds: a
+//! [`DeviceSpec`] or a path, a [`SchedSpec`], a [`SimConfig`] or a [`Controller`], so the
+//! CLI needs one line for each.
+
+use ioslice_core::ioband::Controller;
+use ioslice_core::tunable::Tunables;
+use ioslice_core::SchedSpec;
+use ioslice_sim::host::{BlockLayer, DirectWrites};
+use ioslice_sim::preset::{self, DeviceSpec};
+use ioslice_sim::simulation::SimConfig;
+use serde::{Deserialize, Serialize};
+
+/// Everything a run used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The job file, as given.
+    pub job_file: String,
+    /// The device.
+    pub device: DeviceSettings,
+    /// The scheduler.
+    pub scheduler: SchedulerSettings,
+    /// The controller (`elevator`, `ioband:policy=weight,…`); `None` when unknown.
+    pub controller: Option<String>,
+    /// The simulated host's settings, every one with its value; empty for a real device
+    /// or when unknown.
+    pub host: Vec<Setting>,
+    /// The seed; `None` when unknown or irrelevant.
+    pub seed: Option<u64>,
+    /// What wrote the results (`ioslice-0.1.0`, `fio-3.33`).
+    pub version: Option<String>,
+    /// Further settings the source named (a fio JSON file's `global options`).
+    pub options: Vec<(String, String)>,
+}
+
+/// A device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceSettings {
+    /// As given: `sim:sata-7200:ncq=1`, a path, or the devices fio's `disk_util` named.
+    pub spec: String,
+    /// A preset's summary, or what the device is.
+    pub summary: String,
+    /// Every parameter of a simulated device; empty otherwise.
+    pub params: Vec<Setting>,
+}
+
+/// A scheduler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedulerSettings {
+    /// As given: `cfq:slice_idle=0`.
+    pub spec: String,
+    /// The policy's canonical name, when the registry knows it.
+    pub name: Option<String>,
+    /// Every tunable of the policy.
+    pub tunables: Vec<Setting>,
+}
+
+/// One named setting: value, default, unit, and where the value comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    /// Name, as the command line takes it.
+    pub name: String,
+    /// The value in force.
+    pub value: String,
+    /// The default, when there is one.
+    pub default: Option<String>,
+    /// Unit (may be empty).
+    pub unit: String,
+    /// Whether it was set (overridden) rather than left at its default.
+    pub set: bool,
+    /// Where the default comes from, or what it does.
+    pub note: String,
+}
+
+impl DeviceSettings {
+    /// A simulated device: the preset's every parameter, with the overrides applied and
+    /// marked. An unknown preset keeps only the spec (the run would have failed).
+    pub fn simulated(spec: &DeviceSpec) -> Self {
+        let Some(info) = preset::presets()
+            .into_iter()
+            .find(|p| p.name == spec.preset)
+        else {
+            return Self {
+                spec: spec.to_string(),
+                summary: "unknown preset".to_string(),
+                params: Vec::new(),
+            };
+        };
+        let params = info
+            .params
+            .iter()
+            .map(|p| {
+                let overridden = spec
+                    .overrides
+                    .iter()
+                    .rev()
+                    .find(|(key, _)| key == p.name)
+                    .map(|(_, value)| value.clone());
+                Setting {
+                    name: p.name.to_string(),
+                    set: overridden.is_some(),
+                    value: overridden.unwrap_or_else(|| p.value.clone()),
+                    default: Some(p.value.clone()),
+                    unit: p.unit.to_string(),
+                    note: p.source.to_string(),
+                }
+            })
+            .collect();
+        Self {
+            spec: spec.to_string(),
+            summary: info.summary,
+            params,
+        }
+    }
+
+    /// A real device or file: its path alone.
+    pub fn real(path: &str) -> Self {
+        Self {
+            spec: path.to_string(),
+            summary: "real device or file".to_string(),
+            params: Vec::new(),
+        }
+    }
+}
+
+impl SchedulerSettings {
+    /// A scheduler: every tunable of the policy the spec names, with the value in force,
+    /// the default and the unit. A spec the registry refuses keeps only its text.
+    pub fn of(spec: &SchedSpec) -> Self {
+        let Ok(info) = ioslice_core::registry::lookup(&spec.name) else {
+            return Self {
+                spec: spec.to_string(),
+                name: None,
+                tunables: Vec::new(),
+            };
+        };
+        let tunables = match Tunables::resolve(info.name, info.tunables, &spec.settings) {
+            Ok(resolved) => resolved
+                .iter()
+                .map(|(def, value)| Setting {
+                    name: def.name.to_string(),
+                    value: value.to_string(),
+                    default: Some(def.default.to_string()),
+                    unit: def.unit.to_string(),
+                    set: resolved.is_set(def.name),
+                    note: def.help.to_string(),
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        Self {
+            spec: spec.to_string(),
+            name: Some(info.name.to_string()),
+            tunables,
+        }
+    }
+
+    /// A scheduler known only by name (a fio JSON file's `ioscheduler`, or none).
+    pub fn named(spec: &str) -> Self {
+        match spec.parse::<SchedSpec>() {
+            Ok(parsed) if !spec.is_empty() => Self::of(&parsed),
+            _ => Self {
+                spec: spec.to_string(),
+                name: None,
+                tunables: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The controller as `--controller` takes it.
+pub fn controller_text(controller: &Controller) -> String {
+    match controller {
+        Controller::Elevator => "elevator".to_string(),
+        Controller::Ioband(s) => format!(
+            "ioband:policy={},token={},io_throttle={},io_limit={}",
+            s.policy.name(),
+            s.token,
+            s.io_throttle,
+            s.io_limit
+        ),
+    }
+}
+
+/// Every `--host` setting of a simulation with its value in force, its default and unit.
+pub fn host_settings(config: &SimConfig) -> Vec<Setting> {
+    let defaults = SimConfig::new(0, config.scheduler.clone(), config.device.clone());
+    let row = |name: &str, value: String, default: String, unit: &str, note: &str| Setting {
+        name: name.to_string(),
+        set: value != default,
+        value,
+        default: Some(default),
+        unit: unit.to_string(),
+        note: note.to_string(),
+    };
+    let layer = |c: &SimConfig| match c.block_layer_for() {
+        BlockLayer::SingleQueue => "single-queue".to_string(),
+        BlockLayer::BlkMq => "blk-mq".to_string(),
+    };
+    let writes = |c: &SimConfig| match c.direct_writes {
+        DirectWrites::Sync => "sync".to_string(),
+        DirectWrites::Async => "async".to_string(),
+    };
+    let (pc, dc) = (&config.page_cache, &defaults.page_cache);
+    vec![
+        row(
+            "memory_mib",
+            (pc.memory_bytes >> 20).to_string(),
+            (dc.memory_bytes >> 20).to_string(),
+            "MiB",
+            "memory the dirty ratios are percentages of",
+        ),
+        row(
+            "dirty_ratio",
+            pc.dirty_ratio.to_string(),
+            dc.dirty_ratio.to_string(),
+            "%",
+            "vm.dirty_ratio",
+        ),
+        row(
+            "dirty_background_ratio",
+            pc.dirty_background_ratio.to_string(),
+            dc.dirty_background_ratio.to_string(),
+            "%",
+            "vm.dirty_background_ratio",
+        ),
+        row(
+            "nr_requests",
+            pc.nr_requests.to_string(),
+            dc.nr_requests.to_string(),
+            "requests",
+            "writeback requests outstanding at most",
+        ),
+        row(
+            "max_sectors_kb",
+            (pc.max_write_bytes >> 10).to_string(),
+            (dc.max_write_bytes >> 10).to_string(),
+            "KiB",
+            "largest writeback request",
+        ),
+        row(
+            "read_ahead_kb",
+            (pc.read_ahead_bytes >> 10).to_string(),
+            (dc.read_ahead_bytes >> 10).to_string(),
+            "KiB",
+            "read-ahead window of buffered sequential reads",
+        ),
+        row(
+            "host_latency_us",
+            (config.host_latency / 1000).to_string(),
+            (defaults.host_latency / 1000).to_string(),
+            "µs",
+            "from a completion to the process's next submission",
+        ),
+        row(
+            "block_layer",
+            layer(config),
+            layer(&defaults),
+            "",
+            "the block layer around the elevator",
+        ),
+        row(
+            "queue_run_delay_us",
+            (config.queue_run_delay_for() / 1000).to_string(),
+            (defaults.queue_run_delay_for() / 1000).to_string(),
+            "µs",
+            "from a completion to the elevator's next dispatch",
+        ),
+        row(
+            "driver_queue",
+            config.driver_queue.to_string(),
+            defaults.driver_queue.to_string(),
+            "commands",
+            "the host driver's queue in front of the device's",
+        ),
+        row(
+            "direct_writes",
+            writes(config),
+            writes(&defaults),
+            "",
+            "how O_DIRECT writes reach the elevator",
+        ),
+    ]
+}
+
+impl Settings {
+    /// The settings of a simulation of `job_file` with `config`: device, scheduler,
+    /// controller, every host setting and the seed.
+    pub fn simulated(job_file: &str, config: &SimConfig) -> Self {
+        Self {
+            job_file: job_file.to_string(),
+            device: DeviceSettings::simulated(&config.device),
+            scheduler: SchedulerSettings::of(&config.scheduler),
+            controller: Some(controller_text(&config.controller)),
+            host: host_settings(config),
+            seed: Some(config.seed),
+            version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
+            options: Vec::new(),
+        }
+    }
+
+    /// The settings of a real run of `job_file` on `path` (no host settings; the seed of
+    /// the jobs' random offsets).
+    pub fn real(
+        job_file: &str,
+        path: &str,
+        scheduler: &SchedSpec,
+        controller: &Controller,
+        seed: u64,
+    ) -> Self {
+        Self {
+            job_file: job_file.to_string(),
+            device: DeviceSettings::real(path),
+            scheduler: SchedulerSettings::of(scheduler),
+            controller: Some(controller_text(controller)),
+            host: Vec::new(),
+            seed: Some(seed),
+            version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
+            options: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Text on the page: HTML escaping, and the units figures are printed in (bytes in binary
+//! units, latencies in the unit that suits them).
+
+/// Text made safe for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Bytes in the largest binary unit below them: `16.0 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A latency in ns as the axes print it: `850ns`, `12.5µs`, `3.2ms`, `1.5s`.
+pub fn latency_label(ns: f64) -> String {
+    let (value, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_and_units() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(16 << 20), "16.0 MiB");
+    }
+
+    #[test]
+    fn latency_labels_pick_a_unit() {
+        assert_eq!(latency_label(850.0), "850ns");
+        assert_eq!(latency_label(12_500.0), "12.5µs");
+        assert_eq!(latency_label(3_000_000.0), "3ms");
+        assert_eq!(latency_label(1.5e9), "1.5s");
+    }
+}
