@@ -14,7 +14,11 @@ use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, Si
 
 use crate::cgroup_arg;
 use crate::scenario::ScenarioDefaults;
+use crate::report::{self, Recorders, ReportArgs, SharedTee, Tee};
+use std::sync::{Arc, Mutex};
 use crate::status::StatusLine;
+use ioslice_core::TraceSink;
+use ioslice_report::{Report, Settings};
 use crate::trace::{TraceArgs, TraceFile};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
@@ -122,6 +126,9 @@ pub struct RunArgs {
     /// The trace of the run.
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// The HTML report of the run.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// What a command prints on stdout, and its exit status.
@@ -194,18 +201,32 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     apply_host(&mut config, &host)?;
     let progress = Progress::new();
     config.progress = Some(progress.clone());
+    let file = match trace {
+        Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
+        None => None,
+    };
+    let mut file_sink = file.as_ref().map(|file| file.sink(None));
+    let mut recorders = args.report.report.as_ref().map(|_| Recorders::new(&job_file, 1));
+    let mut tee = Tee {
+        file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
+        recorders: recorders.as_mut(),
+    };
     let status = StatusLine::start(&progress, true);
-    let outcome = match trace {
-        None => simulate(&job_file, &config),
-        Some((path, trace_format)) => {
-            let file = TraceFile::create(&path, trace_format)?;
-            let outcome = simulate_traced(&job_file, &config, &mut file.sink(None));
-            file.finish()?;
-            outcome
-        }
+    let outcome = if tee.is_listening() {
+        simulate_traced(&job_file, &config, &mut tee)
+    } else {
+        simulate(&job_file, &config)
     };
     status.finish();
+    if let Some(file) = &file {
+        file.finish()?;
+    }
     let outcome = outcome.map_err(|e| e.to_string())?;
+    if let (Some(path), Some(recorders)) = (&args.report.report, recorders) {
+        let settings = Settings::simulated(&job_file.path, &config);
+        let record = recorders.finish(&outcome.report, settings);
+        report::write(path, &Report::of_run(record))?;
+    }
     Ok(render(&outcome.report, format).into())
 }
 
@@ -249,9 +270,19 @@ fn run_real(
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
     };
-    let sinks = file.as_ref().map(|file| {
-        move |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
-            Box::new(file.sink(label))
+    let recorders = args
+        .report
+        .report
+        .as_ref()
+        .map(|_| Arc::new(Mutex::new(Recorders::new(&job_file, 1))));
+    let sinks = (file.is_some() || recorders.is_some()).then(|| {
+        |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
+            Box::new(SharedTee {
+                file: file.as_ref().map(|file| {
+                    Box::new(file.sink(label)) as Box<dyn ioslice_core::TraceSink + Send>
+                }),
+                recorders: recorders.clone(),
+            })
         }
     });
     let outcome = run_jobs(
@@ -268,6 +299,20 @@ fn run_real(
         file.finish()?;
     }
     let outcome = outcome.map_err(|e| e.to_string())?;
+    if let (Some(path), Some(recorders)) = (&args.report.report, recorders) {
+        let recorders = Arc::try_unwrap(recorders)
+            .map_err(|_| "the report's recorders are still in use".to_string())?
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let settings = Settings::real(
+            &job_file.path,
+            device,
+            &config.scheduler,
+            &config.controller,
+            config.seed,
+        );
+        report::write(path, &Report::of_run(recorders.finish(&outcome.report, settings)))?;
+    }
     for line in &outcome.laid_out {
         eprintln!("{line}");
     }

@@ -12,6 +12,7 @@ mod compare;
 mod controller_arg;
 mod emulate;
 mod scenario;
+mod report;
 mod signals;
 mod status;
 mod trace;
@@ -39,6 +40,9 @@ enum Command {
     /// Serve a simulated device in real time as a file through FUSE (a block device with
     /// `losetup --direct-io=on`), until SIGINT or SIGTERM.
     Emulate(emulate::EmulateArgs),
+    /// Put runs and comparisons written by `--report FILE.json` (or fio-format JSON, fio's
+    /// own included) on one self-contained HTML page.
+    Report(report::ReportCommandArgs),
     /// List the simulated device presets with every parameter and where its value comes from.
     Devices,
     /// List the schedulers with their tunables, defaults and units.
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Emulate(args) => emulate::emulate(&args),
+        Command::Report(args) => report::report_command(&args),
         Command::Devices => Ok(commands::devices().into()),
         Command::Schedulers => Ok(commands::schedulers().into()),
     };

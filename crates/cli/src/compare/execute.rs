@@ -17,7 +17,10 @@ use super::measure::{measure, RunResult};
 use super::plan::Plan;
 use super::sched::ResolvedScheduler;
 use crate::cgroup_arg;
+use crate::report::{Recorders, Tee};
 use crate::trace::{file_label, run_path, TraceFile};
+use ioslice_core::TraceSink;
+use ioslice_report::{ComparisonCell, RunRecord, Settings};
 
 /// One run of the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,8 @@ pub struct Finished {
     pub spec: RunSpec,
     /// What it measured.
     pub result: RunResult,
+    /// With `--report`: the run's record and its cell of the comparison's grid.
+    pub reported: Option<(RunRecord, ComparisonCell)>,
 }
 
 /// Every run of the plan, scheduler by scheduler, client counts in the order given.
@@ -120,18 +125,31 @@ fn run_one(
     config.stop = stop.clone();
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
-    let outcome = match trace {
-        None => simulate(&job_file, &config),
-        Some(file) => {
-            let outcome = simulate_traced(&job_file, &config, &mut file.sink(None));
-            file.finish()?;
-            outcome
-        }
+    let mut file_sink = trace.map(|file| file.sink(None));
+    let runs = plan.schedulers.len() * plan.clients.len();
+    let mut recorders = plan.report.as_ref().map(|_| Recorders::new(&job_file, runs));
+    let mut tee = Tee {
+        file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
+        recorders: recorders.as_mut(),
+    };
+    let outcome = if tee.is_listening() {
+        simulate_traced(&job_file, &config, &mut tee)
+    } else {
+        simulate(&job_file, &config)
+    };
+    if let Some(file) = trace {
+        file.finish()?;
     }
-    .map_err(|e| format!("{}: {e}", describe(scheduler, spec)))?;
+    let outcome = outcome.map_err(|e| format!("{}: {e}", describe(scheduler, spec)))?;
+    let reported = recorders.map(|recorders| {
+        let settings = Settings::simulated(&plan.job_path, &config);
+        let record = recorders.finish(&outcome.report, settings);
+        super::reported::run_and_cell(plan, spec, record, &outcome.report)
+    });
     Ok(Finished {
         spec,
         result: measure(&outcome.report, &plan.columns),
+        reported,
     })
 }
 

@@ -14,6 +14,7 @@ mod execute;
 mod json;
 mod measure;
 mod plan;
+mod reported;
 mod sched;
 mod table;
 
@@ -50,6 +51,9 @@ pub struct CompareArgs {
     /// The trace of each run.
     #[command(flatten)]
     pub trace: crate::trace::TraceArgs,
+    /// The HTML report of the comparison and its runs.
+    #[command(flatten)]
+    pub report: crate::report::ReportArgs,
 }
 
 /// Check the arguments, run every scheduler × client count, and print the result. SIGINT
@@ -59,6 +63,9 @@ pub fn compare(args: &CompareArgs) -> Result<crate::commands::Printed, String> {
     let plan = Plan::new(args)?;
     let stop = crate::signals::stop_on_signals()?;
     let runs = execute::execute(&plan, &stop)?;
+    if let Some(path) = &plan.report {
+        crate::report::write(path, &reported::report(&plan, &runs))?;
+    }
     let text = match plan.format {
         CompareFormat::Table => table::render(&plan, &runs),
         CompareFormat::Json => json::render(&plan, &runs)?,

@@ -54,6 +54,10 @@ pub struct Plan {
     pub trace: Option<(std::path::PathBuf, ioslice_core::trace::TraceFormat)>,
     /// `--max-jobs`: the most processes one run may have.
     pub max_jobs: u32,
+    /// `--report`: where the HTML report (or its data) goes.
+    pub report: Option<std::path::PathBuf>,
+    /// What the original experiment reported, from the job file's `ioslice-seed:` lines.
+    pub seed_figures: Vec<crate::scenario::SeedFigure>,
 }
 
 impl Plan {
@@ -63,9 +67,9 @@ impl Plan {
         let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
         let schedulers = sched::resolve(&args.sched, &set)?;
-        let (device, host) = args
-            .simulation
-            .with_scenario(std::slice::from_ref(&args.job_file))?;
+        let job_paths = std::slice::from_ref(&args.job_file);
+        let (device, host) = args.simulation.with_scenario(job_paths)?;
+        let seed_figures = crate::scenario::ScenarioDefaults::read_all(job_paths)?.seed_figures;
         let device = parse_device(&device)?;
         let mut probe = SimConfig::new(
             args.simulation.seed,
@@ -95,6 +99,8 @@ impl Plan {
             host,
             trace,
             max_jobs: args.simulation.max_jobs,
+            report: args.report.report.clone(),
+            seed_figures,
         })
     }
 

@@ -1,0 +1,116 @@
+//! `compare --report`: each run's record titled by its scheduler and client count, its cell
+//! of the comparison's grid, and the figures the original experiment reported for it (the
+//! job file's `ioslice-seed:` lines, matched by scheduler and client count).
+
+use ioslice_core::{SchedSpec, SCHEDULERS};
+use ioslice_fio::RunReport;
+use ioslice_report::{ComparisonCell, ComparisonRecord, Report, RunRecord, SeedFigures};
+
+use super::execute::{Finished, RunSpec};
+use super::plan::Plan;
+use crate::scenario::SeedFigure;
+
+/// The record of one run, titled for the page, and its cell with the seed's figures.
+pub fn run_and_cell(
+    plan: &Plan,
+    spec: RunSpec,
+    record: RunRecord,
+    report: &RunReport,
+) -> (RunRecord, ComparisonCell) {
+    let scheduler = &plan.schedulers[spec.scheduler].spec;
+    let mut cell = ComparisonCell::from_report(&scheduler.to_string(), spec.clients, report);
+    if let Some(figure) = plan
+        .seed_figures
+        .iter()
+        .find(|figure| figure.clients == spec.clients && same_scheduler(&figure.scheduler, scheduler))
+    {
+        cell = cell.with_seed(seed_figures(figure));
+    }
+    let title = format!("{} — {}", plan.job_path, cell.label());
+    (record.titled(title), cell)
+}
+
+/// The page: the comparison's grid first, then every run that finished, in plan order.
+pub fn report(plan: &Plan, runs: &[Finished]) -> Report {
+    let (records, cells): (Vec<RunRecord>, Vec<ComparisonCell>) =
+        runs.iter().filter_map(|run| run.reported.clone()).unzip();
+    let comparison = ComparisonRecord {
+        title: format!("{} on {}", plan.job_path, plan.device),
+        job_file: plan.job_path.clone(),
+        device: plan.device.to_string(),
+        cells,
+    };
+    Report {
+        runs: records,
+        comparisons: vec![comparison],
+    }
+}
+
+/// Whether the seed's scheduler text names `scheduler`: the same policy (aliases
+/// resolved) with the same settings, in any order.
+fn same_scheduler(text: &str, scheduler: &SchedSpec) -> bool {
+    let Ok(named) = text.parse::<SchedSpec>() else {
+        return false;
+    };
+    normalized(&named) == normalized(scheduler)
+}
+
+/// The canonical name and the settings sorted.
+fn normalized(spec: &SchedSpec) -> (String, Vec<(String, String)>) {
+    let name = SCHEDULERS
+        .iter()
+        .find(|info| info.name == spec.name || info.aliases.contains(&spec.name.as_str()))
+        .map_or(spec.name.as_str(), |info| info.name);
+    let mut settings = spec.settings.clone();
+    settings.sort();
+    (name.to_string(), settings)
+}
+
+/// The report's view of a seed line: its aggregate (`aggregate`, else `total`) and every
+/// other named figure but the per-client extremes and the latency, as a group's.
+fn seed_figures(figure: &SeedFigure) -> SeedFigures {
+    let value = |key: &str| {
+        figure
+            .values
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|&(_, value)| value)
+    };
+    let groups = figure
+        .values
+        .iter()
+        .filter(|(name, _)| !["aggregate", "total", "max", "min", "max_latency_ms"].contains(&name.as_str()))
+        .cloned()
+        .collect();
+    SeedFigures {
+        aggregate_kb_s: value("aggregate").or_else(|| value("total")),
+        groups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_and_setting_order_do_not_matter() {
+        let resolved: SchedSpec = "anticipatory".parse().expect("spec");
+        assert!(same_scheduler("as", &resolved));
+        let cfq: SchedSpec = "cfq:group_idle=8,slice_idle=0".parse().expect("spec");
+        assert!(same_scheduler("cfq:slice_idle=0,group_idle=8", &cfq));
+        assert!(!same_scheduler("cfq:slice_idle=8,group_idle=8", &cfq));
+        assert!(!same_scheduler("cfq:", &cfq));
+    }
+
+    #[test]
+    fn the_aggregate_is_the_total_when_none_is_given() {
+        let figure = SeedFigure {
+            scheduler: "cfq".into(),
+            clients: Some(1),
+            values: vec![("cgrp1".into(), 6120.0), ("total".into(), 212_613.0)],
+        };
+        let seed = seed_figures(&figure);
+        assert_eq!(seed.aggregate_kb_s, Some(212_613.0));
+        assert_eq!(seed.groups, vec![("cgrp1".to_string(), 6120.0)]);
+    }
+}

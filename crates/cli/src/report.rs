@@ -1,0 +1,227 @@
+//! The HTML report from the command line: `--report FILE` on `run` and `compare` (HTML, or
+//! the report's data as JSON when FILE ends in `.json`), and `ioslice report FILE... -o
+//! OUT.html`, which puts runs and comparisons written apart (or fio's own JSON output) on
+//! one page ([`ioslice_report`]).
+//!
+//! A reported run is traced into two recorders beside any `--trace` file: the bandwidth
+//! each process got at the device over time ([`BandwidthRecorder`]) and the decision
+//! timeline ([`TimelineRecorder`]), whose marks are capped so that the page stays under
+//! [`PAGE_BUDGET`] bytes however many runs it shows.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use clap::Args;
+use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
+use ioslice_fio::JobFile;
+use ioslice_report::{BandwidthRecorder, Report, RunRecord, Settings};
+use ioslice_timeline::{cap_for, TimelineRecorder};
+
+use crate::commands::Printed;
+
+/// What the timelines of one page may take, in bytes of HTML.
+pub const PAGE_BUDGET: usize = 4_000_000;
+
+/// The most a file given to `ioslice report` may hold: 256 MiB, far beyond any report.
+const REPORT_FILE_LIMIT: u64 = 256 << 20;
+
+/// `--report FILE` on `run` and `compare`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write a self-contained HTML report (bandwidth over time, latency percentiles and CDF,
+    /// the decision timeline, the settings; `compare`: the grid as bars, with the original
+    /// post's figures where the job file states them) to FILE; FILE ending in `.json` gets
+    /// the report's data instead, for `ioslice report` to combine.
+    #[arg(long = "report", value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+/// `ioslice report`.
+#[derive(Debug, Args)]
+pub struct ReportCommandArgs {
+    /// Reports or run records written by `--report FILE.json`, or fio-format JSON output
+    /// (ioslice's or fio's own, `json` or `json+`), in the order they are to appear.
+    #[arg(required = true, value_name = "RESULT.json")]
+    pub inputs: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+    pub output: PathBuf,
+}
+
+/// The recorders a reported run is traced into.
+pub struct Recorders {
+    names: Vec<String>,
+    bandwidth: BandwidthRecorder,
+    timeline: TimelineRecorder,
+}
+
+impl Recorders {
+    /// Recorders for a run of `job_file`, one of `runs` on the page.
+    pub fn new(job_file: &JobFile, runs: usize) -> Self {
+        let names = process_names(job_file);
+        Self {
+            bandwidth: BandwidthRecorder::new(names.len()),
+            timeline: TimelineRecorder::with_cap(names.clone(), cap_for(PAGE_BUDGET, runs)),
+            names,
+        }
+    }
+
+    /// The run's record, from its report and settings; `numjobs` clones are told apart
+    /// by their number, as the timeline names them.
+    pub fn finish(self, report: &ioslice_fio::RunReport, settings: Settings) -> RunRecord {
+        let timeline = self.timeline.finish();
+        let mut record = RunRecord::new(report, settings, self.bandwidth.finish(), Some(timeline));
+        if record.jobs.len() == self.names.len() {
+            for (job, name) in record.jobs.iter_mut().zip(&self.names) {
+                job.name.clone_from(name);
+            }
+            record.bandwidth = record.bandwidth.map(|series| series.named(&self.names));
+        }
+        record
+    }
+}
+
+impl TraceSink for Recorders {
+    fn start(&mut self, groups: &GroupTree) {
+        self.bandwidth.start(groups);
+        self.timeline.start(groups);
+    }
+
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        self.bandwidth.record(time, event);
+        self.timeline.record(time, event);
+    }
+}
+
+/// Events to a `--trace` file's sink and to a report's recorders, whichever the run has.
+#[derive(Default)]
+pub struct Tee<'a> {
+    /// The `--trace` file's sink, if any.
+    pub file: Option<&'a mut dyn TraceSink>,
+    /// The report's recorders, if any.
+    pub recorders: Option<&'a mut Recorders>,
+}
+
+impl Tee<'_> {
+    /// Whether anything listens (else the run need not be traced at all).
+    pub fn is_listening(&self) -> bool {
+        self.file.is_some() || self.recorders.is_some()
+    }
+}
+
+impl TraceSink for Tee<'_> {
+    fn start(&mut self, groups: &GroupTree) {
+        if let Some(file) = self.file.as_mut() {
+            file.start(groups);
+        }
+        if let Some(recorders) = self.recorders.as_mut() {
+            recorders.start(groups);
+        }
+    }
+
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        if let Some(file) = self.file.as_mut() {
+            file.record(time, event);
+        }
+        if let Some(recorders) = self.recorders.as_mut() {
+            recorders.record(time, event);
+        }
+    }
+}
+
+/// A real run's sink for one engine: its `--trace` file's sink and the run's recorders,
+/// which every engine's job threads share.
+pub struct SharedTee {
+    /// The engine's `--trace` sink, if any.
+    pub file: Option<Box<dyn TraceSink + Send>>,
+    /// The run's recorders, if it is reported.
+    pub recorders: Option<Arc<Mutex<Recorders>>>,
+}
+
+impl TraceSink for SharedTee {
+    fn start(&mut self, groups: &GroupTree) {
+        if let Some(file) = self.file.as_mut() {
+            file.start(groups);
+        }
+        if let Some(recorders) = &self.recorders {
+            recorders.lock().unwrap_or_else(PoisonError::into_inner).start(groups);
+        }
+    }
+
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        if let Some(file) = self.file.as_mut() {
+            file.record(time, event);
+        }
+        if let Some(recorders) = &self.recorders {
+            recorders
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(time, event);
+        }
+    }
+}
+
+/// Each process's name, in the order the simulator and the runner number them: every
+/// job's `numjobs` clones in turn, `NAME.N` when a job has more than one.
+pub fn process_names(job_file: &JobFile) -> Vec<String> {
+    job_file
+        .jobs
+        .iter()
+        .flat_map(|job| {
+            let clones = job.numjobs.max(1);
+            (0..clones).map(move |clone| match clones {
+                1 => job.name.clone(),
+                _ => format!("{}.{clone}", job.name),
+            })
+        })
+        .collect()
+}
+
+/// Write `report` to `path`: its data as JSON for a `.json` file, else the HTML page.
+pub fn write(path: &Path, report: &Report) -> Result<(), String> {
+    let is_json = path
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
+    let text = if is_json {
+        serde_json::to_string(report).map_err(|e| format!("--report: {e}"))?
+    } else {
+        ioslice_report::render_html(report)
+    };
+    std::fs::write(path, text).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+}
+
+/// `ioslice report FILE... -o OUT.html`.
+pub fn report_command(args: &ReportCommandArgs) -> Result<Printed, String> {
+    let mut report = Report::default();
+    for input in &args.inputs {
+        let name = input.display().to_string();
+        let text = read_bounded(input).map_err(|reason| format!("{name}: {reason}"))?;
+        report.extend(Report::read(&text, &name)?);
+    }
+    let html = ioslice_report::render_html(&report);
+    std::fs::write(&args.output, html)
+        .map_err(|e| format!("{}: cannot write the report: {e}", args.output.display()))?;
+    Ok(Printed::from(String::new()))
+}
+
+/// The text of a regular file of at most [`REPORT_FILE_LIMIT`] bytes.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        let kind = ioslice_core::file_kind::kind_name(&metadata.file_type());
+        return Err(format!("a {kind}: expected a JSON file"));
+    }
+    let too_large = || format!("expected a JSON file of at most {} MiB", REPORT_FILE_LIMIT >> 20);
+    if metadata.len() > REPORT_FILE_LIMIT {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(REPORT_FILE_LIMIT + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > REPORT_FILE_LIMIT {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: expected a JSON file".to_string())
+}
