@@ -239,17 +239,18 @@ fn settings(out: &mut String, run: &RunRecord) {
 }
 
 /// A `<details>` with a table of settings; rows that were set are bold.
+/// No table when there are no rows: the summary table above says what the device or
+/// scheduler is (a real device, or one fio's JSON only names).
 fn settings_table(out: &mut String, title: &str, note: &str, rows: &[Setting], open: bool) {
+    if rows.is_empty() {
+        return;
+    }
     let _ = writeln!(
         out,
         "<details{}><summary>{}</summary>",
         if open { " open" } else { "" },
         escape(title)
     );
-    if rows.is_empty() {
-        out.push_str("<p class=\"note\">None listed.</p>\n</details>\n");
-        return;
-    }
     let _ = writeln!(
         out,
         "<table><tr><th>name</th><th>value</th><th>default</th><th>unit</th><th>{}</th></tr>",
