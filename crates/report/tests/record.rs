@@ -248,7 +248,7 @@ fn the_page_draws_every_chart_with_data() {
             "no {kind} chart"
         );
     }
-    let charts: Vec<&str> = html.split("<svg class=\"chart ").skip(1).collect();
+    let charts: Vec<&str> = html.split("<svg class=\"chart chart-").skip(1).collect();
     // Two runs × (bandwidth, percentiles, cdf) + one cgroup stack + one plain comparison
     // chart + one chart per cell of the cgroup comparison.
     assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1);
@@ -270,10 +270,7 @@ fn the_page_draws_every_chart_with_data() {
         !html.contains("<script src") && !html.contains("<link"),
         "nothing is fetched"
     );
-    assert!(
-        html.contains("id=\"tl-0\""),
-        "the timeline of the first run"
-    );
+    assert!(html.contains("id=\"tl-0"), "the timeline of the first run");
     assert!(html.contains("17134"), "the post's figure is in the table");
 }
 
