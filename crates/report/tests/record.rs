@@ -345,3 +345,33 @@ fn a_real_device_is_its_path_and_records_read_back_from_files() {
     });
     assert_eq!((all.runs.len(), all.comparisons.len()), (1, 2));
 }
+
+#[test]
+fn a_comparison_cell_measures_as_compare_does() {
+    let (report, _) = simulate(TWO_GROUPS, "groups.fio", "cfq", "sim:sata-7200");
+    let cell = ioslice_report::ComparisonCell::from_report("cfq", Some(1), &report);
+    let names: Vec<&str> = cell.group_bw.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["light", "heavy"],
+        "groups in order of first appearance"
+    );
+    let clients: u64 = cell.client_bw.iter().map(|c| c.bw_bytes).sum();
+    let groups: u64 = cell.group_bw.iter().map(|g| g.bw_bytes).sum();
+    assert_eq!(
+        (clients, groups),
+        (cell.aggregate_bw_bytes, cell.aggregate_bw_bytes)
+    );
+    for (client, job) in cell.client_bw.iter().zip(&report.jobs) {
+        let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
+        assert_eq!(client.bw_bytes, bytes * 1_000_000_000 / job.stats.runtime);
+    }
+    assert!(cell.max_clat_ns > 0);
+    assert_eq!(cell.label(), "cfq ×1");
+    let (plain, _) = simulate(FOUR_READERS, "four.fio", "noop", "sim:ssd");
+    assert!(
+        ioslice_report::ComparisonCell::from_report("noop", None, &plain)
+            .group_bw
+            .is_empty()
+    );
+}
