@@ -86,7 +86,7 @@ fn main() -> Result<(), String> {
         });
         best = best.min(started.elapsed().as_secs_f64());
     }
-    let charts = html.matches("<svg class=\"chart ").count();
+    let charts = html.matches("<svg class=\"chart chart-").count();
     println!(
         "simulation {:.2} s (not counted); report: best of {rounds} {:.1} ms, {} bytes ({:.1} KiB), {charts} charts, {} timeline marks, {} bandwidth windows of {} ms",
         simulated.as_secs_f64(),

@@ -204,15 +204,17 @@ fn settings(out: &mut String, run: &RunRecord) {
     );
     out.push_str("</table>\n");
     let device_title = format!(
-        "Device {}: {} parameters",
+        "Device {}: {} parameters{}",
         s.device.spec,
-        s.device.params.len()
+        s.device.params.len(),
+        set_list(&s.device.params)
     );
-    settings_table(out, &device_title, "source", &s.device.params, true);
+    settings_table(out, &device_title, "source", &s.device.params, false);
     let scheduler_title = format!(
-        "Scheduler {}: {} tunables",
+        "Scheduler {}: {} tunables{}",
         s.scheduler.name.as_deref().unwrap_or(&s.scheduler.spec),
-        s.scheduler.tunables.len()
+        s.scheduler.tunables.len(),
+        set_list(&s.scheduler.tunables)
     );
     settings_table(
         out,
@@ -222,7 +224,8 @@ fn settings(out: &mut String, run: &RunRecord) {
         true,
     );
     if !s.host.is_empty() {
-        settings_table(out, "Host", "what it models", &s.host, false);
+        let host_title = format!("Host: {} settings{}", s.host.len(), set_list(&s.host));
+        settings_table(out, &host_title, "what it models", &s.host, false);
     }
     if !s.options.is_empty() {
         let options: Vec<Setting> = s
@@ -239,17 +242,32 @@ fn settings(out: &mut String, run: &RunRecord) {
 }
 
 /// A `<details>` with a table of settings; rows that were set are bold.
+/// `, set: ncq=1, rpm=5400` for the settings that were set; empty when none was.
+fn set_list(rows: &[Setting]) -> String {
+    let set: Vec<String> = rows
+        .iter()
+        .filter(|s| s.set)
+        .map(|s| format!("{}={}", s.name, s.value))
+        .collect();
+    if set.is_empty() {
+        ", all at their defaults".to_string()
+    } else {
+        format!(", set: {}", set.join(", "))
+    }
+}
+
+/// No table when there are no rows: the summary table above says what the device or
+/// scheduler is (a real device, or one fio's JSON only names).
 fn settings_table(out: &mut String, title: &str, note: &str, rows: &[Setting], open: bool) {
+    if rows.is_empty() {
+        return;
+    }
     let _ = writeln!(
         out,
         "<details{}><summary>{}</summary>",
         if open { " open" } else { "" },
         escape(title)
     );
-    if rows.is_empty() {
-        out.push_str("<p class=\"note\">None listed.</p>\n</details>\n");
-        return;
-    }
     let _ = writeln!(
         out,
         "<table><tr><th>name</th><th>value</th><th>default</th><th>unit</th><th>{}</th></tr>",

@@ -248,7 +248,7 @@ fn the_page_draws_every_chart_with_data() {
             "no {kind} chart"
         );
     }
-    let charts: Vec<&str> = html.split("<svg class=\"chart ").skip(1).collect();
+    let charts: Vec<&str> = html.split("<svg class=\"chart chart-").skip(1).collect();
     // Two runs × (bandwidth, percentiles, cdf) + one cgroup stack + one plain comparison
     // chart + one chart per cell of the cgroup comparison.
     assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1);
@@ -270,10 +270,7 @@ fn the_page_draws_every_chart_with_data() {
         !html.contains("<script src") && !html.contains("<link"),
         "nothing is fetched"
     );
-    assert!(
-        html.contains("id=\"tl-0\""),
-        "the timeline of the first run"
-    );
+    assert!(html.contains("id=\"tl-0"), "the timeline of the first run");
     assert!(html.contains("17134"), "the post's figure is in the table");
 }
 
@@ -347,4 +344,34 @@ fn a_real_device_is_its_path_and_records_read_back_from_files() {
         comparisons: comparisons(),
     });
     assert_eq!((all.runs.len(), all.comparisons.len()), (1, 2));
+}
+
+#[test]
+fn a_comparison_cell_measures_as_compare_does() {
+    let (report, _) = simulate(TWO_GROUPS, "groups.fio", "cfq", "sim:sata-7200");
+    let cell = ioslice_report::ComparisonCell::from_report("cfq", Some(1), &report);
+    let names: Vec<&str> = cell.group_bw.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["light", "heavy"],
+        "groups in order of first appearance"
+    );
+    let clients: u64 = cell.client_bw.iter().map(|c| c.bw_bytes).sum();
+    let groups: u64 = cell.group_bw.iter().map(|g| g.bw_bytes).sum();
+    assert_eq!(
+        (clients, groups),
+        (cell.aggregate_bw_bytes, cell.aggregate_bw_bytes)
+    );
+    for (client, job) in cell.client_bw.iter().zip(&report.jobs) {
+        let bytes: u64 = job.stats.directions.iter().map(|d| d.io_bytes).sum();
+        assert_eq!(client.bw_bytes, bytes * 1_000_000_000 / job.stats.runtime);
+    }
+    assert!(cell.max_clat_ns > 0);
+    assert_eq!(cell.label(), "cfq ×1");
+    let (plain, _) = simulate(FOUR_READERS, "four.fio", "noop", "sim:ssd");
+    assert!(
+        ioslice_report::ComparisonCell::from_report("noop", None, &plain)
+            .group_bw
+            .is_empty()
+    );
 }

@@ -105,16 +105,30 @@ pub fn draw(
     }
 }
 
-/// A log axis's range around `[min, max]` (both > 0): a little room either side.
+/// A log axis's range around `[min, max]` (both > 0), widened to whole powers of ten so
+/// that its ticks fall on round values (plotters crowds the labels of a range that stops
+/// just past a power of ten).
 pub fn log_range(min: f64, max: f64) -> std::ops::Range<f64> {
     let min = min.max(1e-3);
-    let max = max.max(min * 1.01);
-    (min / 1.3)..(max * 1.3)
+    let max = max.max(min);
+    let low = 10f64.powf(min.log10().floor());
+    let mut high = 10f64.powf(max.log10().ceil());
+    if high <= low {
+        high = low * 10.0;
+    }
+    low..high
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ranges_cover_whole_powers_of_ten() {
+        assert_eq!(log_range(12_000.0, 180_000.0), 10_000.0..1_000_000.0);
+        assert_eq!(log_range(100.0, 100.0), 100.0..1000.0);
+        assert_eq!(log_range(0.0, 5.0), 0.001..10.0);
+    }
 
     #[test]
     fn a_drawn_chart_is_marked_with_its_points() {
