@@ -13,13 +13,13 @@ use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
 
 use crate::cgroup_arg;
-use crate::scenario::ScenarioDefaults;
 use crate::report::{self, Recorders, ReportArgs, SharedTee, Tee};
-use std::sync::{Arc, Mutex};
+use crate::scenario::ScenarioDefaults;
 use crate::status::StatusLine;
+use crate::trace::{TraceArgs, TraceFile};
 use ioslice_core::TraceSink;
 use ioslice_report::{Report, Settings};
-use crate::trace::{TraceArgs, TraceFile};
+use std::sync::{Arc, Mutex};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
@@ -206,7 +206,11 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
         None => None,
     };
     let mut file_sink = file.as_ref().map(|file| file.sink(None));
-    let mut recorders = args.report.report.as_ref().map(|_| Recorders::new(&job_file, 1));
+    let mut recorders = args
+        .report
+        .report
+        .as_ref()
+        .map(|_| Recorders::new(&job_file, 1));
     let mut tee = Tee {
         file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
         recorders: recorders.as_mut(),
@@ -311,7 +315,10 @@ fn run_real(
             &config.controller,
             config.seed,
         );
-        report::write(path, &Report::of_run(recorders.finish(&outcome.report, settings)))?;
+        report::write(
+            path,
+            &Report::of_run(recorders.finish(&outcome.report, settings)),
+        )?;
     }
     for line in &outcome.laid_out {
         eprintln!("{line}");

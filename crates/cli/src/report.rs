@@ -144,7 +144,10 @@ impl TraceSink for SharedTee {
             file.start(groups);
         }
         if let Some(recorders) = &self.recorders {
-            recorders.lock().unwrap_or_else(PoisonError::into_inner).start(groups);
+            recorders
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .start(groups);
         }
     }
 
@@ -187,7 +190,8 @@ pub fn write(path: &Path, report: &Report) -> Result<(), String> {
     } else {
         ioslice_report::render_html(report)
     };
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+    std::fs::write(path, text)
+        .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
 
 /// `ioslice report FILE... -o OUT.html`.
@@ -212,7 +216,12 @@ fn read_bounded(path: &Path) -> Result<String, String> {
         let kind = ioslice_core::file_kind::kind_name(&metadata.file_type());
         return Err(format!("a {kind}: expected a JSON file"));
     }
-    let too_large = || format!("expected a JSON file of at most {} MiB", REPORT_FILE_LIMIT >> 20);
+    let too_large = || {
+        format!(
+            "expected a JSON file of at most {} MiB",
+            REPORT_FILE_LIMIT >> 20
+        )
+    };
     if metadata.len() > REPORT_FILE_LIMIT {
         return Err(too_large());
     }

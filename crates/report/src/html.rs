@@ -1,5 +1,5 @@
 //! The page: one self-contained HTML document (inline CSS, inline SVG, the timeline's own
-//! inline script; nothing fetched) with a section per run and per comparison. This module
+//! inline script; nothing fetched) with a section per comparison, then one per run. This module
 //! owns the page's frame, a run's section (settings tables, job table, charts, timeline),
 //! [`crate::comparison`] owns a comparison's section, [`crate::text`] escaping and units.
 
@@ -36,13 +36,6 @@ pub fn page(report: &Report) -> String {
         out.push_str("<p class=\"missing\">The report holds no run and no comparison.</p>\n");
     }
     out.push_str("<nav><ul>\n");
-    for (i, run) in report.runs.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<li><a href=\"#run-{i}\">Run: {}</a></li>",
-            escape(&run.title)
-        );
-    }
     for (i, comparison) in report.comparisons.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -50,12 +43,20 @@ pub fn page(report: &Report) -> String {
             escape(&comparison.title)
         );
     }
-    out.push_str("</ul></nav>\n");
     for (i, run) in report.runs.iter().enumerate() {
-        run_section(&mut out, i, run);
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#run-{i}\">Run: {}</a></li>",
+            escape(&run.title)
+        );
     }
+    out.push_str("</ul></nav>\n");
+    // A comparison sums its runs up, so it comes first; the runs follow as its details.
     for (i, comparison) in report.comparisons.iter().enumerate() {
         crate::comparison::section(&mut out, i, comparison);
+    }
+    for (i, run) in report.runs.iter().enumerate() {
+        run_section(&mut out, i, run);
     }
     out.push_str("</body>\n</html>\n");
     out

@@ -127,7 +127,10 @@ fn run_one(
     let job_file = with_clients(&plan.job_file, spec.clients);
     let mut file_sink = trace.map(|file| file.sink(None));
     let runs = plan.schedulers.len() * plan.clients.len();
-    let mut recorders = plan.report.as_ref().map(|_| Recorders::new(&job_file, runs));
+    let mut recorders = plan
+        .report
+        .as_ref()
+        .map(|_| Recorders::new(&job_file, runs));
     let mut tee = Tee {
         file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
         recorders: recorders.as_mut(),

@@ -19,11 +19,9 @@ pub fn run_and_cell(
 ) -> (RunRecord, ComparisonCell) {
     let scheduler = &plan.schedulers[spec.scheduler].spec;
     let mut cell = ComparisonCell::from_report(&scheduler.to_string(), spec.clients, report);
-    if let Some(figure) = plan
-        .seed_figures
-        .iter()
-        .find(|figure| figure.clients == spec.clients && same_scheduler(&figure.scheduler, scheduler))
-    {
+    if let Some(figure) = plan.seed_figures.iter().find(|figure| {
+        figure.clients == spec.clients && same_scheduler(&figure.scheduler, scheduler)
+    }) {
         cell = cell.with_seed(seed_figures(figure));
     }
     let title = format!("{} — {}", plan.job_path, cell.label());
@@ -79,7 +77,9 @@ fn seed_figures(figure: &SeedFigure) -> SeedFigures {
     let groups = figure
         .values
         .iter()
-        .filter(|(name, _)| !["aggregate", "total", "max", "min", "max_latency_ms"].contains(&name.as_str()))
+        .filter(|(name, _)| {
+            !["aggregate", "total", "max", "min", "max_latency_ms"].contains(&name.as_str())
+        })
         .cloned()
         .collect();
     SeedFigures {

@@ -1,0 +1,176 @@
+//! `--report` on `run` and `compare`, and `ioslice report`: the page a user opens, its data
+//! as JSON, several files on one page, and one-line errors for what is not a report.
+
+mod common;
+
+use common::{assert_user_error, ioslice, stderr};
+
+const READERS: &str = "[global]\nioengine=psync\ndirect=1\nruntime=3\ntime_based\n[client]\nrw=read\nbs=4k\nsize=1g\nnumjobs=2\n";
+
+fn charts_with_data(html: &str) -> usize {
+    html.match_indices("data-points=\"")
+        .filter(|(at, needle)| !html[at + needle.len()..].starts_with('0'))
+        .count()
+}
+
+#[test]
+fn a_run_writes_a_page_with_its_charts_and_its_timeline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = dir.path().join("readers.fio");
+    std::fs::write(&job, READERS).expect("job file");
+    let page = dir.path().join("run.html");
+    let output = ioslice(&[
+        "run",
+        job.to_str().expect("path"),
+        "--device",
+        "sim:ide-2004",
+        "--sched",
+        "as",
+        "--report",
+        page.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for fetch in ["src=\"http", "href=\"http", "url(http", "<link", "@import"] {
+        assert!(!html.contains(fetch), "nothing fetched: {fetch}");
+    }
+    assert_eq!(charts_with_data(&html), 3, "bandwidth, percentiles and CDF");
+    assert!(html.contains("id=\"tl-0\""), "the decision timeline");
+    assert!(
+        html.contains("anticipation wait"),
+        "as's waits in the legend"
+    );
+    assert!(
+        html.contains("client.0") && html.contains("client.1"),
+        "clones told apart"
+    );
+    assert!(
+        html.contains("antic_expire"),
+        "every tunable of the scheduler"
+    );
+    assert!(
+        html.contains("seek_avg_ms"),
+        "every parameter of the device"
+    );
+}
+
+#[test]
+fn report_data_from_two_runs_renders_on_one_page() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = dir.path().join("readers.fio");
+    std::fs::write(&job, READERS).expect("job file");
+    let mut records = Vec::new();
+    for sched in ["deadline", "cfq"] {
+        let record = dir.path().join(format!("{sched}.json"));
+        let output = ioslice(&[
+            "run",
+            job.to_str().expect("path"),
+            "--sched",
+            sched,
+            "--report",
+            record.to_str().expect("path"),
+            "--output-format",
+            "terse",
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let data: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).expect("data")).expect("JSON");
+        assert_eq!(data["runs"].as_array().map(Vec::len), Some(1));
+        records.push(record.display().to_string());
+    }
+    let page = dir.path().join("both.html");
+    let output = ioslice(&[
+        "report",
+        &records[0],
+        &records[1],
+        "-o",
+        page.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert_eq!(charts_with_data(&html), 6);
+    assert!(html.contains("id=\"tl-0\"") && html.contains("id=\"tl-1\""));
+    let again = dir.path().join("again.html");
+    let output = ioslice(&[
+        "report",
+        &records[0],
+        &records[1],
+        "-o",
+        again.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read(&page).ok(),
+        std::fs::read(&again).ok(),
+        "same input, same bytes"
+    );
+}
+
+#[test]
+fn a_comparison_puts_the_seeds_figures_beside_ioslices() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("seed003.html");
+    let output = ioslice(&[
+        "compare",
+        "scenarios/seed-003/read-sequential-4k.fio",
+        "--sched",
+        "deadline,as,cfq",
+        "--device",
+        "sim:ide-2004",
+        "--clients",
+        "2",
+        "--report",
+        page.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    for seed in ["(4230)", "(18434)", "(17312)"] {
+        assert!(
+            html.contains(seed),
+            "the seed's aggregate {seed} beside ioslice's"
+        );
+    }
+    assert!(html.contains("id=\"comparison-0\""));
+    for run in 0..3 {
+        assert!(
+            html.contains(&format!("id=\"tl-{run}\"")),
+            "run {run}'s timeline"
+        );
+    }
+    assert!(html.len() < 5_000_000, "{} bytes", html.len());
+}
+
+#[test]
+fn what_is_not_a_report_is_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out.html");
+    let out = out.to_str().expect("path");
+    let missing = dir.path().join("missing.json");
+    assert_user_error(
+        &ioslice(&["report", missing.to_str().expect("path"), "-o", out]),
+        &["missing.json"],
+    );
+    assert_user_error(
+        &ioslice(&["report", dir.path().to_str().expect("path"), "-o", out]),
+        &["directory", "expected a JSON file"],
+    );
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"hello\": 1}").expect("junk");
+    assert_user_error(
+        &ioslice(&["report", junk.to_str().expect("path"), "-o", out]),
+        &["junk.json"],
+    );
+    let job = dir.path().join("j.fio");
+    std::fs::write(&job, "[j]\nrw=read\nsize=1m\n").expect("job");
+    let nowhere = dir.path().join("no/such/dir/r.html");
+    assert_user_error(
+        &ioslice(&[
+            "run",
+            job.to_str().expect("path"),
+            "--report",
+            nowhere.to_str().expect("path"),
+        ]),
+        &["r.html", "cannot write the report"],
+    );
+}
