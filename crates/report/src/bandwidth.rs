@@ -67,6 +67,29 @@ impl BandwidthSeries {
         self
     }
 
+    /// The same series with `k` adjacent windows merged into one, for the smallest `k` that
+    /// leaves at most `max_points` points over all series together (a chart of many jobs
+    /// stays as light as one of a few); no byte is lost.
+    pub fn thinned(&self, max_points: usize) -> BandwidthSeries {
+        let points = self.series.len() * self.windows();
+        let k = points.div_ceil(max_points.max(1)).max(1);
+        if k == 1 {
+            return self.clone();
+        }
+        let series = self
+            .series
+            .iter()
+            .map(|one| ProcessSeries {
+                bytes: one.bytes.chunks(k).map(|chunk| chunk.iter().sum()).collect(),
+                ..one.clone()
+            })
+            .collect();
+        BandwidthSeries {
+            window_ns: self.window_ns.saturating_mul(k as u64),
+            series,
+        }
+    }
+
     /// Windows in each series.
     pub fn windows(&self) -> usize {
         self.series.first().map_or(0, |s| s.bytes.len())
@@ -173,6 +196,25 @@ impl TraceSink for BandwidthRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thinning_merges_windows_until_the_points_fit_and_keeps_every_byte() {
+        let mut recorder = BandwidthRecorder::new(3);
+        for window in 0..900u64 {
+            for process in 1..=3 {
+                recorder.add(window * FIRST_WINDOW_NS, process, Direction::Read, 4096 * process as u64);
+            }
+        }
+        let series = recorder.finish();
+        assert_eq!(series.windows(), 900);
+        let thin = series.thinned(1000);
+        assert_eq!(thin.windows(), 300, "3 series × 300 windows of three");
+        assert_eq!(thin.window_ns, series.window_ns * 3);
+        for (one, whole) in thin.series.iter().zip(&series.series) {
+            assert_eq!(one.total(), whole.total());
+        }
+        assert_eq!(series.thinned(10_000), series, "already light enough");
+    }
 
     #[test]
     fn windows_double_and_bytes_are_kept() {

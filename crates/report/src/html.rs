@@ -24,6 +24,9 @@ details{margin:.3em 0}summary{cursor:pointer;font-weight:bold}\
 svg.chart{display:block;max-width:100%;height:auto;margin:.6em 0}\
 .chart-error{color:#a00}nav li{margin:2px 0}";
 
+/// The most points a bandwidth chart draws over all its series.
+const CHART_POINTS: usize = 12_000;
+
 /// The whole page.
 pub fn page(report: &Report) -> String {
     let mut out = String::with_capacity(256 * 1024);
@@ -86,10 +89,11 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
     }
     jobs_table(out, run);
     if let Some(series) = &run.bandwidth {
+        let series = &series.thinned(CHART_POINTS);
         out.push_str("<h3>Bandwidth over time</h3>\n");
         let _ = writeln!(
             out,
-            "<p class=\"note\">Bytes completed at the device per {} window (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points).</p>",
+            "<p class=\"note\">Bytes completed at the device per {} window (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points).</p>",
             escape(&latency_label(series.window_ns as f64))
         );
         let chart = timeseries::bandwidth_lines("Bandwidth per job", series);

@@ -130,4 +130,15 @@ button("-reset", function () {
   view.width = TOTAL;
   apply();
 });
+// A link may open the timeline zoomed: `page.html#ID=FROM-TO`, in seconds into the run
+// (several timelines' views joined by `&`).
+var wanted = new RegExp("(?:^#|&)" + ID.replace(/[^A-Za-z0-9_-]/g, "\\$&") +
+  "=([0-9.]+)-([0-9.]+)(?:&|$)").exec(window.location.hash);
+if (wanted) {
+  var from = parseFloat(wanted[1]) * 1e6, to = parseFloat(wanted[2]) * 1e6;
+  if (to > from) {
+    view.from = from;
+    view.width = to - from;
+  }
+}
 apply();

@@ -32,7 +32,8 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             .flat_map(|b| [b.value, b.seed.unwrap_or(0.0)])
             .fold(0.0, f64::max)
             .max(1e-3)
-            * 1.15;
+            // Room above the tallest bar for the legend, which sits in the upper right.
+            * 1.35;
         let n = bars.len() as f64;
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 18))
