@@ -20,7 +20,7 @@ use ioslice_timeline::{cap_for, TimelineRecorder};
 use crate::commands::Printed;
 
 /// What the timelines of one page may take, in bytes of HTML.
-pub const PAGE_BUDGET: usize = 4_000_000;
+pub const PAGE_BUDGET: usize = 3_000_000;
 
 /// The most a file given to `ioslice report` may hold: 256 MiB, far beyond any report.
 const REPORT_FILE_LIMIT: u64 = 256 << 20;
