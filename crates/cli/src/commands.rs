@@ -279,16 +279,15 @@ fn run_real(
         .report
         .as_ref()
         .map(|_| Arc::new(Mutex::new(Recorders::new(&job_file, 1))));
-    let sinks = (file.is_some() || recorders.is_some()).then(|| {
-        |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
-            Box::new(SharedTee {
-                file: file.as_ref().map(|file| {
-                    Box::new(file.sink(label)) as Box<dyn ioslice_core::TraceSink + Send>
-                }),
-                recorders: recorders.clone(),
-            })
-        }
-    });
+    let make_sink = |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
+        Box::new(SharedTee {
+            file: file
+                .as_ref()
+                .map(|file| Box::new(file.sink(label)) as Box<dyn ioslice_core::TraceSink + Send>),
+            recorders: recorders.clone(),
+        })
+    };
+    let sinks = (file.is_some() || recorders.is_some()).then_some(make_sink);
     let outcome = run_jobs(
         &job_file,
         &config,

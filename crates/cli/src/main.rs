@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Emulate(args) => emulate::emulate(&args),
-        Command::Report(args) => report::report_command(&args),
+        Command::Report(args) => report::report_command(&args).map(commands::Printed::from),
         Command::Devices => Ok(commands::devices().into()),
         Command::Schedulers => Ok(commands::schedulers().into()),
     };

@@ -17,8 +17,6 @@ use ioslice_fio::JobFile;
 use ioslice_report::{BandwidthRecorder, Report, RunRecord, Settings};
 use ioslice_timeline::{cap_for, TimelineRecorder};
 
-use crate::commands::Printed;
-
 /// What the timelines of one page may take, in bytes of HTML.
 pub const PAGE_BUDGET: usize = 3_000_000;
 
@@ -194,8 +192,8 @@ pub fn write(path: &Path, report: &Report) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
 
-/// `ioslice report FILE... -o OUT.html`.
-pub fn report_command(args: &ReportCommandArgs) -> Result<Printed, String> {
+/// `ioslice report FILE... -o OUT.html`; it prints nothing.
+pub fn report_command(args: &ReportCommandArgs) -> Result<String, String> {
     let mut report = Report::default();
     for input in &args.inputs {
         let name = input.display().to_string();
@@ -205,7 +203,7 @@ pub fn report_command(args: &ReportCommandArgs) -> Result<Printed, String> {
     let html = ioslice_report::render_html(&report);
     std::fs::write(&args.output, html)
         .map_err(|e| format!("{}: cannot write the report: {e}", args.output.display()))?;
-    Ok(Printed::from(String::new()))
+    Ok(String::new())
 }
 
 /// The text of a regular file of at most [`REPORT_FILE_LIMIT`] bytes.

@@ -1,6 +1,7 @@
 //! `--report` on `run` and `compare`, and `ioslice report`: the page a user opens, its data
 //! as JSON, several files on one page, and one-line errors for what is not a report.
 
+#[allow(dead_code)]
 mod common;
 
 use common::{assert_user_error, ioslice, stderr};

@@ -80,7 +80,11 @@ impl BandwidthSeries {
             .series
             .iter()
             .map(|one| ProcessSeries {
-                bytes: one.bytes.chunks(k).map(|chunk| chunk.iter().sum()).collect(),
+                bytes: one
+                    .bytes
+                    .chunks(k)
+                    .map(|chunk| chunk.iter().sum())
+                    .collect(),
                 ..one.clone()
             })
             .collect();
@@ -202,7 +206,12 @@ mod tests {
         let mut recorder = BandwidthRecorder::new(3);
         for window in 0..900u64 {
             for process in 1..=3 {
-                recorder.add(window * FIRST_WINDOW_NS, process, Direction::Read, 4096 * process as u64);
+                recorder.add(
+                    window * FIRST_WINDOW_NS,
+                    process,
+                    Direction::Read,
+                    4096 * process as u64,
+                );
             }
         }
         let series = recorder.finish();

@@ -147,7 +147,12 @@ fn run_one(
     let reported = recorders.map(|recorders| {
         let settings = Settings::simulated(&plan.job_path, &config);
         let record = recorders.finish(&outcome.report, settings);
-        super::reported::run_and_cell(plan, spec, record, &outcome.report)
+        super::reported::run_and_cell(
+            plan,
+            (spec.scheduler, spec.clients),
+            record,
+            &outcome.report,
+        )
     });
     Ok(Finished {
         spec,

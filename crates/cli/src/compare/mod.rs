@@ -64,7 +64,8 @@ pub fn compare(args: &CompareArgs) -> Result<crate::commands::Printed, String> {
     let stop = crate::signals::stop_on_signals()?;
     let runs = execute::execute(&plan, &stop)?;
     if let Some(path) = &plan.report {
-        crate::report::write(path, &reported::report(&plan, &runs))?;
+        let reported = runs.iter().filter_map(|run| run.reported.clone()).collect();
+        crate::report::write(path, &reported::report(&plan, reported))?;
     }
     let text = match plan.format {
         CompareFormat::Table => table::render(&plan, &runs),

@@ -6,22 +6,24 @@ use ioslice_core::{SchedSpec, SCHEDULERS};
 use ioslice_fio::RunReport;
 use ioslice_report::{ComparisonCell, ComparisonRecord, Report, RunRecord, SeedFigures};
 
-use super::execute::{Finished, RunSpec};
 use super::plan::Plan;
 use crate::scenario::SeedFigure;
 
-/// The record of one run, titled for the page, and its cell with the seed's figures.
+/// The record of the run of scheduler `scheduler` (its index in the plan) with `clients`,
+/// titled for the page, and its cell with the seed's figures.
 pub fn run_and_cell(
     plan: &Plan,
-    spec: RunSpec,
+    (scheduler, clients): (usize, Option<u32>),
     record: RunRecord,
     report: &RunReport,
 ) -> (RunRecord, ComparisonCell) {
-    let scheduler = &plan.schedulers[spec.scheduler].spec;
-    let mut cell = ComparisonCell::from_report(&scheduler.to_string(), spec.clients, report);
-    if let Some(figure) = plan.seed_figures.iter().find(|figure| {
-        figure.clients == spec.clients && same_scheduler(&figure.scheduler, scheduler)
-    }) {
+    let scheduler = &plan.schedulers[scheduler].spec;
+    let mut cell = ComparisonCell::from_report(&scheduler.to_string(), clients, report);
+    if let Some(figure) = plan
+        .seed_figures
+        .iter()
+        .find(|figure| figure.clients == clients && same_scheduler(&figure.scheduler, scheduler))
+    {
         cell = cell.with_seed(seed_figures(figure));
     }
     let title = format!("{} — {}", plan.job_path, cell.label());
@@ -29,9 +31,8 @@ pub fn run_and_cell(
 }
 
 /// The page: the comparison's grid first, then every run that finished, in plan order.
-pub fn report(plan: &Plan, runs: &[Finished]) -> Report {
-    let (records, cells): (Vec<RunRecord>, Vec<ComparisonCell>) =
-        runs.iter().filter_map(|run| run.reported.clone()).unzip();
+pub fn report(plan: &Plan, reported: Vec<(RunRecord, ComparisonCell)>) -> Report {
+    let (records, cells): (Vec<RunRecord>, Vec<ComparisonCell>) = reported.into_iter().unzip();
     let comparison = ComparisonRecord {
         title: format!("{} on {}", plan.job_path, plan.device),
         job_file: plan.job_path.clone(),
