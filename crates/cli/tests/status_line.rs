@@ -10,9 +10,9 @@ use std::process::Command;
 
 use common::{ioslice, stderr, stdout};
 
-/// Eight sequential readers on the 2004 IDE disk for three simulated minutes: a few seconds of
+/// Eight sequential readers on the 2004 IDE disk for five simulated minutes: a few seconds of
 /// wall time.
-const LONG: &str = "[global]\nioengine=psync\ndirect=1\nruntime=180\ntime_based\n[client]\nrw=read\nbs=4k\nsize=1g\nnumjobs=8\n; ioslice-device: sim:ide-2004\n";
+const LONG: &str = "[global]\nioengine=psync\ndirect=1\nruntime=300\ntime_based\n[client]\nrw=read\nbs=4k\nsize=1g\nnumjobs=8\n; ioslice-device: sim:ide-2004\n";
 const SHORT: &str = "[j]\nrw=read\nbs=4k\nsize=1m\ndirect=1\n";
 
 /// `ioslice ARGS` on a terminal (its stdout to a file); what the terminal showed.
@@ -58,15 +58,14 @@ fn a_long_simulation_shows_fios_status_line_every_second() {
         return;
     };
     let lines = status_lines(&terminal);
-    if started.elapsed() < std::time::Duration::from_millis(1500) {
+    if lines.is_empty() {
         assert!(
-            lines.len() <= 1,
-            "a short run shows at most its last line: {terminal:?}"
+            started.elapsed() < std::time::Duration::from_millis(1500),
+            "a run of more than a second shows the line: {terminal:?}"
         );
-        eprintln!("the simulation took under 1.5 s here: only the quiet start was checked");
+        eprintln!("the simulation took under a second here: only the quiet start was checked");
         return;
     }
-    assert!(!lines.is_empty(), "{terminal:?}");
     let last = lines.last().expect("a line");
     assert!(
         last.starts_with("Jobs: 0 (f=0): [_(8)][100.0%][r="),
