@@ -1,19 +1,11 @@
 //! Text on the page: HTML escaping, and the units figures are printed in (bytes in binary
 //! units, latencies in the unit that suits them).
 
-/// Text made safe for HTML content and attribute values.
+/// Text made safe for HTML content and attribute values (the timeline's escaping, so the
+/// page escapes one way throughout).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    ioslice_timeline::escape_into(&mut out, text);
     out
 }
 

@@ -3,11 +3,8 @@
 //! queue) keep the facts and are worded only if they survive as lone marks at the end: most
 //! merge into others, and wording each one would cost more than the rest of the recording.
 
-use ioslice_core::trace::{
-    BatchClass, IdleEnd, PreemptReason, QueueRef, RaiseEnd, RaiseKind, RequestInfo, ServiceEnd,
-    Workload,
-};
-use ioslice_core::{Direction, Nanos, PriorityClass};
+use ioslice_core::trace::{QueueRef, RequestInfo};
+use ioslice_core::{Direction, Nanos};
 
 use crate::kind::MarkKind;
 use crate::lanes::queue_name;
@@ -101,89 +98,8 @@ pub(crate) fn direction_name(direction: Direction) -> &'static str {
     }
 }
 
-pub(crate) fn class_name(class: PriorityClass) -> &'static str {
-    match class {
-        PriorityClass::RealTime => "RT",
-        PriorityClass::BestEffort => "BE",
-        PriorityClass::Idle => "IDLE",
-    }
-}
-
-pub(crate) fn batch_class(class: BatchClass) -> &'static str {
-    match class {
-        BatchClass::Read => "read",
-        BatchClass::Write => "write",
-        BatchClass::Sync => "sync",
-        BatchClass::Async => "async",
-    }
-}
-
-pub(crate) fn service_end(reason: ServiceEnd) -> &'static str {
-    match reason {
-        ServiceEnd::SliceExpired => "slice_expired",
-        ServiceEnd::BudgetTimeout => "budget_timeout",
-        ServiceEnd::BudgetExhausted => "budget_exhausted",
-        ServiceEnd::NoMoreRequests => "no_more_requests",
-        ServiceEnd::IdleTimeout => "idle_timeout",
-        ServiceEnd::Preempted => "preempted",
-        ServiceEnd::ProcessExited => "process_exited",
-        ServiceEnd::Cooperator => "cooperator",
-        ServiceEnd::WaitBusyDone => "wait_busy_done",
-        ServiceEnd::IdleClass => "idle_class",
-    }
-}
-
-pub(crate) fn preempt_reason(reason: PreemptReason) -> &'static str {
-    match reason {
-        PreemptReason::IdleClass => "idle_class",
-        PreemptReason::SyncOverAsync => "sync_over_async",
-        PreemptReason::SliceUsed => "slice_used",
-        PreemptReason::RealTime => "real_time",
-        PreemptReason::SyncNoIdle => "sync_noidle",
-        PreemptReason::ShouldNotIdle => "should_not_idle",
-        PreemptReason::CloseToHead => "close_to_head",
-        PreemptReason::HoleRecovery => "hole_recovery",
-        PreemptReason::HigherClassOrWeight => "higher_class_or_weight",
-        PreemptReason::IdlingInVain => "idling_in_vain",
-    }
-}
-
-pub(crate) fn idle_end(reason: IdleEnd) -> &'static str {
-    match reason {
-        IdleEnd::RequestArrived => "request_arrived",
-        IdleEnd::Timer => "timer",
-        IdleEnd::Preempted => "preempted",
-        IdleEnd::ServiceEnded => "service_ended",
-        IdleEnd::ProcessExited => "process_exited",
-        IdleEnd::CloseRequest => "close_request",
-        IdleEnd::OtherRequests => "other_requests",
-        IdleEnd::ThinkTime => "think_time",
-        IdleEnd::ExitLikely => "exit_likely",
-        IdleEnd::Outranked => "outranked",
-        IdleEnd::Released => "released",
-    }
-}
-
-pub(crate) fn raise_kind(kind: RaiseKind) -> &'static str {
-    match kind {
-        RaiseKind::Interactive => "interactive",
-        RaiseKind::SoftRealTime => "soft_rt",
-    }
-}
-
-pub(crate) fn raise_end(reason: RaiseEnd) -> &'static str {
-    match reason {
-        RaiseEnd::Expired => "expired",
-        RaiseEnd::TooMuchService => "too_much_service",
-        RaiseEnd::LargeBurst => "large_burst",
-        RaiseEnd::HandedOver => "handed_over",
-    }
-}
-
-pub(crate) fn workload(workload: Workload) -> &'static str {
-    match workload {
-        Workload::Async => "async",
-        Workload::SyncNoIdle => "sync_noidle",
-        Workload::Sync => "sync",
-    }
-}
+// The reasons' names are the trace's own.
+pub(crate) use ioslice_core::trace::names::{
+    batch_class, idle_end, preempt_reason, priority_class as class_name, raise_end, raise_kind,
+    service_end, workload,
+};

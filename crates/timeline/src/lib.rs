@@ -89,6 +89,7 @@ pub use coarsen::{cap_for, BASE_RESOLUTION, BYTES_PER_MARK, DEFAULT_CAP};
 pub use html::render_html;
 pub use kind::{Band, MarkKind};
 pub use recorder::TimelineRecorder;
+pub use text::escape_into;
 
 use ioslice_core::Nanos;
 use serde::{Deserialize, Serialize};

@@ -31,6 +31,7 @@
 //! for a dispatch (the policy's decisions led to it). In the simulator the trace is as
 //! deterministic as the run: the same seed gives the same events at the same times.
 
+pub mod names;
 pub mod render;
 
 pub use render::{render_json, render_text, TraceFormat, TraceNames};

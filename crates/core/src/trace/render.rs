@@ -63,12 +63,13 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use super::{
-    BatchClass, BatchStart, ChargeUnit, IdleEnd, IdleKind, PreemptReason, QueueRef, RaiseEnd,
-    RaiseKind, RequestInfo, ServiceEnd, TraceEvent, Workload,
+use super::names::{
+    batch_class, batch_start, idle_end, idle_kind, preempt_reason, priority_class, raise_end,
+    raise_kind, service_end, workload,
 };
+use super::{ChargeUnit, QueueRef, RequestInfo, TraceEvent};
 use crate::merge::MergeKind;
-use crate::{Direction, GroupId, GroupTree, Nanos, PriorityClass};
+use crate::{Direction, GroupId, GroupTree, Nanos};
 
 /// How a trace is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -505,113 +506,10 @@ fn fields(event: &TraceEvent, names: &TraceNames, out: &mut dyn Fields) {
     }
 }
 
-fn batch_class(class: BatchClass) -> &'static str {
-    match class {
-        BatchClass::Read => "read",
-        BatchClass::Write => "write",
-        BatchClass::Sync => "sync",
-        BatchClass::Async => "async",
-    }
-}
-
-fn batch_start(start: BatchStart) -> &'static str {
-    match start {
-        BatchStart::Expired => "expired",
-        BatchStart::FifoHead => "fifo_head",
-        BatchStart::Sorted => "sorted",
-    }
-}
-
-fn service_end(reason: ServiceEnd) -> &'static str {
-    match reason {
-        ServiceEnd::SliceExpired => "slice_expired",
-        ServiceEnd::BudgetTimeout => "budget_timeout",
-        ServiceEnd::BudgetExhausted => "budget_exhausted",
-        ServiceEnd::NoMoreRequests => "no_more_requests",
-        ServiceEnd::IdleTimeout => "idle_timeout",
-        ServiceEnd::Preempted => "preempted",
-        ServiceEnd::ProcessExited => "process_exited",
-        ServiceEnd::Cooperator => "cooperator",
-        ServiceEnd::WaitBusyDone => "wait_busy_done",
-        ServiceEnd::IdleClass => "idle_class",
-    }
-}
-
-fn preempt_reason(reason: PreemptReason) -> &'static str {
-    match reason {
-        PreemptReason::IdleClass => "idle_class",
-        PreemptReason::SyncOverAsync => "sync_over_async",
-        PreemptReason::SliceUsed => "slice_used",
-        PreemptReason::RealTime => "real_time",
-        PreemptReason::SyncNoIdle => "sync_noidle",
-        PreemptReason::ShouldNotIdle => "should_not_idle",
-        PreemptReason::CloseToHead => "close_to_head",
-        PreemptReason::HoleRecovery => "hole_recovery",
-        PreemptReason::HigherClassOrWeight => "higher_class_or_weight",
-        PreemptReason::IdlingInVain => "idling_in_vain",
-    }
-}
-
-fn idle_kind(kind: IdleKind) -> &'static str {
-    match kind {
-        IdleKind::Queue => "queue",
-        IdleKind::Group => "group",
-        IdleKind::Anticipation => "anticipation",
-        IdleKind::Linger => "linger",
-    }
-}
-
-fn idle_end(reason: IdleEnd) -> &'static str {
-    match reason {
-        IdleEnd::RequestArrived => "request_arrived",
-        IdleEnd::Timer => "timer",
-        IdleEnd::Preempted => "preempted",
-        IdleEnd::ServiceEnded => "service_ended",
-        IdleEnd::ProcessExited => "process_exited",
-        IdleEnd::CloseRequest => "close_request",
-        IdleEnd::OtherRequests => "other_requests",
-        IdleEnd::ThinkTime => "think_time",
-        IdleEnd::ExitLikely => "exit_likely",
-        IdleEnd::Outranked => "outranked",
-        IdleEnd::Released => "released",
-    }
-}
-
-fn raise_kind(kind: RaiseKind) -> &'static str {
-    match kind {
-        RaiseKind::Interactive => "interactive",
-        RaiseKind::SoftRealTime => "soft_rt",
-    }
-}
-
-fn raise_end(reason: RaiseEnd) -> &'static str {
-    match reason {
-        RaiseEnd::Expired => "expired",
-        RaiseEnd::TooMuchService => "too_much_service",
-        RaiseEnd::LargeBurst => "large_burst",
-        RaiseEnd::HandedOver => "handed_over",
-    }
-}
-
-fn workload(workload: Workload) -> &'static str {
-    match workload {
-        Workload::Async => "async",
-        Workload::SyncNoIdle => "sync_noidle",
-        Workload::Sync => "sync",
-    }
-}
-
-fn priority_class(class: PriorityClass) -> &'static str {
-    match class {
-        PriorityClass::RealTime => "RT",
-        PriorityClass::BestEffort => "BE",
-        PriorityClass::Idle => "IDLE",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::IdleKind;
     use crate::{IoPriority, ProcessId, RequestId};
 
     fn names() -> TraceNames {
