@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, draw, lighter, Chart, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, legend, lighter, Chart, FONT, HEIGHT, WIDTH};
 
 /// One category on the x axis.
 pub struct Bar {
@@ -143,13 +143,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
                 EmptyElement::at((x, 0.0)) + Text::new(name, (0, 26), name_style.clone())
             }))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(points)
     })
 }

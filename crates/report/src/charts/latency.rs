@@ -12,7 +12,7 @@
 
 use plotters::prelude::*;
 
-use super::{colour, draw, latency_label, log_range, Chart, DrawResult, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, latency_label, legend, log_range, Chart, FONT, HEIGHT, WIDTH};
 use crate::model::{LatencyRecord, PERCENTILES};
 
 /// The most points a CDF line keeps.
@@ -165,24 +165,6 @@ pub fn cdf(title: &str, lines: &[LatencyLine]) -> Chart {
         legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(points)
     })
-}
-
-fn legend<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    position: SeriesLabelPosition,
-) -> DrawResult
-where
-    X: plotters::coord::ranged1d::Ranged,
-    Y: plotters::coord::ranged1d::Ranged,
-{
-    chart
-        .configure_series_labels()
-        .position(position)
-        .label_font((FONT, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()?;
-    Ok(0)
 }
 
 #[cfg(test)]

@@ -105,6 +105,25 @@ pub fn draw(
     }
 }
 
+/// Draw `chart`'s legend at `position`, in the same box on every chart.
+pub fn legend<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> DrawResult
+where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()?;
+    Ok(0)
+}
+
 /// A log axis's range around `[min, max]` (both > 0), widened to whole powers of ten so
 /// that its ticks fall on round values (plotters crowds the labels of a range that stops
 /// just past a power of ten).

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::{colour, draw, lighter, Chart, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, legend, lighter, Chart, FONT, HEIGHT, WIDTH};
 use crate::bandwidth::BandwidthSeries;
 
 /// MiB/s of `bytes` over a window of `window_s` seconds.
@@ -70,13 +70,7 @@ pub fn bandwidth_lines(title: &str, series: &BandwidthSeries) -> Chart {
                 .label(layer.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(points)
     })
 }
@@ -139,13 +133,7 @@ pub fn stacked_areas(title: &str, window_ns: u64, layers: &[Layer]) -> Chart {
                     Rectangle::new([(x, y - 5), (x + 14, y + 5)], colour.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(points)
     })
 }
