@@ -1,4 +1,5 @@
-//! fio's output formats: normal (human-readable), JSON, and terse version 3.
+//! fio's output formats: normal (human-readable), JSON, JSON plus (`json+`: JSON with
+//! each completion latency's histogram bins), and terse version 3.
 //!
 //! Each printer takes a finished [`RunReport`], folds `group_reporting` entries into one
 //! per group, and formats numbers the way fio does (auto-scaled binary and decimal
@@ -49,7 +50,7 @@ mod normal;
 mod terse;
 mod units;
 
-pub use json::json;
+pub use json::{json, json_plus};
 pub use normal::normal;
 pub use terse::terse;
 
@@ -61,6 +62,8 @@ pub enum OutputFormat {
     Normal,
     /// fio's JSON output.
     Json,
+    /// fio's `json+` output: JSON with each completion latency's `bins`.
+    JsonPlus,
     /// fio's terse (version 3) output.
     Terse,
 }
@@ -73,7 +76,7 @@ impl fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown output format `{}`: valid values are normal, json, terse",
+            "unknown output format `{}`: valid values are normal, json, json+, terse",
             self.0
         )
     }
@@ -88,6 +91,7 @@ impl FromStr for OutputFormat {
         match s.trim().to_ascii_lowercase().as_str() {
             "normal" => Ok(OutputFormat::Normal),
             "json" => Ok(OutputFormat::Json),
+            "json+" => Ok(OutputFormat::JsonPlus),
             "terse" => Ok(OutputFormat::Terse),
             _ => Err(UnknownFormat(s.to_string())),
         }
@@ -99,6 +103,7 @@ impl fmt::Display for OutputFormat {
         f.write_str(match self {
             OutputFormat::Normal => "normal",
             OutputFormat::Json => "json",
+            OutputFormat::JsonPlus => "json+",
             OutputFormat::Terse => "terse",
         })
     }
@@ -109,6 +114,7 @@ pub fn render(report: &RunReport, format: OutputFormat) -> String {
     match format {
         OutputFormat::Normal => normal(report),
         OutputFormat::Json => json(report),
+        OutputFormat::JsonPlus => json_plus(report),
         OutputFormat::Terse => terse(report),
     }
 }
