@@ -77,6 +77,9 @@ pub struct SimConfig {
     /// Set from outside (SIGINT) to end the run early: jobs stop issuing, what is in flight
     /// completes, and the report covers what was done.
     pub stop: ioslice_core::StopSignal,
+    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
+    /// from this directory (an empty path is the current directory); `None` writes none.
+    pub logs: Option<std::path::PathBuf>,
 }
 
 impl SimConfig {
@@ -135,6 +138,7 @@ impl SimConfig {
             queue_run_delay: None,
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: ioslice_core::StopSignal::new(),
+            logs: None,
         }
     }
 }
