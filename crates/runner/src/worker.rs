@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::{Direction, Nanos, StopSignal};
 use ioslice_fio::errno::{goes_on, EILSEQ};
+use ioslice_fio::logs::{JobLogs, LoggedIo};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{JobSpec, JobStats};
@@ -85,6 +86,7 @@ impl Worker {
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
         let mut state = State::new();
+        state.logs = process.logs.take();
         self.open_lane();
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
             self.dry_run(&mut process);
@@ -101,6 +103,11 @@ impl Worker {
         for client in self.batch.finish() {
             client.exit();
         }
+        let since_start = end.saturating_sub(clock.ramp_end());
+        let log_error = state
+            .logs
+            .take()
+            .and_then(|logs| logs.finish(since_start).err());
         ProcessResult {
             stats: state.stats,
             end,
@@ -108,6 +115,7 @@ impl Worker {
             first_error: state.first_error,
             stopped_by_error: state.stopped_by_error,
             verify_reports: self.verifier.map(|v| v.reports).unwrap_or_default(),
+            log_error,
         }
     }
 
@@ -372,12 +380,20 @@ impl Worker {
                     state.spare.push(result.buffer);
                 }
                 if now >= clock.ramp_end() {
-                    state.stats.directions[d].record(
-                        pending.length,
-                        pending.slat,
-                        nanos(result.latency),
-                        now - clock.ramp_end(),
-                    );
+                    let (clat, since_start) = (nanos(result.latency), now - clock.ramp_end());
+                    let (bytes, slat) = (pending.length, pending.slat);
+                    state.stats.directions[d].record(bytes, slat, clat, since_start);
+                    if let Some(logs) = &mut state.logs {
+                        let offset = pending.offset;
+                        logs.record(&LoggedIo {
+                            direction: d,
+                            bytes,
+                            offset,
+                            slat,
+                            clat,
+                            since_start,
+                        });
+                    }
                 }
                 if !verified {
                     self.verify_failed(state, clock);
@@ -478,6 +494,8 @@ struct State {
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
+    /// The job's log files, if it writes any.
+    logs: Option<JobLogs>,
 }
 
 impl State {
@@ -490,6 +508,7 @@ impl State {
             free: Vec::new(),
             arrived: Vec::new(),
             spare: Vec::new(),
+            logs: None,
         }
     }
 }
