@@ -100,7 +100,7 @@ pub struct RunArgs {
     /// The simulated machine and run.
     #[command(flatten)]
     pub simulation: SimulationArgs,
-    /// Output format: normal, json or terse.
+    /// Output format: normal, json, json+ or terse.
     #[arg(
         long = "output-format",
         value_name = "FORMAT",
@@ -188,6 +188,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
+    config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
     apply_host(&mut config, &host)?;
     let outcome = match trace {
         None => simulate(&job_file, &config),
@@ -232,6 +233,7 @@ fn run_real(
         max_jobs: args.simulation.max_jobs,
         stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
+        logs: Some(PathBuf::new()),
     };
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
