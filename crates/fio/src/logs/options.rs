@@ -105,9 +105,8 @@ mod tests {
     #[test]
     fn a_coarseness_past_six_is_refused() {
         let strict = ParseOptions::default();
-        let error = parse_str("[a]\nlog_hist_coarseness=7\n", "c.fio", &strict)
-            .err()
-            .expect("refused");
+        let error =
+            parse_str("[a]\nlog_hist_coarseness=7\n", "c.fio", &strict).expect_err("refused");
         assert!(error.to_string().contains("log_hist_coarseness"), "{error}");
     }
 }
