@@ -10,7 +10,7 @@
 //! run. The same I/O at the same times gives the same bytes.
 //!
 //! The modules: the options ([`options`]), the file names ([`names`]), the lines
-//! ([`line`]), the files ([`file`]), averaging (`average`), histogram windows
+//! ([`line`](mod@line)), the files ([`file`](mod@file)), averaging (`average`), histogram windows
 //! (`histogram`) and a process's set of logs (`job`).
 
 mod average;
