@@ -55,8 +55,17 @@ struct ValueLog {
 }
 
 impl ValueLog {
-    /// Log `value` for `io`: as its own entry, or into the averaging windows.
-    fn add(&mut self, io: &LoggedIo, value: u64, entry: Entry, columns: Columns) {
+    /// Log `value` for `io`, whose priority is `priority`: as its own entry, or into the
+    /// averaging windows.
+    fn add(&mut self, io: &LoggedIo, value: u64, priority: u16, columns: Columns) {
+        let entry = Entry {
+            time_ms: io.since_start / MILLISECOND,
+            value,
+            direction: io.direction,
+            block_size: io.bytes,
+            offset: io.offset,
+            priority,
+        };
         let entries = match &mut self.averaging {
             Averaging::None => vec![entry],
             Averaging::Mean(windows) => windows
@@ -91,6 +100,18 @@ struct HistogramLog {
     file: LogFile,
     windows: HistogramWindows,
     coarseness: u32,
+}
+
+impl HistogramLog {
+    /// Count `io`'s completion latency, and log the line it ends a window with.
+    fn add(&mut self, io: &LoggedIo) {
+        let (file, coarseness) = (&mut self.file, self.coarseness);
+        let at = (io.direction, io.bytes);
+        self.windows
+            .add(at, io.clat, io.since_start / MILLISECOND, |line| {
+                file.write(|out| write_histogram(out, line.head, line.bins, coarseness));
+            });
+    }
 }
 
 /// The logs of one job process.
@@ -176,45 +197,28 @@ impl JobLogs {
 
     /// Log a completed I/O.
     pub fn record(&mut self, io: &LoggedIo) {
-        let entry = |value| Entry {
-            time_ms: io.since_start / MILLISECOND,
-            value,
-            direction: io.direction,
-            block_size: io.bytes,
-            offset: io.offset,
-            priority: self.priority,
-        };
-        let columns = self.columns;
-        if let Some(log) = &mut self.lat {
-            log.add(io, io.slat + io.clat, entry(io.slat + io.clat), columns);
-        }
-        if let Some(log) = self.slat.as_mut().filter(|_| self.logs_slat) {
-            log.add(io, io.slat, entry(io.slat), columns);
-        }
-        if let Some(log) = &mut self.clat {
-            log.add(io, io.clat, entry(io.clat), columns);
+        let (columns, priority) = (self.columns, self.priority);
+        // fio's per-I/O bandwidth: bytes over the completion latency.
+        let rate = io
+            .bytes
+            .saturating_mul(1_000_000)
+            .checked_div(io.clat)
+            .unwrap_or(0);
+        let slat = self.slat.as_mut().filter(|_| self.logs_slat);
+        let logs = [
+            (self.lat.as_mut(), io.slat + io.clat),
+            (slat, io.slat),
+            (self.clat.as_mut(), io.clat),
+            (self.bw.as_mut(), rate),
+            (self.iops.as_mut(), 1),
+        ];
+        for (log, value) in logs {
+            if let Some(log) = log {
+                log.add(io, value, priority, columns);
+            }
         }
         if let Some(hist) = &mut self.hist {
-            let HistogramLog {
-                file,
-                windows,
-                coarseness,
-            } = hist;
-            let at = (io.direction, io.bytes);
-            windows.add(at, io.clat, io.since_start / MILLISECOND, |line| {
-                file.write(|out| write_histogram(out, line.head, line.bins, *coarseness));
-            });
-        }
-        if let Some(log) = &mut self.bw {
-            let rate = io
-                .bytes
-                .saturating_mul(1_000_000)
-                .checked_div(io.clat)
-                .unwrap_or(0);
-            log.add(io, rate, entry(rate), columns);
-        }
-        if let Some(log) = &mut self.iops {
-            log.add(io, 1, entry(1), columns);
+            hist.add(io);
         }
     }
 
