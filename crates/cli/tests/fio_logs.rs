@@ -179,6 +179,10 @@ fn every_simulated_io_is_an_entry_with_fios_columns() {
         assert_eq!(logs[&format!("t_slat.{number}.log")], "");
         // The simulator has no submission latency: total latency is completion latency.
         assert_eq!(clat, &logs[&format!("t_lat.{number}.log")]);
+        // As in fio, a per-I/O bandwidth log makes every I/O a bandwidth sample of the report.
+        let read = &report["jobs"][number - 1]["read"];
+        assert_eq!(read["bw_samples"], read["total_ios"]);
+        assert_eq!(read["iops_samples"], read["total_ios"]);
     }
     // The averaged job: block size 0, and priority 0 as log_prio=1 prints it (an averaged
     // entry carries none).

@@ -85,7 +85,7 @@ impl Worker {
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
-        let mut state = State::new();
+        let mut state = State::new(&self.spec);
         state.logs = process.logs.take();
         self.open_lane();
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
@@ -499,9 +499,9 @@ struct State {
 }
 
 impl State {
-    fn new() -> Self {
+    fn new(spec: &JobSpec) -> Self {
         Self {
-            stats: JobStats::default(),
+            stats: JobStats::for_job(spec),
             first_error: None,
             stopped_by_error: false,
             pending: Vec::new(),

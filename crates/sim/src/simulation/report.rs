@@ -116,7 +116,7 @@ pub(super) fn build_processes(
             pattern: Some(process.pattern),
             clock: None,
             rng: ChaCha8Rng::seed_from_u64(process.seed),
-            stats: JobStats::default(),
+            stats: JobStats::for_job(spec),
             logs: match &mut log_files {
                 Some(files) => JobLogs::open(files, spec, process.index + 1)?,
                 None => None,
