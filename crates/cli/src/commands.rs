@@ -100,7 +100,7 @@ pub struct RunArgs {
     /// The simulated machine and run.
     #[command(flatten)]
     pub simulation: SimulationArgs,
-    /// Output format: normal, json, json+ or terse.
+    /// Output format: normal, json, json+ or terse, or several separated by commas.
     #[arg(
         long = "output-format",
         value_name = "FORMAT",

@@ -521,6 +521,33 @@ fn output_format_parses() {
     assert_eq!(OutputFormat::JsonPlus.to_string(), "json+");
     let err = "xml".parse::<OutputFormat>().unwrap_err().to_string();
     assert!(err.contains("normal, json, json+, terse"), "{err}");
+    let err = "normal,xml"
+        .parse::<OutputFormat>()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`normal,xml`"), "{err}");
+}
+
+#[test]
+fn a_list_of_formats_prints_each_once_in_fios_order() {
+    let report = two_jobs();
+    let list: OutputFormat = "normal,json+,terse".parse().unwrap();
+    assert_eq!(list.to_string(), "normal,json+,terse");
+    let expected = [
+        output::render(&report, OutputFormat::Terse),
+        output::render(&report, OutputFormat::JsonPlus),
+        output::render(&report, OutputFormat::Normal),
+    ]
+    .concat();
+    assert_eq!(output::render(&report, list), expected);
+    // json with json+ is one JSON output, with the bins; the order asked does not matter.
+    let both: OutputFormat = "json,normal,json+".parse().unwrap();
+    let expected = [
+        output::render(&report, OutputFormat::JsonPlus),
+        output::render(&report, OutputFormat::Normal),
+    ]
+    .concat();
+    assert_eq!(output::render(&report, both), expected);
 }
 
 #[test]
