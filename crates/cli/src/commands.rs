@@ -107,7 +107,7 @@ pub struct RunArgs {
     /// The simulated machine and run.
     #[command(flatten)]
     pub simulation: SimulationArgs,
-    /// Output format: normal, json or terse.
+    /// Output format: normal, json, json+ or terse, or several separated by commas.
     #[arg(
         long = "output-format",
         value_name = "FORMAT",
@@ -198,6 +198,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
+    config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
     apply_host(&mut config, &host)?;
     let progress = Progress::new();
     config.progress = Some(progress.clone());
@@ -265,6 +266,7 @@ fn run_real(
         stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
         progress: Some(Progress::new()),
+        logs: Some(PathBuf::new()),
     };
     let status = config
         .progress

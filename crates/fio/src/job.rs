@@ -348,6 +348,8 @@ pub struct JobSpec {
     pub create_on_open: bool,
     /// `verify=` and its companions (`do_verify`, `verify_only`, `verify_backlog`, …).
     pub verify: crate::verify::VerifySpec,
+    /// The log files it writes (`write_bw_log`, `write_lat_log`, …) and their shape.
+    pub logs: crate::logs::LogOptions,
     /// Where each option that set a field came from (last setting wins), keyed by fio's
     /// canonical option name (`ioengine`, `rw`, `bs`, …), for messages such as
     /// `jobs.fio:7: ioengine=rbd is not supported`. Options inherited from `[global]` point
@@ -411,6 +413,7 @@ impl Default for JobSpec {
             overwrite: false,
             create_on_open: false,
             verify: crate::verify::VerifySpec::default(),
+            logs: crate::logs::LogOptions::default(),
             option_origins: std::collections::BTreeMap::new(),
         }
     }

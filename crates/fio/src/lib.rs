@@ -11,6 +11,7 @@ pub mod errno;
 pub mod job;
 pub mod jobfile;
 pub mod latency_bins;
+pub mod logs;
 pub mod output;
 pub mod pattern;
 pub mod plan;

@@ -3,6 +3,11 @@
 //! squares, smallest and largest), so the memory is the same for a second or a year of
 //! simulated time. Group reporting adds jobs' summaries as fio does (`sum_stat` with
 //! `pure_sum`: minimums, maximums, means, samples and squared deviations each summed).
+//!
+//! A job that writes a bandwidth or IOPS log samples as the log does, as in fio (whose
+//! `bwavgtime` and `iopsavgtime` take the log's `log_avg_msec`): over windows of that length
+//! ([`WindowSeries::every`]), or with `log_avg_msec=0` once per I/O, each I/O's value one
+//! sample (its bandwidth, bytes × 10^6 / completion ns, or 1 for IOPS).
 
 use ioslice_core::Nanos;
 
@@ -76,13 +81,12 @@ impl Summary {
             .saturating_add(square.saturating_mul(u128::from(times)));
     }
 
-    /// The samples, each window's value times `scale` per second.
-    fn samples(&self, scale: f64) -> Samples {
+    /// The samples, each value times `per_second`.
+    fn samples(&self, per_second: f64) -> Samples {
         let n = self.windows;
         if n == 0 {
             return Samples::default();
         }
-        let per_second = 1e9 / SAMPLE_WINDOW as f64 * scale;
         let variance = match n {
             1 => 0.0,
             _ => self.variance(),
@@ -114,20 +118,47 @@ impl Summary {
     }
 }
 
-/// One quantity (bytes or requests) per window since the job started.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// One quantity (bytes or requests) per window since the job started, or per I/O.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowSeries {
-    /// Every window before the open one, empty ones included.
+    /// Every window before the open one, empty ones included (or every I/O's value).
     closed: Summary,
     /// The window being filled: its index and what it holds so far.
     open: Option<(u64, u64)>,
+    /// The windows' length; 0 takes a sample per I/O.
+    window: Nanos,
+}
+
+impl Default for WindowSeries {
+    /// fio's default windows, [`SAMPLE_WINDOW`].
+    fn default() -> Self {
+        Self::every(SAMPLE_WINDOW)
+    }
 }
 
 impl WindowSeries {
-    /// Add `amount` to the window holding `since_start`. Completions come in time order; one
-    /// that comes late for a closed window counts in the open one.
+    /// Samples over windows of `window` ns; 0 takes each I/O's value as a sample.
+    pub fn every(window: Nanos) -> Self {
+        Self {
+            closed: Summary::default(),
+            open: None,
+            window,
+        }
+    }
+
+    /// Whether each I/O is a sample.
+    pub fn per_io(&self) -> bool {
+        self.window == 0
+    }
+
+    /// Add `amount` to the window holding `since_start` (per I/O: take it as a sample).
+    /// Completions come in time order; one that comes late for a closed window counts in the
+    /// open one.
     pub fn add(&mut self, since_start: Nanos, amount: u64) {
-        let window = since_start / SAMPLE_WINDOW;
+        if self.per_io() {
+            return self.closed.add(amount, 1);
+        }
+        let window = since_start / self.window;
         match self.open {
             Some((index, value)) if window <= index => self.open = Some((index, value + amount)),
             Some((index, value)) => {
@@ -143,9 +174,13 @@ impl WindowSeries {
     }
 
     /// The samples of the windows a run of `runtime` fully covers (windows without
-    /// completions count as 0), each scaled by `scale` to a per-second rate.
+    /// completions count as 0), each scaled by `scale` to a per-second rate; per I/O, every
+    /// value as it is.
     pub fn samples(&self, runtime: Nanos, scale: f64) -> Samples {
-        let full = runtime / SAMPLE_WINDOW;
+        if self.per_io() {
+            return self.closed.samples(1.0);
+        }
+        let full = runtime / self.window;
         if full == 0 {
             return Samples::default();
         }
@@ -156,7 +191,7 @@ impl WindowSeries {
             }
         }
         summary.add(0, full.saturating_sub(summary.windows));
-        summary.samples(scale)
+        summary.samples(1e9 / self.window as f64 * scale)
     }
 }
 

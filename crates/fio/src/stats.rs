@@ -211,9 +211,10 @@ pub struct DirectionStats {
     pub clat: LatencyStats,
     /// Total latency: slat + clat.
     pub lat: LatencyStats,
-    /// Bytes completed in each [`SAMPLE_WINDOW`] since the job started.
+    /// Bytes completed in each [`SAMPLE_WINDOW`] since the job started (or, for a job
+    /// that logs its bandwidth, in each of its log's windows or per I/O).
     pub window_bytes: WindowSeries,
-    /// Requests completed in each [`SAMPLE_WINDOW`].
+    /// Requests completed in each [`SAMPLE_WINDOW`] (or as the job's IOPS log samples).
     pub window_ios: WindowSeries,
     /// Bandwidth (KiB/s) and IOPS samples of a group folded from several jobs, summed as
     /// fio sums them; `None` for one job, whose samples come from its windows.
@@ -230,7 +231,7 @@ impl DirectionStats {
         self.slat.record(slat);
         self.clat.record(clat);
         self.lat.record(slat + clat);
-        self.count(bytes, since_start);
+        self.count(bytes, clat, since_start);
     }
 
     /// [`DirectionStats::record`] for a request with no submission latency (every simulated
@@ -244,7 +245,7 @@ impl DirectionStats {
         }
         self.clat.record(clat);
         self.unsettled += 1;
-        self.count(bytes, since_start);
+        self.count(bytes, clat, since_start);
     }
 
     /// Fill in the submission and total latencies [`DirectionStats::record_without_slat`]
@@ -259,10 +260,19 @@ impl DirectionStats {
         self.unsettled = 0;
     }
 
-    fn count(&mut self, bytes: u64, since_start: Nanos) {
+    fn count(&mut self, bytes: u64, clat: Nanos, since_start: Nanos) {
         self.io_bytes += bytes;
         self.total_ios += 1;
-        self.window_bytes.add(since_start, bytes);
+        let sample = if self.window_bytes.per_io() {
+            // fio's bandwidth of one I/O: bytes over its completion latency.
+            bytes
+                .saturating_mul(1_000_000)
+                .checked_div(clat)
+                .unwrap_or(0)
+        } else {
+            bytes
+        };
+        self.window_bytes.add(since_start, sample);
         self.window_ios.add(since_start, 1);
     }
 
@@ -331,6 +341,29 @@ pub struct JobStats {
 }
 
 impl JobStats {
+    /// The statistics of a job of `spec`: bandwidth and IOPS sampled over fio's
+    /// [`SAMPLE_WINDOW`], or as the job's bandwidth or IOPS log samples them, as fio does
+    /// (over `log_avg_msec`, or per I/O when it is 0).
+    pub fn for_job(spec: &crate::JobSpec) -> Self {
+        let logs = &spec.logs;
+        let series = |logged: bool| {
+            if logged {
+                WindowSeries::every(logs.avg_msec.saturating_mul(1_000_000))
+            } else {
+                WindowSeries::default()
+            }
+        };
+        let direction = DirectionStats {
+            window_bytes: series(logs.bw.is_some()),
+            window_ios: series(logs.iops.is_some()),
+            ..DirectionStats::default()
+        };
+        Self {
+            directions: [direction.clone(), direction.clone(), direction],
+            ..Self::default()
+        }
+    }
+
     /// Requests that completed with an error, every direction.
     pub fn total_errors(&self) -> u64 {
         self.directions.iter().map(|d| d.errors).sum()
@@ -450,6 +483,44 @@ mod tests {
             )
         };
         assert_eq!(figures(&merged), figures(&expected));
+    }
+
+    #[test]
+    fn a_job_that_logs_bandwidth_or_iops_samples_them_as_its_log_does() {
+        let spec = |options: &str| {
+            let text = format!("[j]\n{options}");
+            let options = crate::jobfile::ParseOptions::default();
+            crate::jobfile::parse_str(&text, "j.fio", &options)
+                .expect("parses")
+                .jobs[0]
+                .clone()
+        };
+        let ms = 1_000_000;
+        let record = |stats: &mut JobStats| {
+            for i in 0..10u64 {
+                // 4 KiB in 100 µs: 40960 by fio's per-I/O bandwidth.
+                stats.directions[0].record_without_slat(4096, 100_000, i * 100 * ms);
+            }
+        };
+        // Per I/O: ten bandwidth samples of 40960; IOPS keeps fio's 500 ms windows.
+        let mut per_io = JobStats::for_job(&spec("write_bw_log=x\n"));
+        record(&mut per_io);
+        let bw = per_io.directions[0].bw_samples(1000 * ms);
+        assert_eq!(
+            (bw.count, bw.min, bw.max, bw.mean),
+            (10, 40960, 40960, 40960.0)
+        );
+        let iops = per_io.directions[0].iops_samples(1000 * ms);
+        assert_eq!((iops.count, iops.mean), (2, 10.0));
+        // log_avg_msec=200: IOPS over 200 ms windows, two I/Os each, 10 per second.
+        let mut windows = JobStats::for_job(&spec("write_iops_log=x\nlog_avg_msec=200\n"));
+        record(&mut windows);
+        let iops = windows.directions[0].iops_samples(1000 * ms);
+        assert_eq!((iops.count, iops.min, iops.max), (5, 10, 10));
+        assert_eq!(
+            JobStats::for_job(&spec("")).directions,
+            JobStats::default().directions
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use ioslice_core::limit::Limits;
 use ioslice_core::time::SECOND;
+use ioslice_fio::latency_bins;
 use ioslice_fio::output::{self, OutputFormat};
 use ioslice_fio::report::{CgroupSettings, DiskUtil, JobDescription, JobReport, RunReport};
 use ioslice_fio::stats::JobStats;
@@ -513,8 +514,78 @@ fn output_format_parses() {
         "terse".parse::<OutputFormat>().unwrap(),
         OutputFormat::Terse
     );
+    assert_eq!(
+        "json+".parse::<OutputFormat>().unwrap(),
+        OutputFormat::JsonPlus
+    );
+    assert_eq!(OutputFormat::JsonPlus.to_string(), "json+");
     let err = "xml".parse::<OutputFormat>().unwrap_err().to_string();
-    assert!(err.contains("normal, json, terse"), "{err}");
+    assert!(err.contains("normal, json, json+, terse"), "{err}");
+    let err = "normal,xml"
+        .parse::<OutputFormat>()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`normal,xml`"), "{err}");
+}
+
+#[test]
+fn a_list_of_formats_prints_each_once_in_fios_order() {
+    let report = two_jobs();
+    let list: OutputFormat = "normal,json+,terse".parse().unwrap();
+    assert_eq!(list.to_string(), "normal,json+,terse");
+    let expected = [
+        output::render(&report, OutputFormat::Terse),
+        output::render(&report, OutputFormat::JsonPlus),
+        output::render(&report, OutputFormat::Normal),
+    ]
+    .concat();
+    assert_eq!(output::render(&report, list), expected);
+    // json with json+ is one JSON output, with the bins; the order asked does not matter.
+    let both: OutputFormat = "json,normal,json+".parse().unwrap();
+    let expected = [
+        output::render(&report, OutputFormat::JsonPlus),
+        output::render(&report, OutputFormat::Normal),
+    ]
+    .concat();
+    assert_eq!(output::render(&report, both), expected);
+}
+
+#[test]
+fn json_plus_adds_each_completion_latency_s_non_empty_bins_in_fio_order() {
+    let report = two_jobs();
+    let plus: Value =
+        serde_json::from_str(&output::render(&report, OutputFormat::JsonPlus)).expect("JSON");
+    let plain: Value =
+        serde_json::from_str(&output::render(&report, OutputFormat::Json)).expect("JSON");
+    for (index, job) in report.jobs.iter().enumerate() {
+        for (dir, name) in ["read", "write", "trim"].into_iter().enumerate() {
+            let clat = &job.stats.directions[dir].clat;
+            let got = &plus["jobs"][index][name]["clat_ns"];
+            assert!(plain["jobs"][index][name]["clat_ns"].get("bins").is_none());
+            if clat.count() == 0 {
+                assert!(got.get("bins").is_none(), "no samples, no bins");
+                continue;
+            }
+            let counts = clat.bin_counts();
+            let expected: Vec<(String, u64)> = (0..latency_bins::BINS)
+                .filter(|&bin| counts[bin] > 0)
+                .map(|bin| (latency_bins::value_of(bin).to_string(), counts[bin]))
+                .collect();
+            let bins: Vec<(String, u64)> = got["bins"]
+                .as_object()
+                .expect("a bins object")
+                .iter()
+                .map(|(key, count)| (key.clone(), count.as_u64().expect("a count")))
+                .collect();
+            assert_eq!(bins, expected, "{name} of job {index}");
+            let total: u64 = bins.iter().map(|(_, count)| count).sum();
+            assert_eq!(total, clat.count());
+            // Everything else is the JSON output's.
+            let mut without = got.clone();
+            without.as_object_mut().expect("object").remove("bins");
+            assert_eq!(without, plain["jobs"][index][name]["clat_ns"]);
+        }
+    }
 }
 
 #[test]

@@ -61,6 +61,8 @@ mod progress;
 mod verify;
 mod worker;
 
+use ioslice_fio::logs::{JobLogs, LogError, LogFiles};
+
 use disk_stats::{disk_util, DiskStat};
 use plan::{place_of, plan, Place, ProcessPlan, TargetPlan};
 use verify::Verifier;
@@ -96,6 +98,9 @@ pub struct RunConfig {
     /// Where the job threads publish the run's progress for a status line, if anyone
     /// follows it.
     pub progress: Option<ioslice_core::Progress>,
+    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
+    /// from this directory (an empty path is the current directory); `None` writes none.
+    pub logs: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -115,6 +120,7 @@ impl RunConfig {
             stop: StopSignal::new(),
             io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
             progress: None,
+            logs: None,
         }
     }
 }
@@ -155,6 +161,9 @@ pub enum RunError {
     /// The engine would not start (the scheduler specification, groups).
     #[error("{0}")]
     Engine(#[from] EngineError),
+    /// A log file (`write_bw_log=`, …) that cannot be written.
+    #[error("{0}")]
+    Log(#[from] LogError),
     /// A job thread could not be started, or panicked.
     #[error("job thread: {0}")]
     Thread(String),
@@ -169,6 +178,8 @@ pub(crate) struct ProcessResult {
     stopped_by_error: bool,
     /// fio's messages for the verify failures the job found.
     verify_reports: Vec<String>,
+    /// Why the job's logs could not be written, if they could not.
+    log_error: Option<LogError>,
 }
 
 /// Run `job_file` for real on `config.path`.
@@ -203,7 +214,9 @@ pub fn run_traced(
         .group_tree(&config.group_weights, &config.group_limits)
         .map_err(job_error)?;
     groups.set_controller(config.controller);
-    let (processes, targets, phases) = plan(&specs, &place, &groups, config.seed, config.max_jobs)?;
+    let (mut processes, targets, phases) =
+        plan(&specs, &place, &groups, config.seed, config.max_jobs)?;
+    open_logs(&mut processes, &specs, config)?;
 
     let mut notes = Vec::new();
     let mut laid_out = Vec::new();
@@ -270,9 +283,12 @@ pub fn run_traced(
         verify_errors: Vec::new(),
     };
     for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
-        let Some(result) = result else {
+        let Some(mut result) = result else {
             return Err(RunError::Thread("a job process did not run".into()));
         };
+        if let Some(error) = result.log_error.take() {
+            return Err(error.into());
+        }
         outcome.add_job(&job_file.jobs[spec_index], description, result);
     }
     Ok(outcome)
@@ -465,6 +481,22 @@ fn worker_for(
         verifier,
         progress: None,
     })
+}
+
+/// Open each process's log files (`write_bw_log=`, …) where `config.logs` says.
+fn open_logs(
+    processes: &mut [ProcessPlan],
+    specs: &[JobSpec],
+    config: &RunConfig,
+) -> Result<(), RunError> {
+    let Some(base) = &config.logs else {
+        return Ok(());
+    };
+    let mut files = LogFiles::new(base);
+    for process in processes {
+        process.logs = JobLogs::open(&mut files, &specs[process.spec_index], process.pid)?;
+    }
+    Ok(())
 }
 
 /// Mixed into a process's fill seed for its blocks' verify seeds.

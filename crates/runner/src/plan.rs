@@ -57,6 +57,8 @@ pub(crate) struct ProcessPlan {
     pub(crate) pattern: IoPattern,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) fill_seed: u64,
+    /// The job's log files, if it writes any (opened by the run, not the plan).
+    pub(crate) logs: Option<ioslice_fio::logs::JobLogs>,
 }
 
 /// A directory, or a single file or block device (which [`Target::open`](ioslice_engine::Target::open) checks).
@@ -204,6 +206,7 @@ pub(crate) fn plan(
             fill_seed: process.fill_seed(),
             rng: ChaCha8Rng::seed_from_u64(process.seed),
             pattern: process.pattern,
+            logs: None,
         });
     }
     Ok((processes, targets, run.phases))

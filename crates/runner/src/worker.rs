@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::{Direction, Nanos, StopSignal};
 use ioslice_fio::errno::{goes_on, EILSEQ};
+use ioslice_fio::logs::{JobLogs, LoggedIo};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{JobSpec, JobStats};
@@ -90,7 +91,8 @@ impl Worker {
         let mut fill = vec![0u8; self.spec.block_size[1].max().max(1) as usize];
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
-        let mut state = State::new();
+        let mut state = State::new(&self.spec);
+        state.logs = process.logs.take();
         self.open_lane();
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
             self.dry_run(&mut process);
@@ -110,6 +112,11 @@ impl Worker {
         for client in self.batch.finish() {
             client.exit();
         }
+        let since_start = end.saturating_sub(clock.ramp_end());
+        let log_error = state
+            .logs
+            .take()
+            .and_then(|logs| logs.finish(since_start).err());
         ProcessResult {
             stats: state.stats,
             end,
@@ -117,6 +124,7 @@ impl Worker {
             first_error: state.first_error,
             stopped_by_error: state.stopped_by_error,
             verify_reports: self.verifier.map(|v| v.reports).unwrap_or_default(),
+            log_error,
         }
     }
 
@@ -384,12 +392,20 @@ impl Worker {
                     progress.completed(d, pending.length, clock, now);
                 }
                 if now >= clock.ramp_end() {
-                    state.stats.directions[d].record(
-                        pending.length,
-                        pending.slat,
-                        nanos(result.latency),
-                        now - clock.ramp_end(),
-                    );
+                    let (clat, since_start) = (nanos(result.latency), now - clock.ramp_end());
+                    let (bytes, slat) = (pending.length, pending.slat);
+                    state.stats.directions[d].record(bytes, slat, clat, since_start);
+                    if let Some(logs) = &mut state.logs {
+                        let offset = pending.offset;
+                        logs.record(&LoggedIo {
+                            direction: d,
+                            bytes,
+                            offset,
+                            slat,
+                            clat,
+                            since_start,
+                        });
+                    }
                 }
                 if !verified {
                     self.verify_failed(state, clock);
@@ -490,18 +506,21 @@ struct State {
     arrived: Vec<(u64, IoOutcome)>,
     /// Buffers of completed requests, for the next ones.
     spare: Vec<AlignedBuffer>,
+    /// The job's log files, if it writes any.
+    logs: Option<JobLogs>,
 }
 
 impl State {
-    fn new() -> Self {
+    fn new(spec: &JobSpec) -> Self {
         Self {
-            stats: JobStats::default(),
+            stats: JobStats::for_job(spec),
             first_error: None,
             stopped_by_error: false,
             pending: Vec::new(),
             free: Vec::new(),
             arrived: Vec::new(),
             spare: Vec::new(),
+            logs: None,
         }
     }
 }

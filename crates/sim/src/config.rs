@@ -79,6 +79,9 @@ pub struct SimConfig {
     pub stop: ioslice_core::StopSignal,
     /// Where to publish the run's progress for a status line, if anyone follows it.
     pub progress: Option<ioslice_core::Progress>,
+    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
+    /// from this directory (an empty path is the current directory); `None` writes none.
+    pub logs: Option<std::path::PathBuf>,
 }
 
 impl SimConfig {
@@ -138,6 +141,7 @@ impl SimConfig {
             max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
             stop: ioslice_core::StopSignal::new(),
             progress: None,
+            logs: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use super::values;
 use super::JobFileError;
 use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::job::{BlockSize, Extent, Fallocate, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
+use crate::logs::options::{LogOptions, MAX_HIST_COARSENESS};
 use crate::verify::{self, VerifyKind};
 
 /// What applying one entry did.
@@ -214,6 +215,28 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "verify_dump" => spec.verify.dump = s.flag()?,
         "verify_interval" => spec.verify.interval = s.size()?,
         "verify_pattern" => spec.verify.pattern = s.parse(verify::parse_pattern, PATTERN)?,
+        _ => return apply_log(&mut spec.logs, name, s),
+    }
+    Ok(true)
+}
+
+/// Sets a log option ([`crate::logs::LogOptions`]); false when `name` is none.
+fn apply_log(logs: &mut LogOptions, name: &str, s: &Setting) -> Result<bool, JobFileError> {
+    let prefix = || s.text().trim().to_string();
+    match name {
+        "write_bw_log" => logs.bw = Some(prefix()),
+        "write_iops_log" => logs.iops = Some(prefix()),
+        "write_lat_log" => logs.lat = Some(prefix()),
+        "write_hist_log" => logs.hist = Some(prefix()),
+        "log_avg_msec" => logs.avg_msec = s.number(0, u64::from(u32::MAX))?,
+        "log_hist_msec" => logs.hist_msec = s.number(0, u64::from(u32::MAX))?,
+        "log_hist_coarseness" => {
+            logs.hist_coarseness = s.number(0, MAX_HIST_COARSENESS)? as u32;
+        }
+        "per_job_logs" => logs.per_job = s.flag()?,
+        "log_offset" => logs.offset = s.flag()?,
+        "log_prio" => logs.prio = s.flag()?,
+        "log_max_value" => logs.max_value = s.flag()?,
         _ => return Ok(false),
     }
     Ok(true)

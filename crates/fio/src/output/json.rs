@@ -11,6 +11,7 @@ use super::metrics::{
     reported_slat, DIRECTIONS, PERCENTILES,
 };
 use super::units::{self, f6};
+use crate::latency_bins;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{DirectionStats, JobStats, LatencyStats};
 
@@ -133,11 +134,28 @@ fn quote(out: &mut String, s: &str) {
 /// Render a run as fio's JSON output, with a top-level `"cgroups"` array after fio's keys
 /// whenever a job names a cgroup.
 pub fn json(report: &RunReport) -> String {
+    render_json(report, Bins::Without)
+}
+
+/// Render a run as fio's `json+` output: the JSON output with each completion latency's
+/// `bins`, the count in every non-empty latency bin keyed by the value it stands for (ns).
+pub fn json_plus(report: &RunReport) -> String {
+    render_json(report, Bins::With)
+}
+
+/// Whether completion latencies carry their bins (`json+`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bins {
+    Without,
+    With,
+}
+
+fn render_json(report: &RunReport, bins: Bins) -> String {
     let folded = groups::fold(&report.jobs);
     let run_groups = groups::run_groups(&folded);
     let jobs = folded
         .iter()
-        .map(|job| job_value(job, group_of(&run_groups, job)))
+        .map(|job| job_value(job, group_of(&run_groups, job), bins))
         .collect();
     let mut top = Object::default()
         .str("fio version", &report.version)
@@ -176,7 +194,7 @@ fn options(pairs: &[(String, String)]) -> Value {
 }
 
 /// One `jobs[]` entry.
-fn job_value(job: &JobReport, group: Option<&RunGroup>) -> Value {
+fn job_value(job: &JobReport, group: Option<&RunGroup>, bins: Bins) -> Value {
     let d = &job.description;
     let s = &job.stats;
     let runtime_ms = millis(s.runtime);
@@ -188,7 +206,7 @@ fn job_value(job: &JobReport, group: Option<&RunGroup>) -> Value {
         .int("elapsed", runtime_ms.div_ceil(1000))
         .value("job options", options(&d.options));
     for (dir, name) in DIRECTIONS.iter().enumerate() {
-        o = o.value(name, direction(job, dir, group));
+        o = o.value(name, direction(job, dir, group, bins));
     }
     let mut o = o
         .value(
@@ -252,7 +270,7 @@ fn batches(stats: &JobStats) -> Value {
 }
 
 /// A `read`/`write`/`trim` object.
-fn direction(job: &JobReport, dir: usize, group: Option<&RunGroup>) -> Value {
+fn direction(job: &JobReport, dir: usize, group: Option<&RunGroup>, bins: Bins) -> Value {
     let stats = &job.stats;
     let d: &DirectionStats = &stats.directions[dir];
     let runtime = dir_runtime(stats, dir);
@@ -275,7 +293,7 @@ fn direction(job: &JobReport, dir: usize, group: Option<&RunGroup>) -> Value {
         .int("short_ios", 0)
         .int("drop_ios", 0)
         .value("slat_ns", moments(reported_slat(&job.description, d)))
-        .value("clat_ns", with_percentiles(&d.clat))
+        .value("clat_ns", with_percentiles(&d.clat, bins))
         .value("lat_ns", moments(Some(&d.lat)))
         .int("bw_min", bw.min)
         .int("bw_max", bw.max)
@@ -307,8 +325,9 @@ fn moments(lat: Option<&LatencyStats>) -> Value {
     moments_object(lat).done()
 }
 
-/// `clat_ns`: the moments plus a `percentile` map when there are samples.
-fn with_percentiles(lat: &LatencyStats) -> Value {
+/// `clat_ns`: the moments plus a `percentile` map when there are samples, and for `json+`
+/// the `bins` map.
+fn with_percentiles(lat: &LatencyStats, bins: Bins) -> Value {
     let o = moments_object(Some(lat));
     if lat.count() == 0 {
         return o.done();
@@ -317,7 +336,28 @@ fn with_percentiles(lat: &LatencyStats) -> Value {
         .iter()
         .map(|&p| (format!("{p:.6}"), Value::Int(lat.percentile(p).into())))
         .collect();
-    o.value("percentile", Value::Object(map)).done()
+    let o = o.value("percentile", Value::Object(map));
+    match bins {
+        Bins::Without => o.done(),
+        Bins::With => o.value("bins", bin_map(lat)).done(),
+    }
+}
+
+/// fio's `bins`: each non-empty latency bin, in order, keyed by the value it stands for.
+fn bin_map(lat: &LatencyStats) -> Value {
+    let counts = lat.bin_counts();
+    let pairs = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &count)| count > 0)
+        .map(|(bin, &count)| {
+            (
+                latency_bins::value_of(bin).to_string(),
+                Value::Int(count.into()),
+            )
+        })
+        .collect();
+    Value::Object(pairs)
 }
 
 /// A `disk_util[]` entry.

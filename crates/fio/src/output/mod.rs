@@ -1,4 +1,5 @@
-//! fio's output formats: normal (human-readable), JSON, and terse version 3.
+//! fio's output formats: normal (human-readable), JSON, JSON plus (`json+`: JSON with
+//! each completion latency's histogram bins), and terse version 3.
 //!
 //! Each printer takes a finished [`RunReport`], folds `group_reporting` entries into one
 //! per group, and formats numbers the way fio does (auto-scaled binary and decimal
@@ -50,7 +51,7 @@ pub mod status_line;
 mod terse;
 mod units;
 
-pub use json::json;
+pub use json::{json, json_plus};
 pub use normal::normal;
 pub use terse::terse;
 
@@ -62,8 +63,77 @@ pub enum OutputFormat {
     Normal,
     /// fio's JSON output.
     Json,
+    /// fio's `json+` output: JSON with each completion latency's `bins`.
+    JsonPlus,
     /// fio's terse (version 3) output.
     Terse,
+    /// Several formats at once (`normal,json`), see [`FormatList`].
+    List(FormatList),
+}
+
+/// Several of fio's formats at once, as `--output-format=normal,json` asks: each printed
+/// once, in fio's order whatever the order asked (terse, then JSON, then normal), `json+`
+/// standing for `json` when both are asked. fio prints the normal output's job header lines
+/// as the jobs start, before the others; here they stay with the normal output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FormatList {
+    /// `normal` is in the list.
+    pub normal: bool,
+    /// `json` is.
+    pub json: bool,
+    /// `json+` is.
+    pub json_plus: bool,
+    /// `terse` is.
+    pub terse: bool,
+}
+
+impl FormatList {
+    /// Add one format (a list's formats join).
+    fn with(mut self, format: OutputFormat) -> Self {
+        match format {
+            OutputFormat::Normal => self.normal = true,
+            OutputFormat::Json => self.json = true,
+            OutputFormat::JsonPlus => self.json_plus = true,
+            OutputFormat::Terse => self.terse = true,
+            OutputFormat::List(list) => {
+                self.normal |= list.normal;
+                self.json |= list.json;
+                self.json_plus |= list.json_plus;
+                self.terse |= list.terse;
+            }
+        }
+        self
+    }
+
+    /// The formats asked, in the order of their names.
+    fn names(&self) -> Vec<&'static str> {
+        [
+            (self.normal, "normal"),
+            (self.json, "json"),
+            (self.json_plus, "json+"),
+            (self.terse, "terse"),
+        ]
+        .into_iter()
+        .filter_map(|(asked, name)| asked.then_some(name))
+        .collect()
+    }
+
+    /// Each format asked, rendered in fio's order.
+    fn render(&self, report: &RunReport) -> String {
+        let mut out = String::new();
+        if self.terse {
+            out.push_str(&terse(report));
+        }
+        if self.json_plus {
+            out.push_str(&json_plus(report));
+        } else if self.json {
+            out.push_str(&json(report));
+        }
+        if self.normal {
+            out.push_str(&normal(report));
+        }
+        out
+    }
 }
 
 /// An `--output-format` value that is not one of [`OutputFormat`]'s.
@@ -74,7 +144,7 @@ impl fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown output format `{}`: valid values are normal, json, terse",
+            "unknown output format `{}`: valid values are normal, json, json+, terse, or several separated by commas",
             self.0
         )
     }
@@ -86,9 +156,17 @@ impl FromStr for OutputFormat {
     type Err = UnknownFormat;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.contains(',') {
+            let list = s.split(',').try_fold(FormatList::default(), |list, name| {
+                let format = name.parse().map_err(|_| UnknownFormat(s.to_string()))?;
+                Ok(list.with(format))
+            })?;
+            return Ok(OutputFormat::List(list));
+        }
         match s.trim().to_ascii_lowercase().as_str() {
             "normal" => Ok(OutputFormat::Normal),
             "json" => Ok(OutputFormat::Json),
+            "json+" => Ok(OutputFormat::JsonPlus),
             "terse" => Ok(OutputFormat::Terse),
             _ => Err(UnknownFormat(s.to_string())),
         }
@@ -97,11 +175,14 @@ impl FromStr for OutputFormat {
 
 impl fmt::Display for OutputFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        let name = match self {
             OutputFormat::Normal => "normal",
             OutputFormat::Json => "json",
+            OutputFormat::JsonPlus => "json+",
             OutputFormat::Terse => "terse",
-        })
+            OutputFormat::List(list) => return f.write_str(&list.names().join(",")),
+        };
+        f.write_str(name)
     }
 }
 
@@ -110,6 +191,8 @@ pub fn render(report: &RunReport, format: OutputFormat) -> String {
     match format {
         OutputFormat::Normal => normal(report),
         OutputFormat::Json => json(report),
+        OutputFormat::JsonPlus => json_plus(report),
         OutputFormat::Terse => terse(report),
+        OutputFormat::List(list) => list.render(report),
     }
 }

@@ -27,6 +27,7 @@ use ioslice_core::{
     TunableError,
 };
 use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::logs::{JobLogs, LoggedIo};
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
@@ -69,6 +70,9 @@ pub enum SimError {
     /// Files that do not fit on the device.
     #[error("{0}")]
     Layout(#[from] LayoutError),
+    /// A log file (`write_bw_log=`, …) that cannot be written.
+    #[error("{0}")]
+    Log(#[from] ioslice_fio::logs::LogError),
 }
 
 /// A finished simulation: the report, and the accounting that proves nothing was lost.
@@ -132,7 +136,7 @@ pub fn run_with_statistics(
     let mut sim = Simulation::new(job_file, config, None)?;
     sim.statistics = kept;
     sim.run();
-    Ok(sim.finish(config))
+    sim.finish(config)
 }
 
 /// Run a job file in simulation and hand every event of the run to `trace`, stamped with the
@@ -145,7 +149,7 @@ pub fn run_traced(
 ) -> Result<SimOutcome, SimError> {
     let mut sim = Simulation::new(job_file, config, Some(trace))?;
     sim.run();
-    Ok(sim.finish(config))
+    sim.finish(config)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +178,8 @@ struct Process {
     clock: Option<JobClock>,
     rng: ChaCha8Rng,
     stats: JobStats,
+    /// The job's log files, if it writes any.
+    logs: Option<JobLogs>,
     lifecycle: Lifecycle,
     wake_at: Option<Nanos>,
     end: Nanos,
@@ -184,6 +190,7 @@ struct PendingIo {
     process: u32,
     direction: DataDirection,
     bytes: u64,
+    offset: u64,
     submit_time: Nanos,
     /// A buffered write, done by the page cache rather than the device.
     buffered: bool,
@@ -314,8 +321,7 @@ impl<'a> Simulation<'a> {
         let mut scheduler = build_scheduler(&config.scheduler, &context)?;
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
-        let (mut processes, phases) =
-            build_processes(job_file, &groups, capacity, config.seed, config.max_jobs)?;
+        let (mut processes, phases) = build_processes(job_file, &groups, capacity, config)?;
         if config.direct_writes == DirectWrites::Async {
             for process in &mut processes {
                 process.direct_writes_async = job_file.jobs[process.spec_index].direct;
@@ -556,6 +562,7 @@ impl<'a> Simulation<'a> {
                 process: index,
                 direction: unit.direction,
                 bytes: unit.length,
+                offset: unit.offset,
                 submit_time: self.now,
                 buffered: !process.sync_writes && direction == Direction::Write
                     || process.buffered_reads && direction == Direction::Read,
@@ -700,10 +707,22 @@ impl<'a> Simulation<'a> {
             .expect("a process with I/O has started");
         let ramp_end = clock.ramp_end();
         if self.now >= ramp_end {
-            let direction = &mut process.stats.directions[direction_index(io.direction)];
-            let clat = self.now - io.submit_time;
+            let d = direction_index(io.direction);
+            let (clat, since_start) = (self.now - io.submit_time, self.now - ramp_end);
+            let direction = &mut process.stats.directions[d];
             self.statistics
-                .record(direction, io.bytes, clat, self.now - ramp_end);
+                .record(direction, io.bytes, clat, since_start);
+            if let Some(logs) = &mut process.logs {
+                let (bytes, offset) = (io.bytes, io.offset);
+                logs.record(&LoggedIo {
+                    direction: d,
+                    bytes,
+                    offset,
+                    slat: 0,
+                    clat,
+                    since_start,
+                });
+            }
         }
         if self.host_latency == 0 {
             self.reap(io.process);

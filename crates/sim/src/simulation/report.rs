@@ -2,6 +2,7 @@
 //! placed on the disk, and the report fio would print once they are done.
 
 use ioslice_core::{GroupTree, ProcessId};
+use ioslice_fio::logs::{JobLogs, LogFiles};
 use ioslice_fio::plan::plan_run;
 use ioslice_fio::workload::JobClock;
 use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport};
@@ -15,7 +16,7 @@ use crate::layout::Layout;
 use crate::readahead::FileReadahead;
 
 impl Simulation<'_> {
-    pub(super) fn finish(mut self, config: &SimConfig) -> SimOutcome {
+    pub(super) fn finish(mut self, config: &SimConfig) -> Result<SimOutcome, SimError> {
         let elapsed = self.now - self.epoch;
         let mut jobs = Vec::with_capacity(self.processes.len());
         for process in &mut self.processes {
@@ -25,6 +26,9 @@ impl Simulation<'_> {
                 .as_ref()
                 .map_or(process.end, JobClock::ramp_end);
             process.stats.runtime = process.end.saturating_sub(ramp_end);
+            if let Some(logs) = process.logs.take() {
+                logs.finish(process.stats.runtime)?;
+            }
             for direction in &mut process.stats.directions {
                 direction.settle();
             }
@@ -52,7 +56,7 @@ impl Simulation<'_> {
                 100.0 * disk.busy_ns as f64 / elapsed as f64
             },
         };
-        SimOutcome {
+        Ok(SimOutcome {
             report: RunReport {
                 version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
                 timestamp: 0,
@@ -73,7 +77,7 @@ impl Simulation<'_> {
                 ..self.writeback_counts
             },
             readahead: self.readahead_counts,
-        }
+        })
     }
 }
 
@@ -83,11 +87,12 @@ pub(super) fn build_processes(
     job_file: &JobFile,
     groups: &GroupTree,
     capacity: u64,
-    seed: u64,
-    max_jobs: u32,
+    config: &SimConfig,
 ) -> Result<(Vec<Process>, usize), SimError> {
     let mut layout = Layout::new(capacity);
+    let (seed, max_jobs) = (config.seed, config.max_jobs);
     let plan = plan_run(&job_file.jobs, seed, max_jobs, |_, _| capacity).map_err(job_error)?;
+    let mut log_files = config.logs.as_ref().map(LogFiles::new);
     let mut processes = Vec::with_capacity(plan.processes.len());
     for process in plan.processes {
         let spec = process.spec;
@@ -111,7 +116,11 @@ pub(super) fn build_processes(
             pattern: Some(process.pattern),
             clock: None,
             rng: ChaCha8Rng::seed_from_u64(process.seed),
-            stats: JobStats::default(),
+            stats: JobStats::for_job(spec),
+            logs: match &mut log_files {
+                Some(files) => JobLogs::open(files, spec, process.index + 1)?,
+                None => None,
+            },
             lifecycle: Lifecycle::Waiting,
             wake_at: None,
             end: 0,
