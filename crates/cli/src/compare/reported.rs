@@ -65,8 +65,9 @@ fn normalized(spec: &SchedSpec) -> (String, Vec<(String, String)>) {
     (name.to_string(), settings)
 }
 
-/// The report's view of a seed line: its aggregate (`aggregate`, else `total`) and every
-/// other named figure but the per-client extremes and the latency, as a group's.
+/// The report's view of a seed line: its aggregate (`aggregate`, else `total`, else the
+/// sum of its named jobs or groups) and every named figure but the per-client extremes and
+/// the latency, as a group's.
 fn seed_figures(figure: &SeedFigure) -> SeedFigures {
     let value = |key: &str| {
         figure
@@ -82,9 +83,10 @@ fn seed_figures(figure: &SeedFigure) -> SeedFigures {
             !["aggregate", "total", "max", "min", "max_latency_ms"].contains(&name.as_str())
         })
         .cloned()
-        .collect();
+        .collect::<Vec<_>>();
+    let named = (!groups.is_empty()).then(|| groups.iter().map(|&(_, value)| value).sum());
     SeedFigures {
-        aggregate_kb_s: value("aggregate").or_else(|| value("total")),
+        aggregate_kb_s: value("aggregate").or_else(|| value("total")).or(named),
         groups,
     }
 }
@@ -104,7 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn the_aggregate_is_the_total_when_none_is_given() {
+    fn the_aggregate_is_the_total_or_the_sum_when_none_is_given() {
         let figure = SeedFigure {
             scheduler: "cfq".into(),
             clients: Some(1),
@@ -113,5 +115,11 @@ mod tests {
         let seed = seed_figures(&figure);
         assert_eq!(seed.aggregate_kb_s, Some(212_613.0));
         assert_eq!(seed.groups, vec![("cgrp1".to_string(), 6120.0)]);
+        let per_job = SeedFigure {
+            scheduler: "as".into(),
+            clients: None,
+            values: vec![("reader".into(), 27_985.0), ("writer".into(), 64.0)],
+        };
+        assert_eq!(seed_figures(&per_job).aggregate_kb_s, Some(28_049.0));
     }
 }
