@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_sim::simulation::{run_traced, SimConfig};
-use std::time::Instant;
 
 use ioslice_core::trace::TraceEvent;
 use ioslice_core::{GroupTree, Nanos, TraceSink};
@@ -170,19 +169,7 @@ impl TraceSink for Counting<'_> {
 
 #[test]
 fn the_cap_holds_over_a_long_run() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios")
-        .join(SEQUENTIAL_READERS);
-    let mut job_file = parse_file(&path, &ParseOptions::default()).expect("scenario parses");
-    for job in &mut job_file.jobs {
-        job.numjobs = 4;
-    }
-    let config = SimConfig::new(
-        1,
-        "as".parse().expect("scheduler spec"),
-        IDE.parse().expect("device spec"),
-    );
-    let names = (0..4).map(|index| format!("client.{index}")).collect();
+    let (job_file, config, names) = four_clients("as");
     let mut recorder = TimelineRecorder::with_cap(names, 300);
     let mut sink = Counting {
         recorder: &mut recorder,
@@ -210,14 +197,26 @@ fn the_cap_holds_over_a_long_run() {
         .windows(2)
         .all(|pair| pair[0].start <= pair[1].start));
 
-    let started = Instant::now();
     let html = render_html(&timeline, "long");
-    assert!(started.elapsed().as_millis() < 500);
     assert!(html.len() < 300 * 400 + 20_000, "{} bytes", html.len());
 }
 
 #[test]
-fn a_long_run_at_the_default_cap_renders_small_and_fast() {
+fn a_long_run_at_the_default_cap_renders_small() {
+    let (job_file, config, names) = four_clients("deadline");
+    let mut recorder = TimelineRecorder::new(names);
+    run_traced(&job_file, &config, &mut recorder).expect("scenario runs");
+    let timeline = recorder.finish();
+    assert!(timeline.marks.len() <= DEFAULT_CAP);
+    // How fast it renders is measured by `bench/report-size.sh`, not here.
+    let html = render_html(&timeline, "deadline");
+    let budget = timeline.marks.len() * ioslice_timeline::BYTES_PER_MARK + 20_000;
+    assert!(html.len() < budget, "{} bytes", html.len());
+}
+
+/// The scenario at four clients under `scheduler` on the 2004 IDE disk, for its full 30 s,
+/// with the clients' lane names.
+fn four_clients(scheduler: &str) -> (ioslice_fio::JobFile, SimConfig, Vec<String>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
         .join(SEQUENTIAL_READERS);
@@ -227,17 +226,9 @@ fn a_long_run_at_the_default_cap_renders_small_and_fast() {
     }
     let config = SimConfig::new(
         1,
-        "deadline".parse().expect("scheduler spec"),
+        scheduler.parse().expect("scheduler spec"),
         IDE.parse().expect("device spec"),
     );
     let names = (0..4).map(|index| format!("client.{index}")).collect();
-    let mut recorder = TimelineRecorder::new(names);
-    run_traced(&job_file, &config, &mut recorder).expect("scenario runs");
-    let timeline = recorder.finish();
-    assert!(timeline.marks.len() <= DEFAULT_CAP);
-    let started = Instant::now();
-    let html = render_html(&timeline, "deadline");
-    assert!(started.elapsed().as_millis() < 500);
-    let budget = timeline.marks.len() * ioslice_timeline::BYTES_PER_MARK + 20_000;
-    assert!(html.len() < budget, "{} bytes", html.len());
+    (job_file, config, names)
 }
