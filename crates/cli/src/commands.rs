@@ -10,13 +10,13 @@ use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_runner::{run_traced as run_jobs, RunConfig};
 use ioslice_sim::preset::{presets, DeviceSpec};
-use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
+use ioslice_sim::simulation::SimConfig;
 
 use crate::cgroup_arg;
-use crate::report::{self, Recorders, ReportArgs, SharedTee, Tee};
+use crate::report::{self, Recorders, ReportArgs, SharedRecorders};
 use crate::scenario::ScenarioDefaults;
 use crate::status::StatusLine;
-use crate::trace::{TraceArgs, TraceFile};
+use crate::trace::{self, Tee, TraceArgs, TraceFile};
 use ioslice_core::TraceSink;
 use ioslice_report::{Report, Settings};
 use std::sync::{Arc, Mutex};
@@ -206,22 +206,18 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
     };
-    let mut file_sink = file.as_ref().map(|file| file.sink(None));
     let mut recorders = args
         .report
         .report
         .as_ref()
         .map(|_| Recorders::new(&job_file, 1));
-    let mut tee = Tee {
-        file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
-        recorders: recorders.as_mut(),
-    };
     let status = StatusLine::start(&progress, true);
-    let outcome = if tee.is_listening() {
-        simulate_traced(&job_file, &config, &mut tee)
-    } else {
-        simulate(&job_file, &config)
-    };
+    let outcome = trace::simulate(
+        &job_file,
+        &config,
+        file.as_ref(),
+        recorders.as_mut().map(|r| r as &mut dyn TraceSink),
+    );
     status.finish();
     if let Some(file) = &file {
         file.finish()?;
@@ -280,13 +276,11 @@ fn run_real(
         .report
         .report
         .as_ref()
-        .map(|_| Arc::new(Mutex::new(Recorders::new(&job_file, 1))));
-    let make_sink = |label: Option<&str>| -> Box<dyn ioslice_core::TraceSink + Send> {
-        Box::new(SharedTee {
-            file: file
-                .as_ref()
-                .map(|file| Box::new(file.sink(label)) as Box<dyn ioslice_core::TraceSink + Send>),
-            recorders: recorders.clone(),
+        .map(|_| SharedRecorders(Arc::new(Mutex::new(Recorders::new(&job_file, 1)))));
+    let make_sink = |label: Option<&str>| -> Box<dyn TraceSink + Send> {
+        Box::new(Tee {
+            first: file.as_ref().map(|file| file.sink(label)),
+            second: recorders.clone(),
         })
     };
     let sinks = (file.is_some() || recorders.is_some()).then_some(make_sink);
@@ -305,10 +299,7 @@ fn run_real(
     }
     let outcome = outcome.map_err(|e| e.to_string())?;
     if let (Some(path), Some(recorders)) = (&args.report.report, recorders) {
-        let recorders = Arc::try_unwrap(recorders)
-            .map_err(|_| "the report's recorders are still in use".to_string())?
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let recorders = recorders.into_inner()?;
         let settings = Settings::real(
             &job_file.path,
             device,

@@ -91,74 +91,30 @@ impl TraceSink for Recorders {
     }
 }
 
-/// Events to a `--trace` file's sink and to a report's recorders, whichever the run has.
-#[derive(Default)]
-pub struct Tee<'a> {
-    /// The `--trace` file's sink, if any.
-    pub file: Option<&'a mut dyn TraceSink>,
-    /// The report's recorders, if any.
-    pub recorders: Option<&'a mut Recorders>,
-}
+/// A real run's recorders, which the sinks of every engine share.
+#[derive(Clone)]
+pub struct SharedRecorders(pub Arc<Mutex<Recorders>>);
 
-impl Tee<'_> {
-    /// Whether anything listens (else the run need not be traced at all).
-    pub fn is_listening(&self) -> bool {
-        self.file.is_some() || self.recorders.is_some()
+impl SharedRecorders {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recorders> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The recorders back, once the run (and every sink) is over.
+    pub fn into_inner(self) -> Result<Recorders, String> {
+        Arc::try_unwrap(self.0)
+            .map(|mutex| mutex.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .map_err(|_| "the report's recorders are still in use".to_string())
     }
 }
 
-impl TraceSink for Tee<'_> {
+impl TraceSink for SharedRecorders {
     fn start(&mut self, groups: &GroupTree) {
-        if let Some(file) = self.file.as_mut() {
-            file.start(groups);
-        }
-        if let Some(recorders) = self.recorders.as_mut() {
-            recorders.start(groups);
-        }
+        self.lock().start(groups);
     }
 
     fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        if let Some(file) = self.file.as_mut() {
-            file.record(time, event);
-        }
-        if let Some(recorders) = self.recorders.as_mut() {
-            recorders.record(time, event);
-        }
-    }
-}
-
-/// A real run's sink for one engine: its `--trace` file's sink and the run's recorders,
-/// which every engine's job threads share.
-pub struct SharedTee {
-    /// The engine's `--trace` sink, if any.
-    pub file: Option<Box<dyn TraceSink + Send>>,
-    /// The run's recorders, if it is reported.
-    pub recorders: Option<Arc<Mutex<Recorders>>>,
-}
-
-impl TraceSink for SharedTee {
-    fn start(&mut self, groups: &GroupTree) {
-        if let Some(file) = self.file.as_mut() {
-            file.start(groups);
-        }
-        if let Some(recorders) = &self.recorders {
-            recorders
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .start(groups);
-        }
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        if let Some(file) = self.file.as_mut() {
-            file.record(time, event);
-        }
-        if let Some(recorders) = &self.recorders {
-            recorders
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .record(time, event);
-        }
+        self.lock().record(time, event);
     }
 }
 

@@ -1,6 +1,7 @@
 //! `--trace FILE` and `--trace-format text|json` for `run` and `compare`: the arguments, the
-//! file each run's trace goes to, and the sink that renders events into it
-//! ([`ioslice_core::trace::render`]).
+//! file each run's trace goes to, the sink that renders events into it
+//! ([`ioslice_core::trace::render`]), and a [`Tee`] that gives a run's events to that file
+//! and to a report's recorders alike ([`simulate`]).
 //!
 //! The format is `--trace-format`'s, else JSON lines for a file named `*.json`, `*.jsonl` or
 //! `*.ndjson`, else text. `compare` writes one file per run: the scheduler (with its
@@ -191,6 +192,53 @@ impl TraceSink for TraceFileSink {
             }
         }
     }
+}
+
+/// Events to up to two sinks (a `--trace` file's, a report's recorders), whichever a run has.
+pub struct Tee<A, B> {
+    /// The first sink, if any.
+    pub first: Option<A>,
+    /// The second sink, if any.
+    pub second: Option<B>,
+}
+
+impl<A: TraceSink, B: TraceSink> TraceSink for Tee<A, B> {
+    fn start(&mut self, groups: &GroupTree) {
+        if let Some(first) = self.first.as_mut() {
+            first.start(groups);
+        }
+        if let Some(second) = self.second.as_mut() {
+            second.start(groups);
+        }
+    }
+
+    fn record(&mut self, time: Nanos, event: &TraceEvent) {
+        if let Some(first) = self.first.as_mut() {
+            first.record(time, event);
+        }
+        if let Some(second) = self.second.as_mut() {
+            second.record(time, event);
+        }
+    }
+}
+
+/// Simulate `job_file` with its events going to the trace `file` and to `recorders`, when it
+/// has them; with neither, the run is not traced at all (and runs at full speed). The file
+/// is not flushed here: [`TraceFile::finish`] says whether it was written whole.
+pub fn simulate(
+    job_file: &ioslice_fio::JobFile,
+    config: &ioslice_sim::simulation::SimConfig,
+    file: Option<&TraceFile>,
+    recorders: Option<&mut dyn TraceSink>,
+) -> Result<ioslice_sim::simulation::SimOutcome, ioslice_sim::simulation::SimError> {
+    if file.is_none() && recorders.is_none() {
+        return ioslice_sim::simulation::run(job_file, config);
+    }
+    let mut tee = Tee {
+        first: file.map(|file| file.sink(None)),
+        second: recorders,
+    };
+    ioslice_sim::simulation::run_traced(job_file, config, &mut tee)
 }
 
 #[cfg(test)]

@@ -10,14 +10,14 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ioslice_core::StopSignal;
 use ioslice_fio::JobFile;
-use ioslice_sim::simulation::{run as simulate, run_traced as simulate_traced, SimConfig};
+use ioslice_sim::simulation::SimConfig;
 use rayon::prelude::*;
 
 use super::measure::{measure, RunResult};
 use super::plan::Plan;
 use super::sched::ResolvedScheduler;
 use crate::cgroup_arg;
-use crate::report::{Recorders, Tee};
+use crate::report::Recorders;
 use crate::trace::{file_label, run_path, TraceFile};
 use ioslice_core::TraceSink;
 use ioslice_report::{ComparisonCell, RunRecord, Settings};
@@ -125,21 +125,17 @@ fn run_one(
     config.stop = stop.clone();
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
-    let mut file_sink = trace.map(|file| file.sink(None));
     let runs = plan.schedulers.len() * plan.clients.len();
     let mut recorders = plan
         .report
         .as_ref()
         .map(|_| Recorders::new(&job_file, runs));
-    let mut tee = Tee {
-        file: file_sink.as_mut().map(|sink| sink as &mut dyn TraceSink),
-        recorders: recorders.as_mut(),
-    };
-    let outcome = if tee.is_listening() {
-        simulate_traced(&job_file, &config, &mut tee)
-    } else {
-        simulate(&job_file, &config)
-    };
+    let outcome = crate::trace::simulate(
+        &job_file,
+        &config,
+        trace,
+        recorders.as_mut().map(|r| r as &mut dyn TraceSink),
+    );
     if let Some(file) = trace {
         file.finish()?;
     }
