@@ -2,12 +2,14 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use ioslice_core::{Progress, SchedSpec, StopSignal, SCHEDULERS};
+use ioslice_core::{Progress, SchedSpec, StopSignal, TraceSink, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
+use ioslice_report::{Report, Settings};
 use ioslice_runner::{run_traced as run_jobs, RunConfig};
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::SimConfig;
@@ -17,9 +19,6 @@ use crate::report::{self, Recorders, ReportArgs, SharedRecorders};
 use crate::scenario::ScenarioDefaults;
 use crate::status::StatusLine;
 use crate::trace::{self, Tee, TraceArgs, TraceFile};
-use ioslice_core::TraceSink;
-use ioslice_report::{Report, Settings};
-use std::sync::{Arc, Mutex};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
@@ -250,6 +249,7 @@ fn run_real(
     let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
     let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     warn_unused_cgroups(&job_file, &overrides);
+    let progress = Progress::new();
     let config = RunConfig {
         seed: args.simulation.seed,
         scheduler,
@@ -261,13 +261,10 @@ fn run_real(
         max_jobs: args.simulation.max_jobs,
         stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
-        progress: Some(Progress::new()),
+        progress: Some(progress.clone()),
         logs: Some(PathBuf::new()),
     };
-    let status = config
-        .progress
-        .as_ref()
-        .map(|progress| StatusLine::start(progress, false));
+    let status = StatusLine::start(&progress, false);
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
@@ -291,9 +288,7 @@ fn run_real(
             .as_ref()
             .map(|sinks| sinks as ioslice_runner::TraceSinks<'_>),
     );
-    if let Some(status) = status {
-        status.finish();
-    }
+    status.finish();
     if let Some(file) = &file {
         file.finish()?;
     }
