@@ -144,6 +144,11 @@ pub fn write(path: &Path, report: &Report) -> Result<(), String> {
     } else {
         ioslice_report::render_html(report)
     };
+    save(path, &text)
+}
+
+/// Write a report's text to `path`, an error naming it.
+fn save(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text)
         .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
@@ -153,38 +158,27 @@ pub fn report_command(args: &ReportCommandArgs) -> Result<String, String> {
     let mut report = Report::default();
     for input in &args.inputs {
         let name = input.display().to_string();
-        let text = read_bounded(input).map_err(|reason| format!("{name}: {reason}"))?;
+        let text = read_report_file(input).map_err(|reason| format!("{name}: {reason}"))?;
         report.extend(Report::read(&text, &name)?);
     }
-    let html = ioslice_report::render_html(&report);
-    std::fs::write(&args.output, html)
-        .map_err(|e| format!("{}: cannot write the report: {e}", args.output.display()))?;
+    save(&args.output, &ioslice_report::render_html(&report))?;
     Ok(String::new())
 }
 
-/// The text of a regular file of at most [`REPORT_FILE_LIMIT`] bytes.
-fn read_bounded(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !metadata.is_file() {
-        let kind = ioslice_core::file_kind::kind_name(&metadata.file_type());
-        return Err(format!("a {kind}: expected a JSON file"));
-    }
-    let too_large = || {
-        format!(
+/// The text of a regular file of at most [`REPORT_FILE_LIMIT`] bytes, outside `/proc` and
+/// `/sys`.
+fn read_report_file(path: &Path) -> Result<String, String> {
+    use ioslice_fio::jobfile::source::{read_bounded, Refusal};
+    read_bounded(path, REPORT_FILE_LIMIT).map_err(|refusal| match refusal {
+        Refusal::Kind(kind) => format!("a {kind}: expected a JSON file"),
+        Refusal::PseudoFilesystem(area) => {
+            format!("a file of the kernel's {area}: expected a JSON file")
+        }
+        Refusal::TooLarge(_) => format!(
             "expected a JSON file of at most {} MiB",
             REPORT_FILE_LIMIT >> 20
-        )
-    };
-    if metadata.len() > REPORT_FILE_LIMIT {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(REPORT_FILE_LIMIT + 1).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > REPORT_FILE_LIMIT {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: expected a JSON file".to_string())
+        ),
+        Refusal::NotText => "not UTF-8 text: expected a JSON file".to_string(),
+        Refusal::Unreadable(reason) => reason,
+    })
 }

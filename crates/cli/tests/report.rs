@@ -156,6 +156,14 @@ fn what_is_not_a_report_is_one_line() {
         &ioslice(&["report", dir.path().to_str().expect("path"), "-o", out]),
         &["directory", "expected a JSON file"],
     );
+    assert_user_error(
+        &ioslice(&["report", "/proc/self/status", "-o", out]),
+        &[
+            "/proc/self/status",
+            "kernel's /proc",
+            "expected a JSON file",
+        ],
+    );
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "{\"hello\": 1}").expect("junk");
     assert_user_error(
