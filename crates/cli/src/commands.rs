@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
+use ioslice_core::trace::Tee;
 use ioslice_core::{Progress, SchedSpec, StopSignal, TraceSink, SCHEDULERS};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
@@ -18,7 +19,7 @@ use crate::cgroup_arg;
 use crate::report::{self, Recorders, ReportArgs, SharedRecorders};
 use crate::scenario::ScenarioDefaults;
 use crate::status::StatusLine;
-use crate::trace::{self, Tee, TraceArgs, TraceFile};
+use crate::trace::{self, TraceArgs, TraceFile};
 
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).

@@ -1,7 +1,7 @@
 //! `--trace FILE` and `--trace-format text|json` for `run` and `compare`: the arguments, the
 //! file each run's trace goes to, the sink that renders events into it
-//! ([`ioslice_core::trace::render`]), and a [`Tee`] that gives a run's events to that file
-//! and to a report's recorders alike ([`simulate`]).
+//! ([`ioslice_core::trace::render`]), and [`simulate`], which gives a run's events to that
+//! file and to a report's recorders alike.
 //!
 //! The format is `--trace-format`'s, else JSON lines for a file named `*.json`, `*.jsonl` or
 //! `*.ndjson`, else text. `compare` writes one file per run: the scheduler (with its
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use clap::Args;
-use ioslice_core::trace::{render, TraceFormat, TraceNames};
+use ioslice_core::trace::{render, Tee, TraceFormat, TraceNames};
 use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
 
 /// The trace options `run` and `compare` share.
@@ -190,34 +190,6 @@ impl TraceSink for TraceFileSink {
             if let Err(error) = result {
                 shared.error = Some(error);
             }
-        }
-    }
-}
-
-/// Events to up to two sinks (a `--trace` file's, a report's recorders), whichever a run has.
-pub struct Tee<A, B> {
-    /// The first sink, if any.
-    pub first: Option<A>,
-    /// The second sink, if any.
-    pub second: Option<B>,
-}
-
-impl<A: TraceSink, B: TraceSink> TraceSink for Tee<A, B> {
-    fn start(&mut self, groups: &GroupTree) {
-        if let Some(first) = self.first.as_mut() {
-            first.start(groups);
-        }
-        if let Some(second) = self.second.as_mut() {
-            second.start(groups);
-        }
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        if let Some(first) = self.first.as_mut() {
-            first.record(time, event);
-        }
-        if let Some(second) = self.second.as_mut() {
-            second.record(time, event);
         }
     }
 }

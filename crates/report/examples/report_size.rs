@@ -8,8 +8,7 @@
 
 use std::time::Instant;
 
-use ioslice_core::trace::TraceEvent;
-use ioslice_core::{GroupTree, Nanos, TraceSink};
+use ioslice_core::trace::Tee;
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_report::{render_html, BandwidthRecorder, Report, RunRecord, Settings};
 use ioslice_sim::simulation::{run_traced, SimConfig};
@@ -37,20 +36,6 @@ rw=randread
 bs=4k
 ";
 
-struct Tee<'a>(&'a mut dyn TraceSink, &'a mut dyn TraceSink);
-
-impl TraceSink for Tee<'_> {
-    fn start(&mut self, groups: &GroupTree) {
-        self.0.start(groups);
-        self.1.start(groups);
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        self.0.record(time, event);
-        self.1.record(time, event);
-    }
-}
-
 fn main() -> Result<(), String> {
     let out = std::env::args().nth(1);
     let job_file =
@@ -64,8 +49,12 @@ fn main() -> Result<(), String> {
     let mut bandwidth = BandwidthRecorder::new(names.len());
     let mut timeline = TimelineRecorder::new(names);
     let started = Instant::now();
-    let outcome = run_traced(&job_file, &config, &mut Tee(&mut bandwidth, &mut timeline))
-        .map_err(|e| e.to_string())?;
+    let outcome = run_traced(
+        &job_file,
+        &config,
+        &mut Tee::both(&mut bandwidth, &mut timeline),
+    )
+    .map_err(|e| e.to_string())?;
     let simulated = started.elapsed();
     let series = bandwidth.finish();
     let timeline = timeline.finish();

@@ -33,8 +33,10 @@
 
 pub mod names;
 pub mod render;
+mod tee;
 
 pub use render::{render_json, render_text, TraceFormat, TraceNames};
+pub use tee::Tee;
 
 use crate::merge::MergeKind;
 use crate::{

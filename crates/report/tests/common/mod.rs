@@ -3,8 +3,7 @@
 //! original post's figures.
 #![allow(dead_code)]
 
-use ioslice_core::trace::TraceEvent;
-use ioslice_core::{GroupTree, Nanos, TraceSink};
+use ioslice_core::trace::Tee;
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_fio::RunReport;
 use ioslice_report::{
@@ -58,21 +57,6 @@ cgroup=heavy
 cgroup_weight=300
 ";
 
-/// Hands every event to two sinks.
-pub struct Tee<'a>(pub &'a mut dyn TraceSink, pub &'a mut dyn TraceSink);
-
-impl TraceSink for Tee<'_> {
-    fn start(&mut self, groups: &GroupTree) {
-        self.0.start(groups);
-        self.1.start(groups);
-    }
-
-    fn record(&mut self, time: Nanos, event: &TraceEvent) {
-        self.0.record(time, event);
-        self.1.record(time, event);
-    }
-}
-
 /// A simulated run recorded for the report: its fio report and its record (with the
 /// bandwidth series and the timeline).
 pub fn simulate(job: &str, name: &str, sched: &str, device: &str) -> (RunReport, RunRecord) {
@@ -85,8 +69,12 @@ pub fn simulate(job: &str, name: &str, sched: &str, device: &str) -> (RunReport,
     let names: Vec<String> = job_file.jobs.iter().map(|j| j.name.clone()).collect();
     let mut bandwidth = BandwidthRecorder::new(names.len());
     let mut timeline = TimelineRecorder::new(names);
-    let outcome =
-        run_traced(&job_file, &config, &mut Tee(&mut bandwidth, &mut timeline)).expect("job runs");
+    let outcome = run_traced(
+        &job_file,
+        &config,
+        &mut Tee::both(&mut bandwidth, &mut timeline),
+    )
+    .expect("job runs");
     let record = RunRecord::new(
         &outcome.report,
         Settings::simulated(name, &config),
