@@ -1,46 +1,18 @@
 //! The HTML fragment: escaped, self-contained, one `<rect>` per mark, ids under its prefix.
 
-use ioslice_core::trace::{RequestInfo, TraceEvent};
-use ioslice_core::{Direction, GroupId, IoPriority, Nanos, ProcessId, RequestId, TraceSink};
+use ioslice_core::TraceSink;
 use ioslice_timeline::{render_html, Lane, LaneKind, Mark, Timeline, TimelineRecorder};
 
-const MS: Nanos = 1_000_000;
-
-fn request(id: u64, process: u32) -> RequestInfo {
-    RequestInfo {
-        id: RequestId(id),
-        process: ProcessId(process),
-        group: GroupId::ROOT,
-        priority: IoPriority::default(),
-        direction: Direction::Read,
-        sync: true,
-        sector: id * 8,
-        sectors: 8,
-    }
-}
+mod common;
+use common::{complete, dispatch, MS};
 
 /// Two processes taking turns at the device, `turns` times.
 fn alternating(names: Vec<String>, turns: u64) -> Timeline {
     let mut recorder = TimelineRecorder::new(names);
     for id in 0..turns {
         let process = (id % 2) as u32 + 1;
-        recorder.record(
-            id * 5 * MS,
-            &TraceEvent::Dispatch {
-                request: request(id, process),
-                merged: 0,
-            },
-        );
-        recorder.record(
-            id * 5 * MS + 4 * MS,
-            &TraceEvent::Complete {
-                request: request(id, process),
-                merged: 0,
-                latency: 4 * MS,
-                service: 4 * MS,
-                error: None,
-            },
-        );
+        recorder.record(id * 5 * MS, &dispatch(id, process));
+        recorder.record(id * 5 * MS + 4 * MS, &complete(id, process));
     }
     recorder.finish()
 }

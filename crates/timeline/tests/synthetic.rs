@@ -3,7 +3,7 @@
 
 use ioslice_core::trace::{
     BatchClass, BatchStart, ChargeUnit, IdleEnd, IdleKind, PreemptReason, QueueRef, RaiseEnd,
-    RaiseKind, RequestInfo, ServiceEnd, TraceEvent, Workload,
+    RaiseKind, ServiceEnd, TraceEvent, Workload,
 };
 use ioslice_core::{
     Direction, GroupId, GroupTree, IoPriority, Nanos, PriorityClass, ProcessId, RequestId,
@@ -11,37 +11,8 @@ use ioslice_core::{
 };
 use ioslice_timeline::{LaneKind, Mark, Timeline, TimelineRecorder};
 
-const MS: Nanos = 1_000_000;
-
-fn request(id: u64, process: u32) -> RequestInfo {
-    RequestInfo {
-        id: RequestId(id),
-        process: ProcessId(process),
-        group: GroupId::ROOT,
-        priority: IoPriority::default(),
-        direction: Direction::Read,
-        sync: true,
-        sector: id * 8,
-        sectors: 8,
-    }
-}
-
-fn dispatch(id: u64, process: u32) -> TraceEvent {
-    TraceEvent::Dispatch {
-        request: request(id, process),
-        merged: 0,
-    }
-}
-
-fn complete(id: u64, process: u32) -> TraceEvent {
-    TraceEvent::Complete {
-        request: request(id, process),
-        merged: 0,
-        latency: 0,
-        service: 0,
-        error: None,
-    }
-}
+mod common;
+use common::{complete, dispatch, MS};
 
 fn queue(process: u32) -> QueueRef {
     QueueRef {
