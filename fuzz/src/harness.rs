@@ -75,7 +75,7 @@ pub fn sched_spec(data: &[u8]) {
     let Ok(set) = sched::parse_set(&set) else {
         return;
     };
-    let Ok(resolved) = sched::resolve(list, &set) else {
+    let Ok(resolved) = sched::resolve(list, &set, None) else {
         return;
     };
     for scheduler in resolved {

@@ -43,6 +43,12 @@ pub struct SimulationArgs {
     /// Repeatable; applied after the job file's `; ioslice-host:` lines.
     #[arg(long = "host", value_name = "KEY=VALUE,...")]
     pub host: Vec<String>,
+    /// The kernel release whose elevators to model, as the kernel writes it (`2.6.10`,
+    /// `2.6.28`): sets `version=` on every scheduler that has that tunable and was not given
+    /// one (see `ioslice schedulers`). Default: the job file's `; ioslice-kernel:` line,
+    /// else each scheduler's newest model.
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
     /// Seed for every random choice; the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -78,9 +84,9 @@ impl SimulationArgs {
         )
     }
 
-    /// The device and the host settings for the job files at `paths`: the command line's,
-    /// else (the device) or before them (the host) what the files declare.
-    pub fn with_scenario(&self, paths: &[PathBuf]) -> Result<(String, Vec<String>), String> {
+    /// The device, host settings and kernel for the job files at `paths`: the command
+    /// line's, else (the device, the kernel) or before them (the host) what the files declare.
+    pub fn with_scenario(&self, paths: &[PathBuf]) -> Result<Machine, String> {
         let defaults = ScenarioDefaults::read_all(paths)?;
         let device = self
             .device
@@ -89,7 +95,41 @@ impl SimulationArgs {
             .unwrap_or_else(|| DEFAULT_DEVICE.to_string());
         let mut host = defaults.host;
         host.extend(self.host.iter().cloned());
-        Ok((device, host))
+        let kernel = self.kernel()?.or(defaults.kernel);
+        Ok(Machine {
+            device,
+            host,
+            kernel,
+        })
+    }
+
+    /// `--kernel`, checked.
+    pub fn kernel(&self) -> Result<Option<String>, String> {
+        if let Some(kernel) = &self.kernel {
+            ioslice_core::kernel::check(kernel).map_err(|e| format!("--kernel: {e}"))?;
+        }
+        Ok(self.kernel.clone())
+    }
+}
+
+/// The machine a simulated run models: its device, host settings and kernel release.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    /// The simulated device, `sim:PRESET[:key=value,...]`.
+    pub device: String,
+    /// Host settings, `key=value,...` each, in the order applied.
+    pub host: Vec<String>,
+    /// The kernel release whose elevators run, if one was named.
+    pub kernel: Option<String>,
+}
+
+impl Machine {
+    /// `spec` as this machine's kernel has it ([`ioslice_core::kernel::apply`]).
+    pub fn scheduler(&self, spec: SchedSpec) -> SchedSpec {
+        match &self.kernel {
+            Some(kernel) => ioslice_core::kernel::apply(&spec, kernel),
+            None => spec,
+        }
     }
 }
 
@@ -180,16 +220,19 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
             return run_real(args, path, format, trace, stop);
         }
     }
-    let (device, host) = args.simulation.with_scenario(&args.job_files)?;
+    let machine = args.simulation.with_scenario(&args.job_files)?;
     if args.allow_mounted_write {
         return Err(
             "--allow-mounted-write is for a real --device path, not a simulated device".into(),
         );
     }
-    let device: DeviceSpec = device.parse().map_err(|e| format!("--device: {e}"))?;
+    let device: DeviceSpec = machine
+        .device
+        .parse()
+        .map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
     let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
-    let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
+    let scheduler = machine.scheduler(choose_scheduler(args.sched.as_deref(), &job_file)?);
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
@@ -199,7 +242,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     config.group_limits = cgroup_arg::sim_limits(&overrides);
     config.controller = args.simulation.controller()?;
     config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
-    apply_host(&mut config, &host)?;
+    apply_host(&mut config, &machine.host)?;
     let progress = Progress::new();
     config.progress = Some(progress.clone());
     let file = match trace {
@@ -248,7 +291,10 @@ fn run_real(
     }
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
     let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
-    let scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
+    let mut scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
+    if let Some(kernel) = args.simulation.kernel()? {
+        scheduler = ioslice_core::kernel::apply(&scheduler, &kernel);
+    }
     warn_unused_cgroups(&job_file, &overrides);
     let progress = Progress::new();
     let config = RunConfig {
@@ -438,7 +484,12 @@ pub fn schedulers() -> String {
             let _ = writeln!(
                 out,
                 "    {:16} default {:>6}  [{}..={}] {:10}  {}",
-                def.name, def.default, def.min, def.max, def.unit, def.help
+                def.name,
+                def.format_value(def.default),
+                def.format_value(def.min),
+                def.format_value(def.max),
+                def.unit,
+                def.help
             );
         }
         out.push('\n');

@@ -13,6 +13,8 @@ mod controller_arg;
 mod emulate;
 mod report;
 mod scenario;
+mod seed_figure;
+mod seeds;
 mod signals;
 mod status;
 mod trace;
@@ -43,6 +45,9 @@ enum Command {
     /// Put runs and comparisons written by `--report FILE.json` (or fio-format JSON, fio's
     /// own included) on one self-contained HTML page.
     Report(report::ReportCommandArgs),
+    /// Run every `; ioslice-seed:` line of the given scenario files and set the original
+    /// experiments' figures beside ioslice's, with the ratio and a verdict.
+    Seeds(seeds::SeedsArgs),
     /// List the simulated device presets with every parameter and where its value comes from.
     Devices,
     /// List the schedulers with their tunables, defaults and units.
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::compare(&args),
         Command::Emulate(args) => emulate::emulate(&args),
         Command::Report(args) => report::report_command(&args).map(commands::Printed::from),
+        Command::Seeds(args) => seeds::seeds(&args),
         Command::Devices => Ok(commands::devices().into()),
         Command::Schedulers => Ok(commands::schedulers().into()),
     };

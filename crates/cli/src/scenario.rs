@@ -1,13 +1,13 @@
 //! What a job file says about the machine it was written for, in comment lines fio ignores:
-//! `; ioslice-device: sim:ide-2004` (the simulated device when `--device` is not given) and
+//! `; ioslice-device: sim:ide-2004` (the simulated device when `--device` is not given),
 //! `; ioslice-host: direct_writes=async` (host settings, applied before any `--host`, so the
-//! command line wins). A seed's scenario thereby brings its era's disk and kernel to a user
-//! who runs it without knowing either. `#` starts a comment as well as `;`.
+//! command line wins) and `; ioslice-kernel: 2.6.10` (the release whose elevators run when
+//! `--kernel` is not given: `version=` for every scheduler that has it, [`ioslice_core::kernel`]).
+//! A seed's scenario thereby brings its era's disk and kernel to a user who runs it without
+//! knowing either. `#` starts a comment as well as `;`.
 //!
-//! `; ioslice-seed: SCHED [clients=N] KEY=VALUE...` states a figure the original experiment
-//! reported, for the report to show beside ioslice's: under scheduler SCHED (as `--sched`
-//! spells it) with N clients, `aggregate`, `max` and `min` (KB/s per client),
-//! `max_latency_ms`, or a job's or cgroup's name (its KB/s), and `total`.
+//! `; ioslice-seed: SCHED ...` states a figure the original experiment reported, for
+//! `ioslice seeds` and the report to set beside ioslice's ([`crate::seed_figure`]).
 
 use std::path::Path;
 
@@ -18,66 +18,17 @@ pub struct ScenarioDefaults {
     pub device: Option<String>,
     /// Host settings, `key=value,...` each, in file order.
     pub host: Vec<String>,
+    /// The kernel release, if the file names one.
+    pub kernel: Option<String>,
     /// What the original experiment reported, run by run.
     pub seed_figures: Vec<SeedFigure>,
 }
 
-/// One run's figures as the original experiment reported them (`; ioslice-seed:`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SeedFigure {
-    /// The scheduler, as `--sched` spells it (with its tunables).
-    pub scheduler: String,
-    /// The client count (`compare --clients`), if the run had one.
-    pub clients: Option<u32>,
-    /// Each figure by name: `aggregate`, `max`, `min`, `total` or a job's or cgroup's name
-    /// in KB/s, `max_latency_ms` in milliseconds; in the order given.
-    pub values: Vec<(String, f64)>,
-}
-
-impl SeedFigure {
-    /// The directive's text after `ioslice-seed:`, at `at` for errors.
-    fn parse(text: &str, at: &str) -> Result<Self, String> {
-        let mut words = text.split_whitespace();
-        let scheduler = words
-            .next()
-            .ok_or_else(|| format!("{at}: ioslice-seed: expected a scheduler first"))?
-            .to_string();
-        let mut figure = Self {
-            scheduler,
-            clients: None,
-            values: Vec::new(),
-        };
-        for word in words {
-            let (key, value) = word.split_once('=').ok_or_else(|| {
-                format!("{at}: ioslice-seed: '{word}' is not KEY=VALUE (such as aggregate=4230)")
-            })?;
-            if key == "clients" {
-                let clients = value.parse().ok().filter(|&n: &u32| n > 0);
-                figure.clients = Some(clients.ok_or_else(|| {
-                    format!("{at}: ioslice-seed: clients={value}: expected a count of at least 1")
-                })?);
-                continue;
-            }
-            let number = value
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    format!("{at}: ioslice-seed: {key}={value}: expected a number (KB/s or ms)")
-                })?;
-            figure.values.push((key.to_string(), number));
-        }
-        if figure.values.is_empty() {
-            return Err(format!(
-                "{at}: ioslice-seed: no figure given (such as aggregate=4230)"
-            ));
-        }
-        Ok(figure)
-    }
-}
+pub use crate::seed_figure::SeedFigure;
 
 const DEVICE: &str = "ioslice-device:";
 const HOST: &str = "ioslice-host:";
+const KERNEL: &str = "ioslice-kernel:";
 const SEED: &str = "ioslice-seed:";
 
 impl ScenarioDefaults {
@@ -92,27 +43,26 @@ impl ScenarioDefaults {
     }
 
     /// The directives of several job files run as one: their host lines in order, and the
-    /// device they declare, which must be the same wherever more than one declares it.
+    /// device and kernel they declare, each of which must be the same wherever more than
+    /// one file declares it.
     pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Self, String> {
         let mut whole = Self::default();
-        let mut declared_by: Option<&std::path::PathBuf> = None;
+        let mut device_by: Option<&std::path::PathBuf> = None;
+        let mut kernel_by: Option<&std::path::PathBuf> = None;
         for path in paths {
             let defaults = Self::read(path)?;
-            if let Some(device) = defaults.device {
-                match (&whole.device, declared_by) {
-                    (Some(earlier), Some(by)) if *earlier != device => {
-                        return Err(format!(
-                            "{} declares ioslice-device: {device} but {} declared {earlier}: one run has one device (choose with --device)",
-                            path.display(),
-                            by.display()
-                        ));
-                    }
-                    _ => {
-                        whole.device = Some(device);
-                        declared_by = Some(path);
-                    }
-                }
-            }
+            let one_of =
+                |what: &str, flag: &str| format!("one run has one {what} (choose with {flag})");
+            agree(
+                (&mut whole.device, &mut device_by),
+                (defaults.device, path),
+                (DEVICE, &one_of("device", "--device")),
+            )?;
+            agree(
+                (&mut whole.kernel, &mut kernel_by),
+                (defaults.kernel, path),
+                (KERNEL, &one_of("kernel", "--kernel")),
+            )?;
             whole.host.extend(defaults.host);
             whole.seed_figures.extend(defaults.seed_figures);
         }
@@ -136,6 +86,14 @@ impl ScenarioDefaults {
                     return Err(format!("{}: a second ioslice-device line", at()));
                 }
                 defaults.device = Some(non_empty(value, &at)?);
+            } else if let Some(value) = comment.strip_prefix(KERNEL) {
+                if defaults.kernel.is_some() {
+                    return Err(format!("{}: a second ioslice-kernel line", at()));
+                }
+                let value = non_empty(value, &at)?;
+                ioslice_core::kernel::check(&value)
+                    .map_err(|e| format!("{}: ioslice-kernel: {e}", at()))?;
+                defaults.kernel = Some(value);
             } else if let Some(value) = comment.strip_prefix(HOST) {
                 defaults.host.push(non_empty(value, &at)?);
             } else if let Some(value) = comment.strip_prefix(SEED) {
@@ -146,13 +104,38 @@ impl ScenarioDefaults {
             } else {
                 let word = comment.split([':', ' ']).next().unwrap_or(comment);
                 return Err(format!(
-                    "{}: unknown directive '{word}' (expected ioslice-device:, ioslice-host: or ioslice-seed:)",
+                    "{}: unknown directive '{word}' (expected ioslice-device:, ioslice-host:, ioslice-kernel: or ioslice-seed:)",
                     at()
                 ));
             }
         }
         Ok(defaults)
     }
+}
+
+/// Take what one more file declares (`value`, from `path`) into what the files before it
+/// declared (`whole`, from `by`): the same value or a first one; a different one is an error
+/// naming both files, the directive and `why` one is enough.
+fn agree<'a>(
+    (whole, by): (&mut Option<String>, &mut Option<&'a std::path::PathBuf>),
+    (value, path): (Option<String>, &'a std::path::PathBuf),
+    (directive, why): (&str, &str),
+) -> Result<(), String> {
+    let Some(value) = value else {
+        return Ok(());
+    };
+    if let (Some(earlier), Some(earlier_path)) = (whole.as_ref(), *by) {
+        if *earlier != value {
+            return Err(format!(
+                "{} declares {directive} {value} but {} declared {earlier}: {why}",
+                path.display(),
+                earlier_path.display()
+            ));
+        }
+    }
+    *whole = Some(value);
+    *by = Some(path);
+    Ok(())
 }
 
 fn non_empty(value: &str, at: &dyn Fn() -> String) -> Result<String, String> {
@@ -173,6 +156,8 @@ mod tests {
         let defaults = ScenarioDefaults::parse(text, "s.fio").expect("valid");
         assert_eq!(defaults.device.as_deref(), Some("sim:ide-2004"));
         assert_eq!(defaults.host, ["direct_writes=async", "read_ahead_kb=0"]);
+        let kernel = ScenarioDefaults::parse("# ioslice-kernel: 2.6.10\n[a]\n", "s.fio");
+        assert_eq!(kernel.expect("valid").kernel.as_deref(), Some("2.6.10"));
     }
 
     #[test]
@@ -180,7 +165,7 @@ mod tests {
         let unknown = ScenarioDefaults::parse("[a]\n; ioslice-sched: cfq\n", "s.fio");
         assert_eq!(
             unknown,
-            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device:, ioslice-host: or ioslice-seed:)".into())
+            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device:, ioslice-host:, ioslice-kernel: or ioslice-seed:)".into())
         );
         let empty = ScenarioDefaults::parse("; ioslice-host:  \n", "s.fio");
         assert_eq!(empty, Err("s.fio:1: the directive has no value".into()));
@@ -189,6 +174,11 @@ mod tests {
             "s.fio",
         );
         assert_eq!(twice, Err("s.fio:2: a second ioslice-device line".into()));
+        let release = ScenarioDefaults::parse("; ioslice-kernel: 2.6.x\n", "s.fio");
+        assert_eq!(
+            release,
+            Err("s.fio:1: ioslice-kernel: kernel release '2.6.x': expected one as the kernel writes it, such as 2.6.28 or 4.4".into())
+        );
     }
 
     #[test]

@@ -132,6 +132,42 @@ fn bad_tunable_names_it_and_its_range() {
 }
 
 #[test]
+fn a_kernel_release_is_read_as_the_kernel_writes_it() {
+    let path = job_file("kernel.fio", SHORT_READERS);
+    let run = ioslice(&["run", path.to_str().unwrap(), "--kernel", "2.6.x"]);
+    assert_user_error(&run, &["--kernel", "'2.6.x'", "2.6.28"]);
+    let compare = ioslice(&["compare", path.to_str().unwrap(), "--kernel", "two"]);
+    assert_user_error(&compare, &["--kernel", "'two'"]);
+    let declared = job_file(
+        "declared.fio",
+        &format!("; ioslice-kernel: 2.6\n; ioslice-kernel: 2.6.28\n{SHORT_READERS}"),
+    );
+    let twice = ioslice(&["run", declared.to_str().unwrap()]);
+    assert_user_error(&twice, &["declared.fio:2", "a second ioslice-kernel line"]);
+    // A scheduler without a `version` tunable runs as it is under any kernel.
+    let noop = ioslice(&[
+        "run",
+        path.to_str().unwrap(),
+        "--kernel",
+        "2.6.10",
+        "--sched",
+        "noop",
+        "--output-format",
+        "terse",
+    ]);
+    let plain = ioslice(&[
+        "run",
+        path.to_str().unwrap(),
+        "--sched",
+        "noop",
+        "--output-format",
+        "terse",
+    ]);
+    assert!(noop.status.success(), "{}", stderr(&noop));
+    assert_eq!(stdout(&noop), stdout(&plain));
+}
+
+#[test]
 fn unknown_preset_and_parameter_list_valid_ones() {
     let path = job_file("preset.fio", SHORT_READERS);
     let output = ioslice(&["run", path.to_str().unwrap(), "--device", "sim:floppy"]);

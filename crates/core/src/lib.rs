@@ -17,6 +17,7 @@ pub mod file_kind;
 pub mod group;
 pub mod id_map;
 pub mod ioband;
+pub mod kernel;
 pub mod limit;
 pub mod merge;
 pub mod policy;

@@ -42,8 +42,8 @@ pub enum TunableError {
         /// The valid tunables, comma-separated.
         valid: String,
     },
-    /// The value is not a number in range.
-    #[error("invalid value '{value}' for {scheduler} tunable {name}: expected an integer in {min}..={max} ({unit})")]
+    /// The value is not a number (or release) in range.
+    #[error("invalid value '{value}' for {scheduler} tunable {name}: expected {expected}")]
     BadValue {
         /// The scheduler.
         scheduler: String,
@@ -51,12 +51,8 @@ pub enum TunableError {
         name: String,
         /// The value given.
         value: String,
-        /// Smallest accepted value.
-        min: i64,
-        /// Largest accepted value.
-        max: i64,
-        /// The unit of the value.
-        unit: &'static str,
+        /// What the tunable accepts, in words (its range and unit).
+        expected: String,
     },
     /// Tunables that each make sense alone but not together.
     #[error("conflicting {scheduler} tunables: {why}")]
@@ -140,6 +136,45 @@ pub struct TunableDef {
     pub help: &'static str,
 }
 
+impl TunableDef {
+    /// A value of this tunable as text: a kernel release as the kernel writes it
+    /// (`2.6.28`) for a tunable of unit [`crate::kernel::UNIT`], else the number.
+    pub fn format_value(&self, value: i64) -> String {
+        if self.unit == crate::kernel::UNIT {
+            crate::kernel::format(value)
+        } else {
+            value.to_string()
+        }
+    }
+
+    /// What the tunable accepts, in words: `an integer in 0..=2 (requests)`, or for a
+    /// release `a kernel release from 2.6.10 to 4.4 (such as 2.6.28)`.
+    pub fn expected(&self) -> String {
+        if self.unit == crate::kernel::UNIT {
+            format!(
+                "a kernel release from {} to {} (such as {})",
+                self.format_value(self.min),
+                self.format_value(self.max),
+                self.format_value(self.min)
+            )
+        } else {
+            format!("an integer in {}..={} ({})", self.min, self.max, self.unit)
+        }
+    }
+
+    /// The value `text` gives this tunable: a number, `true`/`false` (`on`/`off`,
+    /// `yes`/`no`), or for a tunable of unit [`crate::kernel::UNIT`] also a release
+    /// (`2.6.28`). The range is checked by the caller.
+    fn parse_value(&self, text: &str) -> Option<i64> {
+        if self.unit == crate::kernel::UNIT {
+            if let Some(release) = crate::kernel::parse(text) {
+                return Some(release);
+            }
+        }
+        parse_value(text)
+    }
+}
+
 /// Resolved tunable values for one scheduler: the defaults overridden by the settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tunables {
@@ -171,15 +206,14 @@ impl Tunables {
                 }
             })?;
             let def = &defs[index];
-            values[index] = parse_value(value)
+            values[index] = def
+                .parse_value(value)
                 .filter(|v| (def.min..=def.max).contains(v))
                 .ok_or_else(|| TunableError::BadValue {
                     scheduler: scheduler.to_string(),
                     name: name.clone(),
                     value: value.clone(),
-                    min: def.min,
-                    max: def.max,
-                    unit: def.unit,
+                    expected: def.expected(),
                 })?;
             set[index] = true;
         }
@@ -261,6 +295,31 @@ mod tests {
         assert!(bad.unwrap_err().to_string().contains("fifo_batch"));
         let unknown = Tunables::resolve("deadline", DEFS, &[("nope".into(), "1".into())]);
         assert!(unknown.unwrap_err().to_string().contains("fifo_batch"));
+    }
+
+    const RELEASE: &[TunableDef] = &[TunableDef {
+        name: "version",
+        default: 40400,
+        min: 20610,
+        max: 40400,
+        unit: crate::kernel::UNIT,
+        help: "",
+    }];
+
+    #[test]
+    fn releases_are_read_as_the_kernel_writes_them() {
+        let given = |text: &str| {
+            Tunables::resolve("cfq", RELEASE, &[("version".into(), text.into())])
+                .map(|t| t.get("version"))
+        };
+        assert_eq!(given("2.6.28"), Ok(20628));
+        assert_eq!(given("20635"), Ok(20635));
+        assert_eq!(
+            given("2.6.9").unwrap_err().to_string(),
+            "invalid value '2.6.9' for cfq tunable version: expected a kernel release from 2.6.10 to 4.4 (such as 2.6.10)"
+        );
+        assert_eq!(RELEASE[0].format_value(20628), "2.6.28");
+        assert_eq!(DEFS[0].format_value(16), "16");
     }
 
     #[test]

@@ -142,8 +142,8 @@ impl SchedulerSettings {
                 .iter()
                 .map(|(def, value)| Setting {
                     name: def.name.to_string(),
-                    value: value.to_string(),
-                    default: Some(def.default.to_string()),
+                    value: def.format_value(value),
+                    default: Some(def.format_value(def.default)),
                     unit: def.unit.to_string(),
                     set: resolved.is_set(def.name),
                     note: def.help.to_string(),

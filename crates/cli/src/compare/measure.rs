@@ -21,6 +21,8 @@ pub struct ClientResult {
     pub bw_bytes: u64,
     /// Its largest completion latency, ns.
     pub max_clat_ns: u64,
+    /// How long it ran, from its start (after any ramp) to its last completion, ns.
+    pub runtime_ns: u64,
 }
 
 /// One cgroup of a run.
@@ -111,6 +113,7 @@ fn client(job: &JobReport) -> ClientResult {
             .map(|d| d.clat.max())
             .max()
             .unwrap_or(0),
+        runtime_ns: stats.runtime,
     }
 }
 

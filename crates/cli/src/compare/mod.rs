@@ -12,7 +12,7 @@ use clap::Args;
 
 mod execute;
 mod json;
-mod measure;
+pub mod measure;
 mod plan;
 mod reported;
 mod sched;
@@ -54,6 +54,17 @@ pub struct CompareArgs {
     /// The HTML report of the comparison and its runs.
     #[command(flatten)]
     pub report: crate::report::ReportArgs,
+}
+
+/// Check the arguments and run every scheduler × client count; what each run measured, in
+/// plan order (scheduler by scheduler, client counts in the order given).
+pub fn measure_runs(
+    args: &CompareArgs,
+    stop: &ioslice_core::StopSignal,
+) -> Result<Vec<measure::RunResult>, String> {
+    let plan = Plan::new(args)?;
+    let runs = execute::execute(&plan, stop)?;
+    Ok(runs.into_iter().map(|run| run.result).collect())
 }
 
 /// Check the arguments, run every scheduler × client count, and print the result. SIGINT

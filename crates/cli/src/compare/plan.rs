@@ -66,11 +66,12 @@ impl Plan {
         let format = parse_format(&args.output_format)?;
         let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
-        let schedulers = sched::resolve(&args.sched, &set)?;
         let job_paths = std::slice::from_ref(&args.job_file);
-        let (device, host) = args.simulation.with_scenario(job_paths)?;
+        let machine = args.simulation.with_scenario(job_paths)?;
+        let schedulers = sched::resolve(&args.sched, &set, machine.kernel.as_deref())?;
         let seed_figures = crate::scenario::ScenarioDefaults::read_all(job_paths)?.seed_figures;
-        let device = parse_device(&device)?;
+        let device = parse_device(&machine.device)?;
+        let host = machine.host;
         let mut probe = SimConfig::new(
             args.simulation.seed,
             "noop".parse().map_err(|e| format!("{e}"))?,

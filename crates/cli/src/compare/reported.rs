@@ -1,6 +1,7 @@
 //! `compare --report`: each run's record titled by its scheduler and client count, its cell
 //! of the comparison's grid, and the figures the original experiment reported for it (the
-//! job file's `ioslice-seed:` lines, matched by scheduler and client count).
+//! job file's `ioslice-seed:` lines that give their run no options of its own, matched by
+//! scheduler and client count).
 
 use ioslice_core::{SchedSpec, SCHEDULERS};
 use ioslice_fio::RunReport;
@@ -19,11 +20,11 @@ pub fn run_and_cell(
 ) -> (RunRecord, ComparisonCell) {
     let scheduler = &plan.schedulers[scheduler].spec;
     let mut cell = ComparisonCell::from_report(&scheduler.to_string(), clients, report);
-    if let Some(figure) = plan
-        .seed_figures
-        .iter()
-        .find(|figure| figure.clients == clients && same_scheduler(&figure.scheduler, scheduler))
-    {
+    if let Some(figure) = plan.seed_figures.iter().find(|figure| {
+        figure.options.is_empty()
+            && figure.clients == clients
+            && same_scheduler(&figure.scheduler, scheduler)
+    }) {
         cell = cell.with_seed(seed_figures(figure));
     }
     let title = format!("{} — {}", plan.job_path, cell.label());
@@ -46,12 +47,18 @@ pub fn report(plan: &Plan, reported: Vec<(RunRecord, ComparisonCell)>) -> Report
 }
 
 /// Whether the seed's scheduler text names `scheduler`: the same policy (aliases
-/// resolved) with the same settings, in any order.
-fn same_scheduler(text: &str, scheduler: &SchedSpec) -> bool {
+/// resolved) with the same settings, in any order. A seed line that names no `version`
+/// stands for the post's own kernel, so it matches whatever release the run models.
+pub fn same_scheduler(text: &str, scheduler: &SchedSpec) -> bool {
     let Ok(named) = text.parse::<SchedSpec>() else {
         return false;
     };
-    normalized(&named) == normalized(scheduler)
+    let mut run = scheduler.clone();
+    let release = ioslice_core::kernel::TUNABLE;
+    if !named.settings.iter().any(|(name, _)| name == release) {
+        run.settings.retain(|(name, _)| name != release);
+    }
+    normalized(&named) == normalized(&run)
 }
 
 /// The canonical name and the settings sorted.
@@ -69,18 +76,13 @@ fn normalized(spec: &SchedSpec) -> (String, Vec<(String, String)>) {
 /// sum of its named jobs or groups) and every named figure but the per-client extremes and
 /// the latency, as a group's.
 fn seed_figures(figure: &SeedFigure) -> SeedFigures {
-    let value = |key: &str| {
-        figure
-            .values
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|&(_, value)| value)
-    };
+    let value = |key: &str| figure.value(key);
     let groups = figure
         .values
         .iter()
         .filter(|(name, _)| {
-            !["aggregate", "total", "max", "min", "max_latency_ms"].contains(&name.as_str())
+            crate::seed_figure::is_bandwidth(name)
+                && !["aggregate", "total", "max", "min"].contains(&name.as_str())
         })
         .cloned()
         .collect::<Vec<_>>();
@@ -103,6 +105,9 @@ mod tests {
         assert!(same_scheduler("cfq:slice_idle=0,group_idle=8", &cfq));
         assert!(!same_scheduler("cfq:slice_idle=8,group_idle=8", &cfq));
         assert!(!same_scheduler("cfq:", &cfq));
+        let era: SchedSpec = "cfq:version=2.6.10".parse().expect("spec");
+        assert!(same_scheduler("cfq", &era));
+        assert!(!same_scheduler("cfq:version=2.6.28", &era));
     }
 
     #[test]
@@ -110,6 +115,8 @@ mod tests {
         let figure = SeedFigure {
             scheduler: "cfq".into(),
             clients: Some(1),
+            options: Vec::new(),
+            calibration: false,
             values: vec![("cgrp1".into(), 6120.0), ("total".into(), 212_613.0)],
         };
         let seed = seed_figures(&figure);
@@ -118,6 +125,8 @@ mod tests {
         let per_job = SeedFigure {
             scheduler: "as".into(),
             clients: None,
+            options: Vec::new(),
+            calibration: false,
             values: vec![("reader".into(), 27_985.0), ("writer".into(), 64.0)],
         };
         assert_eq!(seed_figures(&per_job).aggregate_kb_s, Some(28_049.0));

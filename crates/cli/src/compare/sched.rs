@@ -59,8 +59,13 @@ pub fn parse_set(values: &[String]) -> Result<Vec<(String, String)>, String> {
     Ok(settings)
 }
 
-/// Resolve `--sched LIST` with the `--set` settings: every name, tunable and value checked.
-pub fn resolve(list: &str, set: &[(String, String)]) -> Result<Vec<ResolvedScheduler>, String> {
+/// Resolve `--sched LIST` with the `--set` settings, then the kernel release (`version=`
+/// for each scheduler that has it and was given none): every name, tunable and value checked.
+pub fn resolve(
+    list: &str,
+    set: &[(String, String)],
+    kernel: Option<&str>,
+) -> Result<Vec<ResolvedScheduler>, String> {
     let specs = split_schedulers(list);
     if specs.is_empty() {
         return Err(format!(
@@ -72,9 +77,18 @@ pub fn resolve(list: &str, set: &[(String, String)]) -> Result<Vec<ResolvedSched
         .map(|text| parse_one(text))
         .collect::<Result<Vec<_>, _>>()?;
     check_set_names(&parsed, set)?;
+    let mut set = set.to_vec();
+    if let Some(kernel) = kernel {
+        if !set
+            .iter()
+            .any(|(name, _)| name == ioslice_core::kernel::TUNABLE)
+        {
+            set.push((ioslice_core::kernel::TUNABLE.into(), kernel.to_string()));
+        }
+    }
     parsed
         .into_iter()
-        .map(|(spec, info)| resolve_one(spec, info, set))
+        .map(|(spec, info)| resolve_one(spec, info, &set))
         .collect()
 }
 
@@ -186,6 +200,7 @@ mod tests {
         let resolved = resolve(
             "noop,deadline:fifo_batch=1",
             &set(&[("fifo_batch", "4"), ("read_expire", "250")]),
+            Some("2.6.10"),
         )
         .unwrap();
         assert_eq!(resolved[0].spec.to_string(), "noop");
@@ -212,25 +227,27 @@ mod tests {
 
     #[test]
     fn aliases_resolve_to_canonical_names() {
-        let resolved = resolve("none", &[]).unwrap();
+        let resolved = resolve("none", &[], None).unwrap();
         assert_eq!(resolved[0].spec.name, "noop");
     }
 
     #[test]
     fn unknown_and_bad_tunables_are_named() {
-        let message = resolve("noop,deadline", &set(&[("slice_idlee", "0")])).unwrap_err();
+        let message = resolve("noop,deadline", &set(&[("slice_idlee", "0")]), None).unwrap_err();
         assert!(message.contains("'slice_idlee'"), "{message}");
         assert!(message.contains("read_expire"), "{message}");
         assert!(message.contains("noop, deadline"), "{message}");
-        let message = resolve("deadline", &set(&[("fifo_batch", "-1")])).unwrap_err();
+        let message = resolve("deadline", &set(&[("fifo_batch", "-1")]), None).unwrap_err();
         assert!(
             message.starts_with("--set:") && message.contains("-1"),
             "{message}"
         );
-        let message = resolve("deadline:nonsense=1", &[]).unwrap_err();
+        let message = resolve("deadline:nonsense=1", &[], None).unwrap_err();
         assert!(message.contains("nonsense"), "{message}");
-        let message = resolve("elevator9", &[]).unwrap_err();
+        let message = resolve("elevator9", &[], None).unwrap_err();
         assert!(message.contains("elevator9"), "{message}");
-        assert!(resolve(" , ", &[]).unwrap_err().contains("no scheduler"));
+        assert!(resolve(" , ", &[], None)
+            .unwrap_err()
+            .contains("no scheduler"));
     }
 }

@@ -192,6 +192,7 @@ mod tests {
             cgroup: "/".to_string(),
             bw_bytes,
             max_clat_ns,
+            runtime_ns: 0,
         }
     }
 
