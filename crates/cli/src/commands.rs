@@ -124,10 +124,10 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// `spec` as this machine's kernel has it ([`ioslice_core::kernel::apply`]).
+    /// `spec` as this machine's kernel has it ([`ioslice_core::registry::with_kernel`]).
     pub fn scheduler(&self, spec: SchedSpec) -> SchedSpec {
         match &self.kernel {
-            Some(kernel) => ioslice_core::kernel::apply(&spec, kernel),
+            Some(kernel) => ioslice_core::registry::with_kernel(&spec, kernel),
             None => spec,
         }
     }
@@ -293,7 +293,7 @@ fn run_real(
     let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
     let mut scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     if let Some(kernel) = args.simulation.kernel()? {
-        scheduler = ioslice_core::kernel::apply(&scheduler, &kernel);
+        scheduler = ioslice_core::registry::with_kernel(&scheduler, &kernel);
     }
     warn_unused_cgroups(&job_file, &overrides);
     let progress = Progress::new();

@@ -8,11 +8,9 @@
 //! schedulers` lists the releases each models and what differs.
 //!
 //! The kernel of a run (`--kernel 2.6.28`, or a job file's `; ioslice-kernel: 2.6.28`) sets
-//! `version=` on whichever scheduler runs, if it has the tunable and was not given one: a
-//! seed's scenario thereby brings its era's elevators as it brings its disk.
-
-use crate::registry::lookup;
-use crate::tunable::SchedSpec;
+//! `version=` on whichever scheduler runs, if it has the tunable and was not given one
+//! ([`crate::registry::with_kernel`]): a seed's scenario thereby brings its era's elevators
+//! as it brings its disk.
 
 /// The unit of a tunable whose values are kernel releases.
 pub const UNIT: &str = "kernel";
@@ -49,22 +47,6 @@ pub fn format(value: i64) -> String {
     }
 }
 
-/// `spec` with `version=KERNEL` added when its scheduler has a `version` tunable and the
-/// spec does not set one; otherwise `spec` unchanged. A scheduler the registry does not
-/// know is left for the registry to refuse.
-pub fn apply(spec: &SchedSpec, kernel: &str) -> SchedSpec {
-    let has_version = lookup(&spec.name)
-        .map(|info| info.tunables.iter().any(|def| def.name == TUNABLE))
-        .unwrap_or(false);
-    let given = spec.settings.iter().any(|(name, _)| name == TUNABLE);
-    let mut spec = spec.clone();
-    if has_version && !given {
-        spec.settings
-            .push((TUNABLE.to_string(), kernel.trim().to_string()));
-    }
-    spec
-}
-
 /// Check a `--kernel` or `ioslice-kernel:` value: a release as the kernel writes it.
 pub fn check(text: &str) -> Result<(), String> {
     parse(text).map(|_| ()).ok_or_else(|| {
@@ -92,13 +74,5 @@ mod tests {
         }
         assert!(check("2.6.28").is_ok());
         assert!(check("two").unwrap_err().contains("'two'"));
-    }
-
-    #[test]
-    fn a_kernel_sets_version_only_where_it_is_a_tunable_and_unset() {
-        let noop: SchedSpec = "noop".parse().unwrap();
-        assert_eq!(apply(&noop, "2.6.10"), noop);
-        let unknown: SchedSpec = "fastest".parse().unwrap();
-        assert_eq!(apply(&unknown, "2.6.10"), unknown);
     }
 }

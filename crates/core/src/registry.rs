@@ -103,6 +103,31 @@ fn valid_names() -> String {
         .join(", ")
 }
 
+/// `spec` with `version=KERNEL` added when its scheduler has a `version` tunable
+/// ([`crate::kernel`]) and the spec does not set one; otherwise `spec` unchanged. A
+/// scheduler the registry does not know is left for [`build_scheduler`] to refuse.
+pub fn with_kernel(spec: &SchedSpec, kernel: &str) -> SchedSpec {
+    let has_version = lookup(&spec.name)
+        .map(|info| {
+            info.tunables
+                .iter()
+                .any(|def| def.name == crate::kernel::TUNABLE)
+        })
+        .unwrap_or(false);
+    let given = spec
+        .settings
+        .iter()
+        .any(|(name, _)| name == crate::kernel::TUNABLE);
+    let mut spec = spec.clone();
+    if has_version && !given {
+        spec.settings.push((
+            crate::kernel::TUNABLE.to_string(),
+            kernel.trim().to_string(),
+        ));
+    }
+    spec
+}
+
 /// Build the policy a specification names, with its tunables checked, inside the
 /// controllers its groups call for ([`with_controllers`]).
 pub fn build_scheduler(
@@ -163,6 +188,15 @@ mod tests {
             "{message}"
         );
     }
+    /// A kernel release goes only to a scheduler that has `version` and was given none.
+    #[test]
+    fn a_kernel_sets_version_only_where_it_is_a_tunable_and_unset() {
+        let noop: SchedSpec = "noop".parse().unwrap();
+        assert_eq!(with_kernel(&noop, "2.6.10"), noop);
+        let unknown: SchedSpec = "fastest".parse().unwrap();
+        assert_eq!(with_kernel(&unknown, "2.6.10"), unknown);
+    }
+
     /// Each policy's own default for an unset group, its range for a set one, nothing for
     /// the root or from a policy without groups, and the same answers through the limit layer.
     #[test]
