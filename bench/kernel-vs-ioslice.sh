@@ -2,7 +2,9 @@
 # bench/kernel-vs-ioslice.sh — the kernel's elevators and ioslice's policies on the same disk model.
 #
 # For each row of a matrix of job files, runs fio under the kernel's bfq, mq-deadline and none on
-# a loop device over `ioslice emulate --device PRESET` (the weighted groups in real cgroups), and
+# a loop device over `ioslice emulate --device PRESET`, a fresh emulator for every kernel run so
+# that no run finds a cache another filled (the jobs of each `cgroup=` in one fio process inside a
+# real cgroup of that weight, each job with a random seed of its own: bench/lib/kernel-runs.sh), and
 # ioslice's simulator on the same preset under bfq, mq-deadline and noop, with the same
 # arrangement (`--host driver_queue=128,block_layer=blk-mq`: the loop device's deep queue in
 # front of the model's own, and today's block layer whatever the policy). Then one
@@ -16,8 +18,10 @@
 #              files in bench/kernel-vs-ioslice/ without .fio)
 #   --ioslice  the ioslice binary (default target/release/ioslice, built if missing)
 #   --pairs    which elevators, as KERNEL=IOSLICE pairs separated by commas (default
-#              bfq=bfq,mq-deadline=mq-deadline,none=noop; the ioslice side may carry tunables:
-#              bfq=bfq:low_latency=0)
+#              bfq=bfq,mq-deadline=mq-deadline,none=noop), or by ';' when a side carries
+#              tunables: 'bfq:low_latency=0=bfq:low_latency=0;none=noop' (the kernel's are
+#              written to its iosched/ files after the elevator is chosen; each run chooses the
+#              elevator afresh, so they never outlive it)
 #   --ktrace   with each kernel run, record the device's block trace (ftrace's `blk` tracer)
 #              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
 #              bfq messages (`m` lines: expirations, budgets, weight raising, injection), to
@@ -67,15 +71,11 @@ if ! [[ $runtime =~ ^[1-9][0-9]*$ ]]; then say "--runtime wants whole seconds, g
 if ! [[ $repeat =~ ^[1-9][0-9]?$ ]]; then say "--repeat wants 1 to 99 runs, got '$repeat'"; exit 2; fi
 kernel_scheds=()
 ioslice_scheds=()
-IFS=, read -ra pair_list <<<"$pairs"
-for pair in "${pair_list[@]}"; do
-    if ! [[ $pair =~ ^(none|mq-deadline|bfq|kyber)=[a-z] ]]; then
-        say "--pairs: '$pair' is not KERNEL=IOSLICE with KERNEL one of none, mq-deadline, bfq, kyber"
-        exit 2
-    fi
-    kernel_scheds+=("${pair%%=*}")
-    ioslice_scheds+=("${pair#*=}")
-done
+parsed_pairs=$(kr_parse_pairs "$pairs") || exit 2
+while IFS=$'\t' read -r kernel_side ioslice_side; do
+    kernel_scheds+=("$kernel_side")
+    ioslice_scheds+=("$ioslice_side")
+done <<<"$parsed_pairs"
 
 if ((EUID != 0)); then echo "kernel-vs-ioslice: needs root (FUSE mounts, loop devices, cgroups; skipping)"; exit 0; fi
 for tool in fio losetup python3; do
@@ -86,9 +86,13 @@ if ((ktrace)); then
     mountpoint -q "$tracefs" || mount -t tracefs none "$tracefs"
     grep -qw blk "$tracefs/available_tracers" || { say "--ktrace: this kernel has no blk tracer"; exit 2; }
 fi
-# The kernel's block trace of one run: start_ktrace before it, stop_ktrace FILE after.
+# The kernel's block trace of one run: start_ktrace before it, stop_ktrace [FILE] after (and
+# from the clean-up, without a file, if a run ended in between). The ring's size reads as
+# "7 (expanded: 1408)" before tracing first expanded it: the number to restore is the first.
+ktrace_on=0
 start_ktrace() {
-    ktrace_buffer_kb=$(cat "$tracefs/buffer_size_kb")
+    ktrace_buffer_kb=$(sed -n '1s/^\([0-9]*\).*/\1/p' "$tracefs/buffer_size_kb")
+    ktrace_on=1
     echo 0 >"$tracefs/tracing_on"
     echo 262144 >"$tracefs/buffer_size_kb"
     echo blk >"$tracefs/current_tracer"
@@ -97,11 +101,16 @@ start_ktrace() {
     echo 1 >"$tracefs/tracing_on"
 }
 stop_ktrace() {
-    echo 0 >"$tracefs/tracing_on"
-    cp "$tracefs/trace" "$1"
-    echo 0 >"/sys/block/$(basename "$loop")/trace/enable"
-    echo nop >"$tracefs/current_tracer"
-    echo "$ktrace_buffer_kb" >"$tracefs/buffer_size_kb"
+    ((ktrace_on)) || return 0
+    ktrace_on=0
+    echo 0 >"$tracefs/tracing_on" || say "--ktrace: could not stop tracing"
+    [[ -n ${1:-} ]] && { cp "$tracefs/trace" "$1" || say "--ktrace: could not keep the trace in $1"; }
+    [[ -n $loop ]] && { echo 0 >"/sys/block/$(basename "$loop")/trace/enable" || say "--ktrace: could not disable $loop's trace"; }
+    echo nop >"$tracefs/current_tracer" || say "--ktrace: could not restore the nop tracer"
+    if [[ -n $ktrace_buffer_kb ]]; then
+        echo "$ktrace_buffer_kb" >"$tracefs/buffer_size_kb" || say "--ktrace: could not restore buffer_size_kb ($ktrace_buffer_kb)"
+    fi
+    return 0
 }
 [[ -x $ioslice_bin ]] || (cd "$repo_root" && cargo build --release --locked -p ioslice >&2)
 
@@ -109,19 +118,21 @@ out_dir=${out_dir:-/tmp/kernel-vs-ioslice.$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
 
-work=""; loop=""; emulator=""; mnt=""
+work=""; loop=""; emulator=""; mnt=""; emulator_log=""
 stop_emulator() {
     if [[ -n $loop ]]; then losetup -d "$loop" || say "could not detach $loop"; loop=""; fi
     if [[ -n $emulator ]]; then
         kill -INT "$emulator" 2>/dev/null
-        wait "$emulator" || say "the emulator exited with an error (see $out_dir/emulate.*.err)"
+        wait "$emulator" || say "the emulator exited with an error (see $emulator_log.err)"
         emulator=""
     fi
+    if [[ -n $mnt ]] && mountpoint -q "$mnt"; then umount -l "$mnt"; fi
 }
 cleanup() {
     local rc=$?
     set +e
     kr_kill_children
+    stop_ktrace
     stop_emulator
     if [[ -n $mnt ]] && mountpoint -q "$mnt"; then umount -l "$mnt"; fi
     [[ -n $work ]] && rm -rf "$work"
@@ -170,27 +181,25 @@ for file in "$here"/kernel-vs-ioslice/*.fio; do
     rows+=("$(basename "$file" .fio):$file")
 done
 
-# --- Runs, one emulated device at a time. ---------------------------------------------------------
+# --- Runs: a fresh emulated device for every kernel run. ------------------------------------------
 manifest="$out_dir/manifest.tsv"
 : >"$manifest"
-current_device=""
+# Serve `device` from a new emulator, its summary (with how late it answered) in LOG.out and its
+# messages in LOG.err, as the loop device $loop.
 start_emulator() {
     local device=$1 name
+    emulator_log=$2
     stop_emulator
-    [[ -n $mnt ]] && mountpoint -q "$mnt" && umount -l "$mnt"
-    mnt="$work/mnt.${device//[:=,]/-}"
+    mnt="$work/mnt"
     mkdir -p "$mnt"
-    "$ioslice_bin" emulate "$mnt" --device "$device" >"$out_dir/emulate.${device//[:=,]/-}.out" \
-        2>"$out_dir/emulate.${device//[:=,]/-}.err" &
+    "$ioslice_bin" emulate "$mnt" --device "$device" >"$emulator_log.out" 2>"$emulator_log.err" &
     emulator=$!
     for _ in $(seq 100); do [[ -e $mnt/disk ]] && break; sleep 0.1; done
-    [[ -e $mnt/disk ]] || { say "the emulator did not start: $(tail -n 1 "$out_dir/emulate.${device//[:=,]/-}.err")"; exit 1; }
+    [[ -e $mnt/disk ]] || { say "the emulator did not start: $(tail -n 1 "$emulator_log.err")"; exit 1; }
     loop=$(losetup --direct-io=on --find --show "$mnt/disk")
     name=$(basename "$loop")
     # The model's rotational flag, as a real disk's driver would set it.
     case $device in sim:ssd* | sim:null*) echo 0 >"/sys/block/$name/queue/rotational" ;; *) echo 1 >"/sys/block/$name/queue/rotational" ;; esac
-    current_device=$device
-    say "emulating $device as $loop"
 }
 
 # The JSON files of one kernel run (one per cgroup when the job has groups).
@@ -206,12 +215,12 @@ for row in "${rows[@]}"; do
     [[ $name =~ $rows_regex ]] || continue
     device=$(sed -n '1s/^; device: //p' "$job")
     [[ $device == sim:* ]] || { say "$job: first line must be '; device: sim:PRESET'"; exit 2; }
-    [[ $device == "$current_device" ]] || start_emulator "$device"
-    sysq="/sys/block/$(basename "$loop")/queue"
     for i in "${!kernel_scheds[@]}"; do
         ksched=${kernel_scheds[$i]}
         isched=${ioslice_scheds[$i]}
         kfiles=""
+        emulated=""
+        processes=""
         for ((run = 1; run <= repeat; run++)); do
             # One run's files; repeated runs are separated by ';' in the manifest.
             prefix="$out_dir/$name.kernel-$ksched"
@@ -219,16 +228,20 @@ for row in "${rows[@]}"; do
             label="${runtime}s"
             ((repeat > 1)) && label+=", run $run of $repeat"
             say "$name: kernel $ksched on $device ($label)"
-            kr_set_kernel_sched "$sysq" "$ksched"
+            start_emulator "$device" "$prefix.emulate"
+            sysq="/sys/block/$(basename "$loop")/queue"
+            kr_set_kernel_sched "$sysq" "$ksched" || exit 1
             ((ktrace)) && start_ktrace
             if KV_DEVICE=$loop KV_RUNTIME=$runtime kr_run_fio "$job" "$prefix"; then
                 kfiles+="${kfiles:+;}$(run_files "$prefix")"
             else
                 kfiles="SKIP: fio failed, see $prefix*.log"
-                ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
-                break
             fi
-            ((ktrace)) && stop_ktrace "$prefix.ktrace.txt"
+            stop_ktrace "$prefix.ktrace.txt"
+            stop_emulator
+            emulated+="${emulated:+;}$prefix.emulate.out"
+            processes+="${processes:+;}$prefix.processes.tsv"
+            [[ $kfiles == SKIP* ]] && break
         done
         iprefix="$out_dir/$name.ioslice-$isched"
         if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
@@ -237,10 +250,10 @@ for row in "${rows[@]}"; do
         else
             ifiles="SKIP: ioslice failed: $(tail -n 1 "$iprefix.log")"
         fi
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$job" "$device" "$ksched" "$kfiles" "$isched" "$ifiles" >>"$manifest"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$job" "$device" "$ksched" "$kfiles" "$isched" "$ifiles" \
+            "$emulated" "$processes" >>"$manifest"
     done
 done
-stop_emulator
 
 python3 "$here/lib/kernel-vs-ioslice-report.py" "$manifest" "$runtime" | tee "$out_dir/table.txt"
 say "raw JSON and logs in $out_dir"

@@ -1,6 +1,6 @@
 # bench/lib/kernel-runs.sh — sourced by the bench scripts that run fio under the kernel's own
-# I/O schedulers: choosing a device's elevator, and running a job file whose sections name
-# cgroup weights with each section's fio process inside a real cgroup of that weight.
+# I/O schedulers: choosing a device's elevator, and running a job file whose jobs name cgroups
+# with one fio process per cgroup, inside a real cgroup of that weight.
 #
 # fio's cgroup=/cgroup_weight= cannot be used on current kernels: under cgroup v1 fio writes
 # blkio.weight, CFQ's file, which went with CFQ in Linux 5.0 (bfq's is blkio.bfq.weight), and the
@@ -44,11 +44,11 @@ kr_cgroups_init() {
     say "cgroups: $kr_cg_mode at $kr_cg_parent"
 }
 
-# Remove the groups made (children first: a cgroup can only be removed once empty).
+# Remove the groups made, nested ones too (children first: a cgroup can only be removed once
+# empty).
 kr_cgroups_cleanup() {
-    local d
     if [[ -n $kr_cg_parent && -d $kr_cg_parent ]]; then
-        for d in "$kr_cg_parent"/*/; do [[ -d $d ]] && rmdir "$d"; done
+        find "$kr_cg_parent" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
         rmdir "$kr_cg_parent" || say "could not remove cgroup $kr_cg_parent"
     fi
 }
@@ -57,6 +57,30 @@ kr_kill_children() {
     local pid
     for pid in "${kr_child_pids[@]}"; do kill "$pid" 2>/dev/null; done
     wait 2>/dev/null
+}
+
+# The KERNEL=IOSLICE pairs of --pairs $1, one "KERNEL<TAB>IOSLICE" line each. Pairs are
+# separated by ';', or by ',' when no side carries tunables; KERNEL is none, mq-deadline, bfq or
+# kyber, with its sysfs tunables as NAME:key=N,key=N (values are numbers, so the first '='
+# after one starts the ioslice side). Says what is wrong and returns 2 for a bad pair.
+kr_parse_pairs() {
+    local text=$1 pair
+    local -a list=()
+    if [[ $text == *";"* || $text == *:* ]]; then
+        IFS=';' read -ra list <<<"$text"
+    else
+        IFS=, read -ra list <<<"$text"
+    fi
+    local kernel_re='^((none|mq-deadline|bfq|kyber)(:[a-z_]+=[0-9]+(,[a-z_]+=[0-9]+)*)?)=([a-z].*)$'
+    ((${#list[@]})) || { say "--pairs: no pair given (such as bfq=bfq,none=noop)"; return 2; }
+    for pair in "${list[@]}"; do
+        pair=${pair//[[:space:]]/}
+        if ! [[ $pair =~ $kernel_re ]]; then
+            say "--pairs: '$pair' is not KERNEL[:key=N,...]=IOSLICE with KERNEL one of none, mq-deadline, bfq, kyber (pairs with tunables are separated by ';')"
+            return 2
+        fi
+        printf '%s\t%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[5]}"
+    done
 }
 
 # Set the elevator of the block device whose queue directory is $1 ("/sys/block/loopN/queue")
@@ -90,42 +114,112 @@ kr_set_group_weight() {
     return "$ok"
 }
 
-# The job sections of job file $1 with their cgroup_weight (one "name weight" per line; weight 0
-# when the section names none). [global] is not a job.
-kr_job_weights() {
-    awk '/^[[:space:]]*\[/ { gsub(/[][[:space:]]/, ""); sec = $0; if (sec != "global") { order[++n] = sec; w[sec] = 0 } next }
-         /^[[:space:]]*cgroup_weight[[:space:]]*=/ { sub(/^[^=]*=[[:space:]]*/, ""); w[sec] = $0 + 0 }
-         END { for (i = 1; i <= n; i++) print order[i], w[order[i]] }' "$1"
+# The kernel-side processes of job file $1, one line each in order of first appearance:
+# "CGROUP<TAB>WEIGHT<TAB>SECTION SECTION ...". The jobs that name the same cgroup= run in one
+# fio process inside that cgroup, as ioslice groups them; the jobs that name none run in one
+# process in the root ("-"). WEIGHT is the group's cgroup_weight (0: none given). A [global]
+# cgroup= or cgroup_weight= applies to the sections after it that do not set their own, as
+# fio reads it.
+kr_job_groups() {
+    awk '
+        function value() { v = $0; sub(/^[^=]*=[[:space:]]*/, "", v); sub(/[[:space:]]+$/, "", v); return v }
+        /^[[:space:]]*[;#]/ { next }
+        /^[[:space:]]*\[/ {
+            sec = $0; gsub(/[][[:space:]]/, "", sec)
+            if (sec != "global") { order[++n] = sec; cg[sec] = gcg; w[sec] = gw }
+            next
+        }
+        /^[[:space:]]*cgroup[[:space:]]*=/ { if (sec == "global") gcg = value(); else if (sec != "") cg[sec] = value(); next }
+        /^[[:space:]]*cgroup_weight[[:space:]]*=/ { if (sec == "global") gw = value() + 0; else if (sec != "") w[sec] = value() + 0; next }
+        END {
+            for (i = 1; i <= n; i++) {
+                s = order[i]; c = (cg[s] == "") ? "-" : cg[s]
+                if (!(c in index_of)) { index_of[c] = ++m; name[m] = c; weight[m] = w[s] + 0; members[m] = s }
+                else { k = index_of[c]; members[k] = members[k] " " s; if (weight[k] == 0) weight[k] = w[s] + 0 }
+            }
+            for (k = 1; k <= m; k++) printf "%s\t%s\t%s\n", name[k], weight[k], members[k]
+        }' "$1"
 }
 
-# Run job file $1 with fio under the current elevator; outputs go to $2.json (or, for a job file
-# with cgroup_weight= lines, $2.SECTION.json per section, each section's fio process moved into
-# its cgroup before it execs fio). Extra fio arguments follow.
+# The random seed fio gives its jobs when the job file sets none (fio's FIO_RANDSEED).
+kr_fio_randseed=$((0xb1899bed))
+
+# Job file $1 as the kernel-side processes run it, written to $2: without its cgroup= and
+# cgroup_weight= lines (fio must not make the groups itself), and, when $3 is 1 (the jobs run
+# in several fio processes) and the file sets no randseed=, each section's own randseed=,
+# fio's default plus the section's place in the file. fio seeds a job from its number within
+# its process, so without this the first job of every process would draw the same random
+# offsets, and two random readers in two groups would read the same blocks.
+kr_job_for_processes() {
+    local several=$3
+    grep -Eq '^[[:space:]]*randseed[[:space:]]*=' "$1" && several=0
+    awk -v several="$several" -v base="$kr_fio_randseed" '
+        /^[[:space:]]*cgroup(_weight)?[[:space:]]*=/ { next }
+        { print }
+        /^[[:space:]]*\[/ {
+            sec = $0; gsub(/[][[:space:]]/, "", sec)
+            if (several == 1 && sec != "global") printf "randseed=%.0f\n", base + k++
+        }' "$1" >"$2"
+}
+
+# The random seed each section of job file $1 gets in the kernel's runs, "SECTION SEED" a line,
+# as kr_job_for_processes gives them ("fio" where fio seeds it itself).
+kr_job_seeds() {
+    local several=$2
+    grep -Eq '^[[:space:]]*randseed[[:space:]]*=' "$1" && several=0
+    awk -v several="$several" -v base="$kr_fio_randseed" '
+        /^[[:space:]]*[;#]/ { next }
+        /^[[:space:]]*\[/ {
+            sec = $0; gsub(/[][[:space:]]/, "", sec)
+            if (sec == "global") next
+            if (several == 1) printf "%s %.0f\n", sec, base + k++; else print sec, "fio"
+        }' "$1"
+}
+
+# Run job file $1 with fio under the current elevator; outputs go to $2.json, or, when its jobs
+# run in several processes or in a cgroup (kr_job_groups), to $2.GROUP.json per process (GROUP
+# the cgroup's path with '/' as '-', or "root"), each process moved into its cgroup before it
+# execs fio. $2.processes.tsv lists the processes: GROUP, cgroup, weight, sections, and each
+# section's random seed. Extra fio arguments follow.
 kr_run_fio() {
-    local job=$1 prefix=$2 name weight filtered pid rc=0 i
+    local job=$1 prefix=$2 line cgroup weight sections label dir section pid rc=0 several=0
     shift 2
-    local -a names=() weights=()
-    while read -r name weight; do names+=("$name"); weights+=("$weight"); done < <(kr_job_weights "$job")
-    if ! grep -Eq '^[[:space:]]*cgroup_weight[[:space:]]*=' "$job"; then
+    local -a groups=() args=()
+    mapfile -t groups < <(kr_job_groups "$job")
+    ((${#groups[@]} > 1)) && several=1
+    printf 'process\tcgroup\tweight\tsections\tseeds\n' >"$prefix.processes.tsv"
+    if ((${#groups[@]} == 1)) && [[ ${groups[0]%%$'\t'*} == - ]]; then
+        printf 'root\t-\t0\t%s\t%s\n' "${groups[0]##*$'\t'}" "fio" >>"$prefix.processes.tsv"
         fio "$@" --output-format=json+ --output="$prefix.json" "$job" >"$prefix.log" 2>&1
         return
     fi
-    # The job file without its cgroup lines: fio must not try to make the cgroups itself.
-    filtered="$kr_work/without-cgroups.$(basename "$job")"
-    grep -Ev '^[[:space:]]*cgroup(_weight)?[[:space:]]*=' "$job" >"$filtered"
+    local filtered="$kr_work/for-processes.$(basename "$job")"
+    kr_job_for_processes "$job" "$filtered" "$several"
+    local seeds
+    seeds=$(kr_job_seeds "$job" "$several")
     kr_child_pids=()
-    for i in "${!names[@]}"; do
-        name=${names[$i]}
-        if [[ -n $kr_cg_mode ]]; then
-            mkdir -p "$kr_cg_parent/$name"
-            kr_set_group_weight "$kr_cg_parent/$name" "${weights[$i]}" ||
-                say "warning: no weight file took ${weights[$i]} for $name"
+    for line in "${groups[@]}"; do
+        IFS=$'\t' read -r cgroup weight sections <<<"$line"
+        label=${cgroup//\//-}
+        [[ $cgroup == - ]] && label=root
+        args=()
+        for section in $sections; do args+=("--section=$section"); done
+        dir=""
+        if [[ $cgroup != - && -n $kr_cg_mode ]]; then
+            dir="$kr_cg_parent/$cgroup"
+            mkdir -p "$dir"
+            if ((weight > 0)); then
+                kr_set_group_weight "$dir" "$weight" || say "warning: no weight file took $weight for $cgroup"
+            fi
         fi
+        printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$cgroup" "$weight" "$sections" \
+            "$(awk -v list=" $sections " 'index(list, " " $1 " ") { printf "%s%s=%s", sep, $1, $2; sep = " " }' <<<"$seeds")" \
+            >>"$prefix.processes.tsv"
         (
             # The subshell moves itself into the group, then becomes fio (same PID).
-            if [[ -n $kr_cg_mode ]]; then echo "$BASHPID" >"$kr_cg_parent/$name/cgroup.procs"; fi
-            exec fio "$@" --section="$name" --output-format=json+ --output="$prefix.$name.json" "$filtered"
-        ) >"$prefix.$name.log" 2>&1 &
+            if [[ -n $dir ]]; then echo "$BASHPID" >"$dir/cgroup.procs"; fi
+            exec fio "$@" "${args[@]}" --output-format=json+ --output="$prefix.$label.json" "$filtered"
+        ) >"$prefix.$label.log" 2>&1 &
         kr_child_pids+=($!)
     done
     for pid in "${kr_child_pids[@]}"; do wait "$pid" || rc=$?; done

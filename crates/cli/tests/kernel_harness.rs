@@ -1,0 +1,192 @@
+//! The kernel oracle's harness, `bench/kernel-vs-ioslice.sh`, where it can be checked without
+//! root: how a job file becomes kernel-side fio processes (one per `cgroup=`, each job with a
+//! random seed of its own), how `--pairs` is read, and how the table judges a pair.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Run `script` in bash with bench/lib/kernel-runs.sh sourced.
+fn harness(script: &str) -> Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "say() {{ echo \"say: $*\" >&2; }}; source bench/lib/kernel-runs.sh; {script}"
+        ))
+        .current_dir(root())
+        .output()
+        .expect("bash runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("write");
+    path
+}
+
+const GROUPED: &str = "; device: sim:sata-7200\n[writer]\nrw=write\n[global]\nrw=randread\ncgroup=shared\ncgroup_weight=300\n[a]\nnumjobs=2\n[b]\ncgroup=b/inner\ncgroup_weight=100\n[c]\n";
+
+#[test]
+fn jobs_that_share_a_cgroup_share_a_process() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(dir.path(), "grouped.fio", GROUPED);
+    let out = harness(&format!("kr_job_groups {}", job.display()));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "-\t0\twriter\nshared\t300\ta c\nb/inner\t100\tb\n",
+        "the writer in the root (its [global] comes after it), a and c in one process"
+    );
+    let eight =
+        harness("kr_job_groups bench/kernel-vs-ioslice/seed000-eight-groups.fio | cut -f1,2");
+    let lines = text(&eight.stdout);
+    assert_eq!(lines.lines().count(), 8, "{lines}");
+    assert!(lines.starts_with("cgrp1\t100\n"), "{lines}");
+}
+
+#[test]
+fn every_job_of_several_processes_gets_its_own_seed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(dir.path(), "grouped.fio", GROUPED);
+    let out_path = dir.path().join("for-processes.fio");
+    let out = harness(&format!(
+        "kr_job_for_processes {} {} 1 && kr_job_seeds {} 1",
+        job.display(),
+        out_path.display(),
+        job.display()
+    ));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seeds = text(&out.stdout);
+    assert_eq!(
+        seeds, "writer 2978585581\na 2978585582\nb 2978585583\nc 2978585584\n",
+        "fio's own seed first, then one more a section"
+    );
+    let rewritten = std::fs::read_to_string(&out_path).expect("written");
+    assert!(!rewritten.contains("cgroup"), "{rewritten}");
+    assert_eq!(rewritten.matches("randseed=").count(), 4, "{rewritten}");
+    assert!(
+        rewritten.contains("[a]\nrandseed=2978585582\nnumjobs=2\n"),
+        "{rewritten}"
+    );
+    // One process: fio seeds its jobs itself; a file that sets randseed= keeps its own.
+    let one = harness(&format!(
+        "kr_job_for_processes {} {} 0 && grep -c randseed {} || true",
+        job.display(),
+        out_path.display(),
+        out_path.display()
+    ));
+    assert_eq!(text(&one.stdout).trim(), "0");
+    let own = write(dir.path(), "own.fio", &format!("{GROUPED}randseed=7\n"));
+    let kept = harness(&format!("kr_job_seeds {} 1", own.display()));
+    assert!(text(&kept.stdout).lines().all(|l| l.ends_with(" fio")));
+}
+
+#[test]
+fn pairs_may_carry_kernel_tunables() {
+    let out =
+        harness("kr_parse_pairs 'bfq:low_latency=0,slice_idle=0=bfq:low_latency=0;none=noop'");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "bfq:low_latency=0,slice_idle=0\tbfq:low_latency=0\nnone\tnoop\n"
+    );
+    let plain = harness("kr_parse_pairs bfq=bfq,none=noop");
+    assert_eq!(text(&plain.stdout), "bfq\tbfq\nnone\tnoop\n");
+    let bad = harness("kr_parse_pairs cfq=cfq");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("'cfq=cfq'"));
+    // The script refuses it before it needs root.
+    let script = Command::new("bash")
+        .args(["bench/kernel-vs-ioslice.sh", "--pairs", "cfq=cfq"])
+        .current_dir(root())
+        .output()
+        .expect("bash runs");
+    assert_eq!(script.status.code(), Some(2), "{}", text(&script.stderr));
+}
+
+/// A fio-like JSON file with one job per `(name, bytes a second)`.
+fn fio_json(dir: &Path, name: &str, jobs: &[(&str, u64)]) -> String {
+    let jobs: Vec<String> = jobs
+        .iter()
+        .map(|(job, bw)| {
+            format!(
+                "{{\"jobname\":\"{job}\",\"job_runtime\":10000,\"read\":{{\"bw_bytes\":{bw},\"io_bytes\":{bw},\"clat_ns\":{{\"percentile\":{{\"99.000000\":5000000}}}}}},\"write\":{{\"bw_bytes\":0,\"io_bytes\":0}}}}"
+            )
+        })
+        .collect();
+    let path = write(dir, name, &format!("{{\"jobs\":[{}]}}", jobs.join(",")));
+    path.display().to_string()
+}
+
+#[test]
+fn the_table_judges_shares_by_points_or_percent_and_totals_by_the_kernels_range() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(
+        dir.path(),
+        "two.fio",
+        "[big]\ncgroup=big\n[small]\ncgroup=small\n",
+    );
+    // The kernel: 97 : 3 and 95 : 5 over two runs; ioslice 96 : 4, a share 1 point off the
+    // median but 30 % off in relative terms: it agrees by points.
+    let k1 = fio_json(
+        dir.path(),
+        "k1.json",
+        &[("big", 97_000_000), ("small", 3_000_000)],
+    );
+    let k2 = fio_json(
+        dir.path(),
+        "k2.json",
+        &[("big", 95_000_000), ("small", 5_000_000)],
+    );
+    let near = fio_json(
+        dir.path(),
+        "near.json",
+        &[("big", 96_000_000), ("small", 4_000_000)],
+    );
+    let far = fio_json(
+        dir.path(),
+        "far.json",
+        &[("big", 60_000_000), ("small", 40_000_000)],
+    );
+    let late = write(
+        dir.path(),
+        "k.emulate.out",
+        "sim:sata-7200: 10 commands (10 reads, 0 writes; 1 MiB read, 0 MiB written); service time mean 100 µs, p99 200 µs; driver queue wait mean 1 µs, p99 2 µs, longest 3; replies late by mean 4.5 µs, p99 37 µs\n",
+    );
+    let manifest = write(
+        dir.path(),
+        "manifest.tsv",
+        &format!(
+            "two\t{job}\tsim:sata-7200\tbfq\t{k1};{k2}\tbfq\t{near}\t{late}\t-\ntwo\t{job}\tsim:sata-7200\tnone\t{k1};{k2}\tnoop\t{far}\n",
+            job = job.display(),
+            late = late.display()
+        ),
+    );
+    let out = Command::new("python3")
+        .arg("bench/lib/kernel-vs-ioslice-report.py")
+        .arg(&manifest)
+        .arg("10")
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let ioslice_lines: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ioslice"))
+        .collect();
+    assert!(ioslice_lines[0].ends_with("agrees"), "{table}");
+    assert!(
+        ioslice_lines[1].contains("DIFFERS: shares off by up to 36.0 points"),
+        "{table}"
+    );
+    assert!(table.contains("emulator late p99 37 µs"), "{table}");
+    assert!(table.contains("1 of 2 pairs agree"), "{table}");
+}
