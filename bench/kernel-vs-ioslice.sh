@@ -17,11 +17,11 @@
 #   --rows     only the rows whose name matches REGEX (the names: seq-G-groups-qdD, and the job
 #              files in bench/kernel-vs-ioslice/ without .fio)
 #   --ioslice  the ioslice binary (default target/release/ioslice, built if missing)
-#   --pairs    which elevators, as KERNEL=IOSLICE pairs separated by commas (default
-#              bfq=bfq,mq-deadline=mq-deadline,none=noop), or by ';' when a side carries
-#              tunables: 'bfq:low_latency=0=bfq:low_latency=0;none=noop' (the kernel's are
-#              written to its iosched/ files after the elevator is chosen; each run chooses the
-#              elevator afresh, so they never outlive it)
+#   --pairs    which elevators, as KERNEL=IOSLICE pairs separated by commas, or by ';' when a
+#              side carries tunables (the kernel's are written to its iosched/ files after the
+#              elevator is chosen; each run chooses the elevator afresh, so they never outlive
+#              it). Default: 'bfq=bfq;bfq:low_latency=0=bfq:low_latency=0;mq-deadline=mq-deadline;none=noop;kyber=kyber'
+#              (ioslice has no kyber: the table shows the kernel's figures and says so)
 #   --ktrace   with each kernel run, record the device's block trace (ftrace's `blk` tracer)
 #              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
 #              bfq messages (`m` lines: expirations, budgets, weight raising, injection), to
@@ -35,7 +35,10 @@
 #
 # The rows: weighted sequential readers (64 KiB, O_DIRECT) in 2, 4 and 8 cgroups at queue depth
 # 1, 4 and 16 on sim:sata-7200 (weights 100:500; 100/300/600/1000; 100 to 800), and every job
-# file in bench/kernel-vs-ioslice/, whose first line names its device (`; device: sim:...`).
+# file in bench/kernel-vs-ioslice/, whose first line names its device (`; device: sim:...`):
+# among them several readers per weighted group, random against sequential groups of equal
+# weight, an idle-class reader, a writer beside prioritised readers, and eight readers at
+# depth 2 on the array.
 # Needs root, /dev/fuse, fio, losetup and python3; without them it says why and exits 0.
 set -euo pipefail
 
@@ -45,7 +48,7 @@ runtime=20
 rows_regex=.
 ioslice_bin=$repo_root/target/release/ioslice
 out_dir=""
-pairs=bfq=bfq,mq-deadline=mq-deadline,none=noop
+pairs='bfq=bfq;bfq:low_latency=0=bfq:low_latency=0;mq-deadline=mq-deadline;none=noop;kyber=kyber'
 ktrace=0
 repeat=1
 tracefs=/sys/kernel/tracing

@@ -190,3 +190,48 @@ fn the_table_judges_shares_by_points_or_percent_and_totals_by_the_kernels_range(
     assert!(table.contains("emulator late p99 37 µs"), "{table}");
     assert!(table.contains("1 of 2 pairs agree"), "{table}");
 }
+
+#[test]
+fn shares_of_grouped_rows_are_the_groups_shares() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(
+        dir.path(),
+        "groups.fio",
+        "[global]\nnumjobs=2\n[light]\ncgroup=light\ncgroup_weight=100\n[heavy]\ncgroup=heavy\ncgroup_weight=400\n",
+    );
+    // fio names numjobs clones alike; the table adds them up per group.
+    let kernel = fio_json(
+        dir.path(),
+        "k.json",
+        &[("light", 10), ("light", 10), ("heavy", 45), ("heavy", 35)],
+    );
+    let mine = fio_json(
+        dir.path(),
+        "m.json",
+        &[("light", 12), ("light", 9), ("heavy", 40), ("heavy", 39)],
+    );
+    let manifest = write(
+        dir.path(),
+        "manifest.tsv",
+        &format!(
+            "groups\t{}\tsim:sata-7200\tbfq\t{kernel}\tbfq\t{mine}\n",
+            job.display()
+        ),
+    );
+    let out = Command::new("python3")
+        .arg("bench/lib/kernel-vs-ioslice-report.py")
+        .arg(&manifest)
+        .arg("10")
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    let table = text(&out.stdout);
+    assert!(table.contains("weight shares %:    20.0  80.0"), "{table}");
+    assert!(table.contains("shares % (light heavy)"), "{table}");
+    let kernel_line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("kernel bfq"))
+        .expect("the kernel's line");
+    assert!(kernel_line.ends_with("20.0  80.0"), "{table}");
+    assert!(table.contains("1 of 1 pairs agree"), "{table}");
+}
