@@ -111,6 +111,7 @@ fn defaults_match_the_kernel_and_as_is_an_alias() {
             ("read_batch_expire", 500, "ms"),
             ("write_batch_expire", 125, "ms"),
             ("antic_expire", 6, "ms"),
+            ("version", 20632, "kernel"),
         ]
     );
     let s = scheduler(&[]);

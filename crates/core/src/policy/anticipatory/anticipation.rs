@@ -18,6 +18,13 @@
 //! `antic_expire` (for a process with no history: the new-process think time, or new
 //! processes' likelihood of exiting).
 //!
+//! Those are the rules from 2.6.18 on. `version` below 20618 selects the 2.6.10 ones
+//! ([`super::version::Anticipation::Original`]): the close window starts at 64 sectors and
+//! doubles per millisecond from the second; a close request restarts the anticipated
+//! process's think-time clock instead of standing in for its request; an exit always ends
+//! the wait; and, checked last, any candidate, sync or not, nearer the head than the
+//! process's mean seek ends it.
+//!
 //! One rule is ioslice's own: anticipation is broken, or not started, for a process a layer
 //! around the policy says is *outranked* (see [`crate::Scheduler::set_outranked`]). The
 //! limit layer says so of a process in a limited group when it has released another
@@ -26,17 +33,21 @@
 //! in the order of AS's bet, not in the order of its priorities.
 //!
 //! Source: Linux's `block/as-iosched.c` (`as_antic_waitreq`, `as_antic_waitnext`,
-//! `as_can_break_anticipation`, `as_close_req`), `Documentation/block/as-iosched.txt` §4,
+//! `as_can_break_anticipation`, `as_close_req`; 2.6.18 and later, and 2.6.11's
+//! `drivers/block/as-iosched.c` for the original rules), `Documentation/block/as-iosched.txt` §4,
 //! Iyer & Druschel, "Anticipatory scheduling", SOSP 2001; our own code.
 
 use std::collections::BTreeSet;
 
 use super::process_stats::{Statistics, Unlikely};
+use super::version::Anticipation as Rules;
 use crate::time::MILLISECOND;
 use crate::{Nanos, ProcessId, Request};
 
 /// The close window at the start of a wait, in sectors (4 MiB).
 const CLOSE_WINDOW: u64 = 8192;
+/// The close window of the original (2.6.10) rules, in sectors (32 KiB).
+const ORIGINAL_CLOSE_WINDOW: u64 = 64;
 /// The close window stops doubling after this many milliseconds of waiting.
 const CLOSE_WINDOW_MAX_DOUBLINGS: u64 = 20;
 
@@ -71,6 +82,9 @@ pub(super) enum BreakReason {
     Dispatched,
     /// The candidate is a sync request close to the head.
     Close,
+    /// The original rules: the candidate is nearer the head than the anticipated process's
+    /// mean seek, so serving it beats what waiting is expected to bring.
+    BetterThanExpected,
     /// The anticipated process exited, and exits are rarely rescued by cooperation.
     Exited,
     /// New processes are likely to exit with no cooperating request following.
@@ -121,6 +135,8 @@ pub(super) struct Anticipation {
     /// Processes not to wait for: a layer around the policy ranks a queued request before
     /// their next one.
     pub outranked: BTreeSet<ProcessId>,
+    /// Which release's rules break a wait.
+    rules: Rules,
 }
 
 impl Anticipation {
@@ -133,7 +149,14 @@ impl Anticipation {
             completed: false,
             expire,
             outranked: BTreeSet::new(),
+            rules: Rules::Cooperative,
         }
+    }
+
+    /// The same, breaking waits by `rules`.
+    pub fn with_rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// Whether the state machine is waiting (for the request, or for the next one).
@@ -204,16 +227,19 @@ impl Anticipation {
     /// How far from the head a request may start and still count as close, in sectors
     /// forward (half that backward); `None` when the wait has gone on so long that any
     /// request is better.
-    fn close_window(&self, now: Nanos) -> Option<u64> {
+    pub(super) fn close_window(&self, now: Nanos) -> Option<u64> {
         let waited_ms = if self.state == AnticipationState::Off || !self.completed {
             0
         } else {
             now.saturating_sub(self.start) / MILLISECOND
         };
         let expire_ms = self.expire / MILLISECOND;
-        match waited_ms {
-            0 => Some(CLOSE_WINDOW),
-            ms if ms <= CLOSE_WINDOW_MAX_DOUBLINGS && ms <= expire_ms => Some(CLOSE_WINDOW << ms),
+        let in_reach = |ms: u64| ms <= CLOSE_WINDOW_MAX_DOUBLINGS && ms <= expire_ms;
+        match (self.rules, waited_ms) {
+            (Rules::Cooperative, 0) => Some(CLOSE_WINDOW),
+            (Rules::Cooperative, ms) if in_reach(ms) => Some(CLOSE_WINDOW << ms),
+            (Rules::Original, 0 | 1) => Some(ORIGINAL_CLOSE_WINDOW),
+            (Rules::Original, ms) if in_reach(ms) => Some(ORIGINAL_CLOSE_WINDOW << (ms - 1)),
             _ => None,
         }
     }
@@ -226,7 +252,7 @@ impl Anticipation {
         };
         let within =
             head <= sector.saturating_add(window / 2) && sector <= head.saturating_add(window);
-        within || expected_seek > sector.abs_diff(head)
+        within || (self.rules == Rules::Cooperative && expected_seek > sector.abs_diff(head))
     }
 
     /// Whether to stop waiting for the anticipated process, given a candidate request (or
@@ -252,6 +278,23 @@ impl Anticipation {
         if self.waited_too_long(now) {
             return Some(BreakReason::TimedOut);
         }
+        match self.rules {
+            Rules::Cooperative => {
+                self.cooperative_reason(statistics, process, candidate, head, now)
+            }
+            Rules::Original => self.original_reason(statistics, process, candidate, head, now),
+        }
+    }
+
+    /// The rules from 2.6.18 on, once the common ones let the wait go on.
+    fn cooperative_reason(
+        &self,
+        statistics: &mut Statistics,
+        process: ProcessId,
+        candidate: Option<Candidate>,
+        head: u64,
+        now: Nanos,
+    ) -> Option<BreakReason> {
         let history = statistics.get(process)?;
         if history.queued > 0 {
             return Some(BreakReason::Queued);
@@ -270,10 +313,49 @@ impl Anticipation {
         if statistics.exited_without_cooperation(process) {
             return Some(BreakReason::Exited);
         }
-        match statistics.unlikely_to_return(process, self.expire)? {
+        match statistics.unlikely_to_return(process, self.expire, Rules::Cooperative)? {
             Unlikely::ThinkTime => Some(BreakReason::ThinkTime),
             Unlikely::Exit => Some(BreakReason::ExitLikely),
         }
+    }
+
+    /// The 2.6.10 rules, once the common ones let the wait go on: an exit always breaks, a
+    /// close request restarts the process's think-time clock, and after the think-time
+    /// checks any candidate nearer the head than the process's mean seek breaks the wait.
+    fn original_reason(
+        &self,
+        statistics: &mut Statistics,
+        process: ProcessId,
+        candidate: Option<Candidate>,
+        head: u64,
+        now: Nanos,
+    ) -> Option<BreakReason> {
+        let history = statistics.get(process)?;
+        if history.exited {
+            statistics.count_exit(process);
+            return Some(BreakReason::Exited);
+        }
+        if history.queued > 0 {
+            return Some(BreakReason::Queued);
+        }
+        if history.in_flight > self.awaited_in_flight() {
+            return Some(BreakReason::Dispatched);
+        }
+        if candidate.is_some_and(|c| c.sync && self.is_close(c.sector, head, 0, now)) {
+            statistics.restart_think_clock(process, now);
+            return Some(BreakReason::Close);
+        }
+        if let Some(unlikely) = statistics.unlikely_to_return(process, self.expire, Rules::Original)
+        {
+            return Some(match unlikely {
+                Unlikely::ThinkTime => BreakReason::ThinkTime,
+                Unlikely::Exit => BreakReason::ExitLikely,
+            });
+        }
+        let expected = statistics.expected_seek(process);
+        candidate
+            .filter(|c| expected > c.sector.abs_diff(head))
+            .map(|_| BreakReason::BetterThanExpected)
     }
 }
 

@@ -16,11 +16,13 @@
 //!
 //! Source: Linux's `block/as-iosched.c` (`update_write_batch`, `as_batch_expired`,
 //! `as_fifo_expired`) and `Documentation/block/as-iosched.txt` §3; where the kernel's versions
-//! differ we follow the last one (2.6.32): a batch change that waited for the device starts
-//! the new batch's clock at the last completion, and a new async batch starts at its FIFO
-//! head. Our own code.
+//! differ the default follows the last one (2.6.32): a batch change that waited for the device
+//! starts the new batch's clock at the last completion (from 2.6.27), and a new async batch
+//! starts at its FIFO head (from 2.6.24); the `version` tunable selects the older rules
+//! (see [`super::version`]). Our own code.
 
 use super::class::Class;
+use super::version::Behaviour;
 use crate::Nanos;
 
 /// Batch state (the kernel's `batch_data_dir`, `changed_batch`, `new_batch`,
@@ -50,6 +52,8 @@ pub(super) struct Batches {
     batch_expire: [Nanos; 2],
     /// `read_expire` and `write_expire`: also the spacing of FIFO checks.
     fifo_expire: [Nanos; 2],
+    /// The release's rules for batch changes (see [`Behaviour`]).
+    behaviour: Behaviour,
 }
 
 impl Batches {
@@ -72,7 +76,14 @@ impl Batches {
             last_fifo_check: [0; 2],
             batch_expire,
             fifo_expire,
+            behaviour: Behaviour::of(super::version::NEWEST as u64),
         }
+    }
+
+    /// The same, changing batches as `behaviour` says.
+    pub fn with_behaviour(mut self, behaviour: Behaviour) -> Self {
+        self.behaviour = behaviour;
+        self
     }
 
     /// Whether the current batch is over: its time has passed, or for an async batch, its
@@ -128,7 +139,11 @@ impl Batches {
         self.class = Class::Async;
         self.writes_left = self.write_batch_count;
         self.write_batch_idled = false;
-        self.last_fifo_check[Class::Async.index()] = now;
+        // Before 2.6.24 a new async batch neither started at its FIFO head nor reset its
+        // FIFO check.
+        if self.behaviour.async_batch_at_fifo_head {
+            self.last_fifo_check[Class::Async.index()] = now;
+        }
         Class::Async
     }
 
@@ -165,7 +180,9 @@ impl Batches {
     /// sync batch restarts it and retunes the write budget from the async batch before it.
     pub fn completed(&mut self, class: Class, now: Nanos) {
         if self.changed && self.in_flight == 1 {
-            self.expires = now.saturating_add(self.batch_expire[self.class.index()]);
+            if self.behaviour.clock_at_drain {
+                self.expires = now.saturating_add(self.batch_expire[self.class.index()]);
+            }
             self.changed = false;
             if self.class == Class::Sync {
                 self.awaiting_first_completion = true;

@@ -41,6 +41,10 @@
 //! still at the device; it answers [`Dispatch::WaitUntil`] a millisecond ahead instead, and
 //! the completion asks earlier anyway.
 //!
+//! `version` (default 20632: Linux 2.6.32, AS's last release) selects an older release's
+//! rules, back to 2.6.10; [`VersionBehaviour`] says what changed when. Linux 2.6.28 behaves
+//! as 2.6.32.
+//!
 //! Source: Linux 2.6's `block/as-iosched.c` and the kernel's
 //! `Documentation/block/as-iosched.txt`; Iyer & Druschel, "Anticipatory scheduling",
 //! SOSP 2001. This is our own code, written from those sources.
@@ -51,8 +55,12 @@ mod class;
 mod fifo;
 mod process_stats;
 mod queue;
+mod version;
+#[cfg(test)]
+mod version_tests;
 
 pub use anticipation::AnticipationState;
+pub use version::{Anticipation as AnticipationRules, Behaviour as VersionBehaviour};
 
 use anticipation::{Anticipation, BreakReason, Candidate};
 use batch::Batches;
@@ -135,6 +143,8 @@ pub struct Anticipatory {
     anticipated: (GroupId, IoPriority),
     /// Tracing: a FIFO head chosen because it expired, and by how much.
     expired_pick: Option<(SlotKey, Nanos)>,
+    /// What the `version` tunable selects.
+    behaviour: VersionBehaviour,
 }
 
 /// What the dispatch logic settled on (a request may still wait for a class change).
@@ -188,6 +198,14 @@ impl Anticipatory {
             unit: "ms",
             help: "longest wait for the anticipated process's next request (0: no anticipation)",
         },
+        TunableDef {
+            name: "version",
+            default: version::NEWEST,
+            min: version::OLDEST,
+            max: version::NEWEST,
+            unit: "kernel",
+            help: "behave as this Linux release's AS (2.6.10 = 20610 … 2.6.32 = 20632)",
+        },
     ];
 
     /// An anticipatory elevator with these tunables (resolved against [`Self::TUNABLES`]).
@@ -196,17 +214,25 @@ impl Anticipatory {
         let millis = |name| ms(tunables.get_u64(name));
         let fifo_expire = [millis("read_expire"), millis("write_expire")];
         let batch_expire = [millis("read_batch_expire"), millis("write_batch_expire")];
+        let behaviour = VersionBehaviour::of(tunables.get_u64("version"));
         Self {
             queue: Queue::default(),
-            batch: Batches::new(batch_expire, fifo_expire),
-            anticipation: Anticipation::new(millis("antic_expire")),
+            batch: Batches::new(batch_expire, fifo_expire).with_behaviour(behaviour),
+            anticipation: Anticipation::new(millis("antic_expire"))
+                .with_rules(behaviour.anticipation),
             statistics: Statistics::default(),
             head: [0; 2],
             fifo_expire,
             trace: TraceBuffer::default(),
             anticipated: (GroupId::ROOT, IoPriority::default()),
             expired_pick: None,
+            behaviour,
         }
+    }
+
+    /// What the `version` tunable selected.
+    pub fn version_behaviour(&self) -> VersionBehaviour {
+        self.behaviour
     }
 
     /// Where the anticipation state machine is.
@@ -359,7 +385,7 @@ impl Anticipatory {
             }
         }
         let class = self.batch.choose_next(sync_pending, async_pending, now);
-        let selection = self.serve(self.fifo_head(class), class, now);
+        let selection = self.serve(self.batch_start(class), class, now);
         if self.trace.is_enabled() {
             let expired = matches!(selection, Selection::Request(slot)
                 if self.expired_pick.is_some_and(|(pick, _)| pick == slot));
@@ -377,6 +403,20 @@ impl Anticipatory {
             });
         }
         selection
+    }
+
+    /// Where a new batch of `class` starts: its FIFO head, except that before 2.6.24 an async
+    /// batch went on in elevator order from where the last async request ended.
+    fn batch_start(&self, class: Class) -> SlotKey {
+        if class == Class::Async && !self.behaviour.async_batch_at_fifo_head {
+            if let Some(slot) = self
+                .queue
+                .next_in_elevator_order(class, self.head[class.index()])
+            {
+                return slot;
+            }
+        }
+        self.fifo_head(class)
     }
 
     /// Continue the current batch: an expired sync FIFO head, anticipation, or the next
@@ -590,7 +630,7 @@ fn idle_end(reason: BreakReason) -> IdleEnd {
         BreakReason::Outranked => IdleEnd::Outranked,
         BreakReason::TimedOut => IdleEnd::Timer,
         BreakReason::Queued | BreakReason::Dispatched => IdleEnd::OtherRequests,
-        BreakReason::Close => IdleEnd::CloseRequest,
+        BreakReason::Close | BreakReason::BetterThanExpected => IdleEnd::CloseRequest,
         BreakReason::Exited => IdleEnd::ProcessExited,
         BreakReason::ExitLikely => IdleEnd::ExitLikely,
         BreakReason::ThinkTime => IdleEnd::ThinkTime,

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use super::version::Anticipation as Rules;
 use crate::time::ms;
 use crate::{Nanos, ProcessId};
 
@@ -265,10 +266,38 @@ impl Statistics {
         self.exit_without_cooperation > ONE / 2
     }
 
+    /// The original (2.6.10) rules: an anticipated `process` has exited; that counts
+    /// towards the exit probability when it has no think-time history.
+    pub fn count_exit(&mut self, process: ProcessId) {
+        if self
+            .processes
+            .get(&process)
+            .is_some_and(|stats| stats.think_time.is_empty())
+        {
+            self.exit_probability = decay(self.exit_probability, ONE);
+        }
+    }
+
+    /// The original (2.6.10) rules: another process's close request restarts the think-time
+    /// clock of `process`, as if its own request had just completed.
+    pub fn restart_think_clock(&mut self, process: ProcessId, now: Nanos) {
+        if let Some(stats) = self.processes.get_mut(&process) {
+            if stats.last_completion.is_some() {
+                stats.last_completion = Some(now);
+            }
+        }
+    }
+
     /// Whether `process`, by its own history or (with none) the new-process estimates,
-    /// thinks longer than `limit` between requests, or for a new process, is likely to exit
-    /// without cooperation. Returns which, if either.
-    pub fn unlikely_to_return(&self, process: ProcessId, limit: Nanos) -> Option<Unlikely> {
+    /// thinks longer than `limit` between requests, or for a new process, is likely to exit:
+    /// by `rules`, exits went mostly unrescued by cooperation (from 2.6.18) or more than half
+    /// of the waits on new processes saw one (2.6.10). Returns which, if either.
+    pub fn unlikely_to_return(
+        &self,
+        process: ProcessId,
+        limit: Nanos,
+        rules: Rules,
+    ) -> Option<Unlikely> {
         let stats = self.processes.get(&process)?;
         if !stats.think_time.is_empty() {
             return (stats.think_time.mean > limit).then_some(Unlikely::ThinkTime);
@@ -276,10 +305,16 @@ impl Statistics {
         if self.new_think_time.mean > limit {
             return Some(Unlikely::ThinkTime);
         }
-        let exit_odds = self
-            .exit_probability
-            .saturating_mul(self.exit_without_cooperation);
-        (exit_odds > ONE / 2 * ONE).then_some(Unlikely::Exit)
+        let likely_exit = match rules {
+            Rules::Cooperative => {
+                let exit_odds = self
+                    .exit_probability
+                    .saturating_mul(self.exit_without_cooperation);
+                exit_odds > ONE / 2 * ONE
+            }
+            Rules::Original => self.exit_probability > ONE / 2,
+        };
+        likely_exit.then_some(Unlikely::Exit)
     }
 }
 
@@ -394,6 +429,48 @@ mod tests {
         assert!(stats.exited_without_cooperation(P));
         stats.cooperation_after_exit(P);
         assert_eq!(stats.exit_without_cooperation, 121);
+    }
+
+    #[test]
+    fn new_processes_likely_to_exit_by_each_releases_rule() {
+        let mut stats = Statistics::default();
+        stats.record_arrival(P, 0, 8, 0);
+        // More than half of the waits on new processes saw an exit, but exits have always
+        // been rescued by cooperation: only the 2.6.10 rule gives up on P.
+        stats.exit_probability = 129;
+        stats.exit_without_cooperation = 0;
+        let limit = ms(6);
+        assert_eq!(
+            stats.unlikely_to_return(P, limit, Rules::Original),
+            Some(Unlikely::Exit)
+        );
+        assert_eq!(stats.unlikely_to_return(P, limit, Rules::Cooperative), None);
+        stats.exit_probability = 128;
+        assert_eq!(stats.unlikely_to_return(P, limit, Rules::Original), None);
+        // From 2.6.18 the product decides: 256 × 129 > 128 × 256.
+        stats.exit_probability = 256;
+        stats.exit_without_cooperation = 129;
+        assert_eq!(
+            stats.unlikely_to_return(P, limit, Rules::Cooperative),
+            Some(Unlikely::Exit)
+        );
+    }
+
+    #[test]
+    fn a_restarted_think_clock_counts_from_the_restart() {
+        let mut stats = Statistics::default();
+        stats.record_arrival(P, 0, 8, 0);
+        stats.queued(P);
+        stats.dispatched(P);
+        stats.completed(P, true, ms(1));
+        stats.restart_think_clock(P, ms(3));
+        stats.record_arrival(P, 8, 16, ms(4));
+        assert_eq!(stats.get(P).expect("recorded").think_time.mean, ms(1));
+        // A process that never completed a request has no clock to restart.
+        let q = ProcessId(2);
+        stats.record_arrival(q, 0, 8, 0);
+        stats.restart_think_clock(q, ms(3));
+        assert_eq!(stats.get(q).expect("recorded").last_completion, None);
     }
 
     #[test]
