@@ -31,6 +31,15 @@
 //! and Vivek Goyal's "IOPS mode for group scheduling and new group_idle tunable"
 //! (LKML, July 2010). This is our own code, written from those sources.
 //!
+//! Versions: the `version` tunable (default 4.4, `40400`) selects CFQ as an older release had
+//! it, for the posts that measured those kernels. Before 2.6.33 (no groups, no workload types)
+//! a separate engine runs (`legacy`): the December 2004 time-sliced patch on 2.6.10 (a queue
+//! per process for all its requests, 83 ms slices with 4 ms idling, round robin), 2.6.28 (shared
+//! async queues, one service tree, dispatch in batches onto the block layer's dispatch list,
+//! `quantum` 4 only while other queues are busy) and 2.6.30 (one request per dispatch). From
+//! 2.6.33 on this module's engine runs, with `group_isolation` defaulting to 0 before 2.6.39.
+//! `version.rs` lists what each release changed and the source of each change.
+//!
 //! Units: tunables are milliseconds as in sysfs; inside, every time is an exact nanosecond count
 //! where the kernel counted jiffies. `vfraction` is 12-bit fixed point like the kernel's, and
 //! vdisktime is kept in the kernel's scale (the charge times 2^24, over vfraction).
@@ -562,10 +571,16 @@ impl Scheduler for Cfq {
     }
 
     fn set_tracing(&mut self, on: bool) {
+        if let Some(legacy) = &mut self.legacy {
+            legacy.set_tracing(on);
+        }
         self.trace.set_enabled(on);
     }
 
     fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        if let Some(legacy) = &mut self.legacy {
+            legacy.drain_trace(out);
+        }
         self.trace.drain_into(out);
     }
 

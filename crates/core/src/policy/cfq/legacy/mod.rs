@@ -6,7 +6,7 @@
 //! and the slice starts at the queue's first dispatch; from 2.6.28 a queue's key is the time it
 //! joined plus an offset for lower priority and slice type, and the slice starts at its first
 //! completion. Before 2.6.30 a dispatch call moves a batch of requests onto the block layer's
-//! dispatch list ([`dispatch_list`]), which the driver drains before CFQ is asked again.
+//! dispatch list (`dispatch_list`), which the driver drains before CFQ is asked again.
 //!
 //! This is our own code, written from the kernel sources named in `../version.rs`.
 
@@ -15,12 +15,14 @@ mod queue;
 mod select;
 #[cfg(test)]
 mod tests;
+mod tracing;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::merge::{MergeKind, RequestSlab, SlotKey};
 use crate::sector_order::SeekCost;
 use crate::time::ms;
+use crate::trace::{ServiceEnd, TraceBuffer};
 use crate::tunable::Tunables;
 use crate::{Completion, Dispatch, Inserted, Nanos, ProcessId, Request, RequestId};
 
@@ -131,6 +133,8 @@ pub(super) struct LegacyCfq {
     last_position: u64,
     hw_tag: HwTag,
     sequence: u64,
+    /// Slices and preemptions, when tracing is on.
+    trace: TraceBuffer,
 }
 
 impl LegacyCfq {
@@ -162,6 +166,7 @@ impl LegacyCfq {
                 peak: 0,
             },
             sequence: 0,
+            trace: TraceBuffer::default(),
         }
     }
 
@@ -192,7 +197,11 @@ impl LegacyCfq {
             return queue;
         }
         let sync = self.era == Era::TimeSliced2004 || request.sync;
-        self.queues.push(LegacyQueue::new(sync, request.priority));
+        let mut fresh = LegacyQueue::new(sync, request.priority);
+        if let QueueKey::Process(process) = key {
+            fresh.process = Some(process);
+        }
+        self.queues.push(fresh);
         let id = self.queues.len() - 1;
         self.queue_of.insert(key, id);
         id
@@ -221,7 +230,8 @@ impl LegacyCfq {
                 q.wait_request = false;
                 q.must_dispatch = true;
             }
-        } else if self.should_preempt(queue, sync, sector, now) {
+        } else if let Some(reason) = self.should_preempt(queue, sync, sector, now) {
+            self.trace_preempt(queue, reason);
             self.preempt(queue, now);
         }
         Inserted::Queued
@@ -444,7 +454,7 @@ impl LegacyCfq {
         }
         let own = self.queue_of.get(&QueueKey::Process(process)).copied();
         if own.is_some() && own == self.active {
-            self.expire(false, now);
+            self.expire(false, ServiceEnd::ProcessExited, now);
         }
     }
 }

@@ -86,6 +86,8 @@ impl ProcessIo {
 /// One queue.
 #[derive(Debug, Clone)]
 pub(super) struct LegacyQueue {
+    /// The process it was made for (none for a shared async queue).
+    pub(super) process: Option<ProcessId>,
     /// Sliced and idled as sync (every queue in the 2004 patch).
     pub(super) sync: bool,
     /// Its class.
@@ -132,6 +134,7 @@ impl LegacyQueue {
             _ => priority.level.min(IoPriority::LEVELS - 1),
         };
         Self {
+            process: None,
             sync,
             class: priority.class,
             level,

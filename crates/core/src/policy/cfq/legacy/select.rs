@@ -21,6 +21,7 @@
 //!   budget counts over its slice.
 
 use crate::merge::SlotKey;
+use crate::trace::{PreemptReason, ServiceEnd};
 use crate::{Nanos, Request};
 
 use super::super::slice::prio_slice;
@@ -135,15 +136,18 @@ impl LegacyCfq {
         q.must_dispatch = false;
         self.active = Some(queue);
         self.active_process = None;
+        self.trace_slice_start(queue);
         Some(queue)
     }
 
     /// End the active slice (`__cfq_slice_expired`). `timed_out` (2.6.28, a preemption or a
     /// slice ended at a completion) keeps what was left of a started slice for the next key.
-    pub(super) fn expire(&mut self, timed_out: bool, now: Nanos) {
-        let Some(queue) = self.active.take() else {
+    pub(super) fn expire(&mut self, timed_out: bool, reason: ServiceEnd, now: Nanos) {
+        let Some(queue) = self.active else {
             return;
         };
+        self.trace_slice_end(queue, reason);
+        self.active = None;
         self.active_process = None;
         let q = &mut self.queues[queue];
         if q.wait_request {
@@ -179,7 +183,7 @@ impl LegacyCfq {
                     let q = &self.queues[queue];
                     if !self.slice_used(queue, now) {
                         if !q.is_real_time() && self.busy_rt_queues > 0 {
-                            self.expire(true, now);
+                            self.expire(true, ServiceEnd::Preempted, now);
                             return self.activate_next();
                         }
                         if !q.is_empty() {
@@ -191,7 +195,12 @@ impl LegacyCfq {
                     }
                 }
             }
-            self.expire(false, now);
+            let reason = if self.slice_used(queue, now) {
+                ServiceEnd::SliceExpired
+            } else {
+                ServiceEnd::NoMoreRequests
+            };
+            self.expire(false, reason, now);
         }
         self.activate_next()
     }
@@ -246,24 +255,18 @@ impl LegacyCfq {
             if moved == 0 {
                 break;
             }
-            let q = &self.queues[queue];
-            let budget_spent = !q.sync && moved >= self.request_budget(queue);
-            if self.busy_queues > 1 && (budget_spent || q.is_idle_class()) {
-                self.expire(false, now);
-            }
+            let budget_spent = !self.queues[queue].sync && moved >= self.request_budget(queue);
+            self.end_if_spent(queue, budget_spent, now);
         }
     }
 
     /// 2004: the slice starts at the first dispatch; an IDLE-class queue expires after it.
     fn after_batch_2004(&mut self, queue: QueueId, _moved: u64, now: Nanos) {
         if self.queues[queue].slice_new {
-            let slice = self.slice_length(queue);
-            let q = &mut self.queues[queue];
-            q.slice_new = false;
-            q.slice_end = now.saturating_add(slice);
+            self.start_slice(queue, now);
         }
         if self.queues[queue].is_idle_class() {
-            self.expire(false, now);
+            self.expire(false, ServiceEnd::IdleClass, now);
         }
     }
 
@@ -319,10 +322,21 @@ impl LegacyCfq {
         let request = self.take_next(queue, now)?;
         let q = &self.queues[queue];
         let budget_spent = !q.sync && q.slice_dispatched >= self.request_budget(queue);
-        if self.busy_queues > 1 && (budget_spent || q.is_idle_class()) {
-            self.expire(false, now);
-        }
+        self.end_if_spent(queue, budget_spent, now);
         Some(request)
+    }
+
+    /// While others are busy, an async queue's slice ends with its request budget, an
+    /// IDLE-class queue's after each dispatch.
+    fn end_if_spent(&mut self, queue: QueueId, budget_spent: bool, now: Nanos) {
+        if self.busy_queues <= 1 {
+            return;
+        }
+        if budget_spent {
+            self.expire(false, ServiceEnd::BudgetExhausted, now);
+        } else if self.queues[queue].is_idle_class() {
+            self.expire(false, ServiceEnd::IdleClass, now);
+        }
     }
 
     /// The queue's expired FIFO head (looked at once per slice) or its next request, taken
@@ -359,16 +373,24 @@ impl LegacyCfq {
     /// idle if it ran dry.
     pub(super) fn active_completed(&mut self, queue: QueueId, sync: bool, now: Nanos) {
         if self.queues[queue].slice_new {
-            let slice = self.slice_length(queue);
-            let q = &mut self.queues[queue];
-            q.slice_new = false;
-            q.slice_end = now.saturating_add(slice);
+            self.start_slice(queue, now);
         }
-        if self.slice_used(queue, now) || self.queues[queue].is_idle_class() {
-            self.expire(true, now);
+        if self.slice_used(queue, now) {
+            self.expire(true, ServiceEnd::SliceExpired, now);
+        } else if self.queues[queue].is_idle_class() {
+            self.expire(true, ServiceEnd::IdleClass, now);
         } else if sync && self.queues[queue].is_empty() {
             self.arm_idle_2628(queue, now);
         }
+    }
+
+    /// The slice starts now, full length.
+    fn start_slice(&mut self, queue: QueueId, now: Nanos) {
+        let slice = self.slice_length(queue);
+        let q = &mut self.queues[queue];
+        q.slice_new = false;
+        q.slice_end = now.saturating_add(slice);
+        self.trace_slice_timer(queue, slice);
     }
 
     /// 2.6.28's `cfq_arm_slice_timer`.
@@ -407,16 +429,17 @@ impl LegacyCfq {
             return;
         };
         self.queues[queue].wait_request = false;
-        if !self.slice_used(queue, now) {
-            if self.busy_queues == 0 {
-                return;
-            }
-            if !self.queues[queue].is_empty() {
-                self.queues[queue].must_dispatch = true;
-                return;
-            }
-        }
-        self.expire(false, now);
+        let reason = if self.slice_used(queue, now) {
+            ServiceEnd::SliceExpired
+        } else if self.busy_queues == 0 {
+            return;
+        } else if !self.queues[queue].is_empty() {
+            self.queues[queue].must_dispatch = true;
+            return;
+        } else {
+            ServiceEnd::IdleTimeout
+        };
+        self.expire(false, reason, now);
     }
 
     /// Whether a request arriving for `queue` preempts the active queue (2.6.28's
@@ -427,40 +450,43 @@ impl LegacyCfq {
         sync: bool,
         sector: u64,
         now: Nanos,
-    ) -> bool {
+    ) -> Option<PreemptReason> {
         if self.era == Era::TimeSliced2004 {
-            return false;
+            return None;
         }
-        let Some(active) = self.active else {
-            return false;
-        };
+        let active = self.active?;
         let (new, current) = (&self.queues[queue], &self.queues[active]);
         if self.slice_used(active, now) {
-            return true;
+            return Some(PreemptReason::SliceUsed);
         }
         if new.is_idle_class() {
-            return false;
+            return None;
         }
-        if current.is_idle_class() || (sync && !current.sync) {
-            return true;
+        if current.is_idle_class() {
+            return Some(PreemptReason::IdleClass);
+        }
+        if sync && !current.sync {
+            return Some(PreemptReason::SyncOverAsync);
         }
         if new.is_real_time() && !current.is_real_time() {
-            return true;
+            return Some(PreemptReason::RealTime);
         }
         if !current.wait_request {
-            return false;
+            return None;
         }
-        self.active_process
+        let close = self
+            .active_process
             .and_then(|p| self.processes.get(&p))
             .is_some_and(|state| {
                 state.seek.valid() && sector.abs_diff(self.last_position) <= state.seek.mean
-            })
+            });
+        close.then_some(PreemptReason::CloseToHead)
     }
 
     /// `queue` preempts: the active queue expires keeping its leftover slice, and `queue`
     /// goes to the front of the tree with a fresh slice (`cfq_preempt_queue`).
     pub(super) fn preempt(&mut self, queue: QueueId, now: Nanos) {
-        self.expire(true, now);
+        self.expire(true, ServiceEnd::Preempted, now);
         self.place_on_tree(queue, true, now);
         let q = &mut self.queues[queue];
         q.slice_end = 0;
