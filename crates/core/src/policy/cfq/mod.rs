@@ -346,11 +346,13 @@ impl Cfq {
             min: version::V2_6_10,
             max: version::V4_4,
             unit: "kernel",
-            help: "CFQ as this release had it: 2.6.10 (the 2004 time-sliced patch: a queue per \
-                   process for all its I/O, 83 ms slices, 4 ms idling, no preemption), 2.6.28 \
-                   (shared async queues, one service tree, batches onto the dispatch list, \
-                   quantum 4 only while others are busy, no low_latency), 2.6.30 (one request \
-                   per dispatch), 2.6.33-2.6.38 (group_isolation default 0), else 4.4",
+            help: "CFQ as this release had it: 2.6.10 (the 2004 time-sliced patch: one queue per \
+                   process for all its I/O, equal slices with idling, round robin, no preemption), \
+                   2.6.28 (shared async queues, one service tree, batches onto the dispatch list, \
+                   quantum caps a queue only while others are busy, no low_latency), 2.6.30 (one \
+                   request per dispatch), 2.6.33-2.6.38 (4.4's engine, group_isolation default 0), \
+                   else 4.4; unset tunables take the release's defaults (2.6.10: slice_sync 83, \
+                   slice_idle 4; before 2.6.33: quantum 4)",
         },
     ];
 
