@@ -3,8 +3,10 @@
 use crate::policy::cfq::testing::{cfq, finish, read, take, with_priority};
 use crate::policy::cfq::Cfq;
 use crate::time::ms;
+use crate::trace::{PreemptReason, ServiceEnd};
 use crate::{
     Direction, Dispatch, IoPriority, PriorityClass, ProcessId, Request, RequestId, Scheduler,
+    TraceEvent,
 };
 
 /// An async (writeback) write of 8 sectors by `process`.
@@ -200,4 +202,46 @@ fn the_default_version_runs_the_modern_engine() {
     assert!(cfq(&[]).legacy.is_none());
     assert!(at_version("20633", &[]).legacy.is_none());
     assert!(at_version("20632", &[]).legacy.is_some());
+}
+
+#[test]
+fn the_trace_shows_the_async_slice_and_the_read_preempting_it() {
+    let mut cfq = at_version("20628", &[]);
+    cfq.set_tracing(true);
+    let low = IoPriority::new(PriorityClass::BestEffort, 7).expect("level 7");
+    for i in 0..6 {
+        cfq.insert(write(i + 1, 9, i * 1_000), 0);
+        cfq.insert(
+            with_priority(write(i + 11, 8, (1 << 20) + i * 1_000), low),
+            0,
+        );
+    }
+    take(&mut cfq, 0);
+    cfq.insert(read(100, 1, 5 << 20), ms(1));
+    drain(&mut cfq, ms(1));
+    let mut events = Vec::new();
+    cfq.drain_trace(&mut events);
+    let summary: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            TraceEvent::SliceStart { queue } => Some(format!("start {:?}", queue.process)),
+            TraceEvent::SliceEnd { queue, reason, .. } => {
+                Some(format!("end {:?} {reason:?}", queue.process))
+            }
+            TraceEvent::Preempt { by, reason, .. } => {
+                Some(format!("preempt by {:?} {reason:?}", by.process))
+            }
+            _ => None,
+        })
+        .collect();
+    let reader = Some(ProcessId(1));
+    assert_eq!(
+        summary,
+        vec![
+            "start None".to_string(),
+            format!("preempt by {reader:?} {:?}", PreemptReason::SyncOverAsync),
+            format!("end None {:?}", ServiceEnd::Preempted),
+            format!("start {reader:?}"),
+        ]
+    );
 }
