@@ -302,6 +302,7 @@ fn defaults_match_the_kernel() {
             ("group_isolation", 1, "bool"),
             ("low_latency", 1, "bool"),
             ("target_latency", 300, "ms"),
+            ("version", 40_400, "kernel"),
         ]
     );
     let cfq = cfq(&[]);

@@ -31,6 +31,15 @@
 //! and Vivek Goyal's "IOPS mode for group scheduling and new group_idle tunable"
 //! (LKML, July 2010). This is our own code, written from those sources.
 //!
+//! Versions: the `version` tunable (default 4.4, `40400`) selects CFQ as an older release had
+//! it, for the posts that measured those kernels. Before 2.6.33 (no groups, no workload types)
+//! a separate engine runs (`legacy`): the December 2004 time-sliced patch on 2.6.10 (a queue
+//! per process for all its requests, 83 ms slices with 4 ms idling, round robin), 2.6.28 (shared
+//! async queues, one service tree, dispatch in batches onto the block layer's dispatch list,
+//! `quantum` 4 only while other queues are busy) and 2.6.30 (one request per dispatch). From
+//! 2.6.33 on this module's engine runs, with `group_isolation` defaulting to 0 before 2.6.39.
+//! `version.rs` lists what each release changed and the source of each change.
+//!
 //! Units: tunables are milliseconds as in sysfs; inside, every time is an exact nanosecond count
 //! where the kernel counted jiffies. `vfraction` is 12-bit fixed point like the kernel's, and
 //! vdisktime is kept in the kernel's scale (the charge times 2^24, over vfraction).
@@ -45,6 +54,7 @@ mod group;
 mod hw_tag;
 mod idle;
 mod isolation;
+mod legacy;
 mod preempt;
 mod queue;
 mod service_tree;
@@ -52,6 +62,7 @@ mod slice;
 #[cfg(test)]
 mod testing;
 mod tracing;
+mod version;
 mod workload;
 
 use crate::trace::Traced;
@@ -72,6 +83,7 @@ use cooperator::CooperatorIndex;
 use group::{CfqGroup, GroupServiceTree};
 use hw_tag::HwTag;
 use idle::ThinkTime;
+use legacy::LegacyCfq;
 use preempt::PreemptReason;
 use queue::{Queues, SlotInfo};
 use workload::Serving;
@@ -133,7 +145,12 @@ impl Config {
             slice_async_rq: tunables.get_u64("slice_async_rq"),
             slice_idle,
             group_idle: ms(tunables.get_u64("group_idle")),
-            group_isolation: tunables.get_bool("group_isolation"),
+            group_isolation: if tunables.is_set("group_isolation") {
+                tunables.get_bool("group_isolation")
+            } else {
+                version::default_for(tunables.get("version"), "group_isolation")
+                    .map_or_else(|| tunables.get_bool("group_isolation"), |value| value != 0)
+            },
             low_latency: tunables.get_bool("low_latency"),
             target_latency: ms(tunables.get_u64("target_latency")),
         }
@@ -221,6 +238,8 @@ pub struct Cfq {
     idle_kind: IdleKind,
     /// The trace shows an idle window open.
     idle_traced: bool,
+    /// The pre-group CFQ that runs instead, when `version` selects a release before 2.6.33.
+    legacy: Option<Box<LegacyCfq>>,
 }
 
 impl Cfq {
@@ -321,6 +340,20 @@ impl Cfq {
             "ms",
             "latency aimed for by low_latency; base of each group's slice",
         ),
+        TunableDef {
+            name: "version",
+            default: version::V4_4,
+            min: version::V2_6_10,
+            max: version::V4_4,
+            unit: "kernel",
+            help: "CFQ as this release had it: 2.6.10 (the 2004 time-sliced patch: one queue per \
+                   process for all its I/O, equal slices with idling, round robin, no preemption), \
+                   2.6.28 (shared async queues, one service tree, batches onto the dispatch list, \
+                   quantum caps a queue only while others are busy, no low_latency), 2.6.30 (one \
+                   request per dispatch), 2.6.33-2.6.38 (4.4's engine, group_isolation default 0), \
+                   else 4.4; unset tunables take the release's defaults (2.6.10: slice_sync 83, \
+                   slice_idle 4; before 2.6.33: quantum 4)",
+        },
     ];
 
     /// A CFQ policy with these tunables (resolved against [`Self::TUNABLES`]) for this device and groups.
@@ -352,6 +385,7 @@ impl Cfq {
             trace: TraceBuffer::default(),
             idle_kind: IdleKind::Queue,
             idle_traced: false,
+            legacy: legacy_for(tunables, context),
         }
     }
 
@@ -456,6 +490,14 @@ impl Cfq {
     }
 }
 
+/// The pre-group engine, if `version` selects a release before 2.6.33.
+fn legacy_for(tunables: &Tunables, context: &SchedulerContext) -> Option<Box<LegacyCfq>> {
+    let version = tunables.get("version");
+    version::Era::of(version)
+        .legacy()
+        .then(|| Box::new(LegacyCfq::new(tunables, version, context.rotational)))
+}
+
 /// One tunable definition (every CFQ tunable is an `int` with the kernel's upper bound).
 const fn tunable(
     name: &'static str,
@@ -480,6 +522,9 @@ impl Scheduler for Cfq {
     }
 
     fn insert(&mut self, request: Request, now: Nanos) -> Inserted {
+        if let Some(legacy) = &mut self.legacy {
+            return legacy.insert(request, now);
+        }
         self.fire_idle_timer(now);
         let request = match self.merge_into_queued(request) {
             Ok(carrier) => return Inserted::Merged(carrier),
@@ -491,6 +536,9 @@ impl Scheduler for Cfq {
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        if let Some(legacy) = &mut self.legacy {
+            return legacy.dispatch(now);
+        }
         self.fire_idle_timer(now);
         match self.dispatch_one(now) {
             Some(request) => Dispatch::Request(request),
@@ -502,24 +550,39 @@ impl Scheduler for Cfq {
     }
 
     fn complete(&mut self, completion: &Completion, now: Nanos) {
+        if let Some(legacy) = &mut self.legacy {
+            return legacy.complete(completion, now);
+        }
         self.fire_idle_timer(now);
         self.completed(&completion.request, now);
     }
 
     fn queued(&self) -> usize {
-        self.slab.len()
+        match &self.legacy {
+            Some(legacy) => legacy.queued(),
+            None => self.slab.len(),
+        }
     }
 
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
+        if let Some(legacy) = &mut self.legacy {
+            return legacy.process_exited(process, now);
+        }
         self.fire_idle_timer(now);
         self.exit_process(process, now);
     }
 
     fn set_tracing(&mut self, on: bool) {
+        if let Some(legacy) = &mut self.legacy {
+            legacy.set_tracing(on);
+        }
         self.trace.set_enabled(on);
     }
 
     fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        if let Some(legacy) = &mut self.legacy {
+            legacy.drain_trace(out);
+        }
         self.trace.drain_into(out);
     }
 
@@ -527,6 +590,9 @@ impl Scheduler for Cfq {
     /// sync requests (with its cooperators' once merged), or a group's async requests of one
     /// priority, whichever process issued them.
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
+        if let Some(legacy) = &self.legacy {
+            return legacy.allow_merge(queued, incoming);
+        }
         let queue = self.current_queue(queued);
         queued.direction == incoming.direction
             && queued.sync == incoming.sync
@@ -537,7 +603,7 @@ impl Scheduler for Cfq {
     /// The group's weight clamped to CFQ's 10..=1000 (500 when not set); the root, whose
     /// tasks count as weight 1000 against its child groups, has no siblings and no answer.
     fn group_weight(&self, group: GroupId) -> Option<u32> {
-        if group == GroupId::ROOT {
+        if group == GroupId::ROOT || self.legacy.is_some() {
             return None;
         }
         let weight = self.groups.get(group.index())?.weight;
