@@ -252,6 +252,26 @@ fn sata_7200() -> Vec<ParamInfo> {
     ]
 }
 
+/// The 2009 SATA disk of seed 002: the modern disk with the media rate the seed's own `dd`
+/// runs show (both 234 MB files read in 5.28 s), the zones keeping sata-7200's 2 : 1.
+fn sata_2009() -> Vec<ParamInfo> {
+    let mut params = sata_7200();
+    for param in &mut params {
+        match param.name {
+            "outer_mbps" => {
+                param.value = "90".into();
+                param.source = "calibrated: seed 002 test 3 without io-throttle, the BE7 dd's 5.28 s for both 234 MB files (89 MB/s; `ioslice seeds scenarios/seed-002/rt-vs-be7-unlimited.fio`, its calibration line)";
+            }
+            "inner_mbps" => {
+                param.value = "45".into();
+                param.source = "assumption: half the outer zone's rate, as sata-7200's zones";
+            }
+            _ => {}
+        }
+    }
+    params
+}
+
 const SEED3: &str = "seed 003 (2004 time-sliced CFQ tests on an IDE drive)";
 
 /// The single ~2004 7200 rpm IDE disk of seed 003.
@@ -437,6 +457,11 @@ fn table() -> Vec<PresetRow> {
             sata_7200,
         ),
         (
+            "sata-2009",
+            "the 2009 SATA disk of seed 002: sata-7200 at the seed's media rate (90 MB/s outer zone)",
+            sata_2009,
+        ),
+        (
             "ide-2004",
             "~2004 7200 rpm IDE/ATA-100 disk of seed 003: no queueing, read-ahead, write cache on",
             ide_2004,
@@ -473,7 +498,7 @@ pub fn build(spec: &DeviceSpec) -> Result<Box<dyn DeviceModel>, DeviceError> {
         reason,
     };
     match spec.preset.as_str() {
-        "sata-7200" | "ide-2004" => {
+        "sata-7200" | "sata-2009" | "ide-2004" => {
             let segments = write_segments(&values)?;
             let hdd = Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?;
             Ok(Box::new(limit_write_segments(hdd, segments)))
