@@ -182,8 +182,10 @@ fn throttled_above_the_elevator_rt_and_be7_share_evenly() {
 }
 
 /// With a second group competing (`ioband-priorities.fio`: test1 limited to 8 MiB/s, two
-/// readers in test2), RT still beats BE7 under every elevator; cfq, which idles for the RT
-/// reader inside the group, by far the most.
+/// readers in test2), RT still beats BE7 under every elevator, by less than alone: while
+/// test1 waits for its slice the bucket fills, and the limit releases BE7's requests when
+/// the RT reader, blocked on its last read, has none held; cfq, which orders what waits in
+/// the group by class, keeps the most.
 #[test]
 fn rt_beats_be7_in_a_limited_group_beside_another_group() {
     for sched in ELEVATORS {
@@ -199,10 +201,26 @@ fn rt_beats_be7_in_a_limited_group_beside_another_group() {
         }));
         println!("{sched}: {jobs:?}");
         let (rt, be) = (jobs["rt0"].0, jobs["be7"].0);
-        let margin = if sched == "cfq" { 5.0 } else { 1.3 };
+        let margin = if sched == "cfq" { 2.5 } else { 1.3 };
         assert!(
             rt as f64 > margin * be as f64,
             "{sched}: RT {rt} B, BE7 {be} B"
         );
     }
+}
+
+/// cfq inside elv-fq keeps its classes: in `ioband-priorities.fio` (no limit) the RT reader
+/// takes test1's share and BE7 next to nothing, as under cfq's own groups, and the two equal
+/// groups move about as much. A cfq instance that holds queued requests while its own are at
+/// the device (past its dispatch quantum) keeps its group's slice rather than losing it.
+#[test]
+fn cfq_inside_elv_fq_keeps_its_classes() {
+    let jobs = by_job(&simulate("ioband-priorities.fio", "cfq", |c| {
+        c.controller = elv_fq()
+    }));
+    println!("{jobs:?}");
+    let (rt, be, other) = (jobs["rt0"].0, jobs["be7"].0, jobs["other"].0);
+    assert!(rt > 1000 * be.max(1), "RT {rt} B, BE7 {be} B");
+    let test1 = share(rt + be, other);
+    assert!((0.45..=0.55).contains(&test1), "test1's share {test1:.3}");
 }

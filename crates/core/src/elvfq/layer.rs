@@ -311,13 +311,15 @@ impl ElvFq {
     /// device, then idle for its next request if it is worth it, else end its slice.
     fn ran_dry(&mut self, active: Active, slice_end: Nanos, now: Nanos) -> Step {
         let g = active.group;
+        if self.slots[g].in_flight > 0 {
+            // Its requests at the device come back first (an elevator may also hold queued
+            // requests until they do, as cfq does beyond its dispatch quantum).
+            return Step::Answer(self.hold(slice_end, now));
+        }
         if self.slots[g].elevator.queued() > 0 {
-            // Queued but held by the elevator without a time: nothing to wait for here.
+            // Queued, nothing in flight, and held without a time: nothing to wait for.
             self.end_slice(now);
             return Step::Expired;
-        }
-        if self.slots[g].in_flight > 0 {
-            return Step::Answer(self.hold(slice_end, now));
         }
         let drained = self.slots[g].drained_at.unwrap_or(now);
         let until = drained.saturating_add(self.settings.group_idle);
