@@ -110,7 +110,7 @@ fn random_readers_share_time_and_requests_by_weight() {
     let jobs = by_job(&simulate("elvfq-weights.fio", "noop", |c| {
         c.controller = elv_fq()
     }));
-    assert_eq!((jobs["heavy"].1, jobs["light"].1), (1458, 668));
+    assert_eq!((jobs["heavy"].1, jobs["light"].1), (1464, 706));
 }
 
 #[test]
