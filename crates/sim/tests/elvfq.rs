@@ -13,7 +13,7 @@ use ioslice_core::elvfq::ElvFqSettings;
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::{Limits, Throttle};
 use ioslice_core::trace::TraceLog;
-use ioslice_core::{GroupId, TraceEvent};
+use ioslice_core::TraceEvent;
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_sim::simulation::{run_traced, SimConfig, SimOutcome};
 
@@ -64,15 +64,12 @@ fn by_job(outcome: &SimOutcome) -> BTreeMap<String, (u64, u64)> {
     totals
 }
 
-/// The disk time each group was charged, from the layer's slice ends (the root group's are
-/// the inner elevators' own, not the layer's).
+/// The disk time each group was charged, from the layer's slice ends.
 fn charged(log: &TraceLog) -> BTreeMap<u32, u64> {
     let mut charged = BTreeMap::new();
     for (_, event) in &log.events {
         if let TraceEvent::GroupEnd { group, charge, .. } = event {
-            if *group != GroupId::ROOT {
-                *charged.entry(group.0).or_insert(0) += charge;
-            }
+            *charged.entry(group.0).or_insert(0) += charge;
         }
     }
     charged

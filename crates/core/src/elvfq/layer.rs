@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::regroup::regroup;
 use super::think::ThinkTime;
 use super::ElvFqSettings;
 use crate::policy::bfq::wf2q::{EntityId, Owner, Wf2q};
@@ -129,6 +130,21 @@ impl ElvFq {
             active: None,
             dispatched: BTreeMap::new(),
             trace: TraceBuffer::default(),
+        }
+    }
+
+    /// Record what the elevator of `slot` recorded, its queues put back in the group.
+    fn pull(&mut self, slot: usize) {
+        if !self.trace.is_enabled() {
+            return;
+        }
+        let mut events = Vec::new();
+        self.slots[slot].elevator.drain_trace(&mut events);
+        let group = GroupId(slot as u32);
+        for event in events {
+            if let Some(event) = regroup(event, group) {
+                self.trace.push(event);
+            }
         }
     }
 
@@ -286,7 +302,7 @@ impl ElvFq {
             return Step::Expired;
         }
         let answer = self.slots[g].elevator.dispatch(now);
-        self.trace.pull(self.slots[g].elevator.as_mut());
+        self.pull(g);
         match answer {
             Dispatch::Request(mut request) => {
                 self.slots[g].in_flight += 1;
@@ -361,7 +377,7 @@ impl Scheduler for ElvFq {
         request.group = GroupId::ROOT;
         let inserted = slot.elevator.insert(request, now);
         let queue = slot.queue;
-        self.trace.pull(self.slots[g].elevator.as_mut());
+        self.pull(g);
         let serving = self.active.filter(|active| active.group == g);
         match serving {
             Some(active) if active.idle_until.is_some() => {
@@ -414,7 +430,7 @@ impl Scheduler for ElvFq {
         let mut inner = completion.clone();
         inner.request.group = GroupId::ROOT;
         slot.elevator.complete(&inner, now);
-        self.trace.pull(self.slots[g].elevator.as_mut());
+        self.pull(g);
     }
 
     fn queued(&self) -> usize {
@@ -422,9 +438,9 @@ impl Scheduler for ElvFq {
     }
 
     fn process_exited(&mut self, process: ProcessId, now: Nanos) {
-        for slot in &mut self.slots {
-            slot.elevator.process_exited(process, now);
-            self.trace.pull(slot.elevator.as_mut());
+        for g in 0..self.slots.len() {
+            self.slots[g].elevator.process_exited(process, now);
+            self.pull(g);
         }
         // An idle window waiting for the process that exited waits in vain.
         if let Some(active) = self.active {
@@ -446,9 +462,11 @@ impl Scheduler for ElvFq {
     }
 
     fn set_outranked(&mut self, process: ProcessId, outranked: bool, now: Nanos) {
-        for slot in &mut self.slots {
-            slot.elevator.set_outranked(process, outranked, now);
-            self.trace.pull(slot.elevator.as_mut());
+        for g in 0..self.slots.len() {
+            self.slots[g]
+                .elevator
+                .set_outranked(process, outranked, now);
+            self.pull(g);
         }
     }
 

@@ -62,11 +62,16 @@
 //!   to wait for; a limited group's think time grows with the limit, so the layer stops
 //!   idling for it once it is throttled.
 //!
+//! Traced, the layer records each group's slice (`group_start`, `group_end` with the disk
+//! time charged) and idle window (`idle_start`/`idle_end` of kind `group`); the elevators'
+//! own events come in between, their queues in the group they belong to.
+//!
 //! Left out: preemption between groups (the patches let an RT queue of one group preempt
 //! another group's slice), per-group statistics files, and moving a process between groups
 //! while it runs.
 
 mod layer;
+mod regroup;
 mod think;
 
 #[cfg(test)]
