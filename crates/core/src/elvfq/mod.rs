@@ -9,24 +9,27 @@
 //! shared by all elevators. Each cgroup is an *io group* with a weight; io groups form the
 //! cgroup hierarchy; a group holds *io queues* (one per process under cfq, a single one per
 //! group under noop, deadline and AS). The layer chooses the next io queue by B-WF2Q+, BFQ's
-//! algorithm (Checconi and Valente's code), at every level of the tree, and gives it a time
-//! slice; the elevator then picks requests from that queue as it always did. Service was
-//! charged in disk time, the length of the slice the queue actually used, not in sectors as
-//! BFQ does, so that a seeky group cannot take more than its share of the disk's time. The
-//! cover letter's plan, in the post this seed comes from, was to add max-bandwidth control to
-//! the same tree: "keep track of IO rate per queue/group and ... delay the dispatch of IO
+//! algorithm, at every level of the tree ("we already have the hierarchical tree of io queues
+//! and groups in elevator layer and we run BFQ (WF2Q+) algorithm to select next queue", seed
+//! 002), and the elevator picks requests from that queue as it always did. Fairness was in
+//! disk time, not in the I/O done: the same post faults dm-ioband because "a seeky workload
+//! will can use disk for much longer to get equivalent IO done", and the blkio controller that
+//! grew out of this work says "we provide fairness in terms of disk time"
+//! (`Documentation/cgroups/blkio-controller.txt`, 2.6.33). Max-bandwidth control was to come
+//! into the same tree: "keep track of IO rate per queue/group and ... delay the dispatch of IO
 //! from a queue if its group has crossed the specified max bw".
 //!
 //! The patch postings themselves were not found in the sources this project could reach
 //! (stored kernel trees hold no `elevator-fq.c`). What is here is derived from BFQ's B-WF2Q+
-//! (`block/bfq-wf2q.c`, reused as [`crate::policy::bfq::wf2q`]), from cfq's group scheduling of
-//! 2.6.33 (`block/cfq-iosched.c`: time slices charged to the group on expiry, `slice_sync`
+//! (`block/bfq-wf2q.c`, reused: `policy/bfq/wf2q`), from cfq's group scheduling of
+//! 2.6.33 (`block/cfq-iosched.c`: time slices charged to the group when they end, `slice_sync`
 //! 100 ms, `slice_async` 40 ms, `slice_idle` 8 ms, think-time statistics deciding whether to
-//! idle), and from the one piece of the postings found, the V9 patch "Idle on the group for
-//! a period of group_idle ... if a group is empty and about to be deleted, we idle for the
-//! next request" (lkml, 2009-08-28). The names of the tunables follow those: `slice_sync`,
-//! `slice_async`, `group_idle`, and `fairness`, a later version's switch to wait for the
-//! previous queue's requests to finish before serving the next queue.
+//! idle), and from the one piece of the postings found, the V9 patch that idles on a group:
+//! "Idle on the group for a period of group_idle ... if a group is empty and about to be
+//! deleted, we idle for the next request" (lkml, 2009-08-28). The tunables take cfq's names and
+//! that one (`slice_sync`, `slice_async`, `group_idle`); `fairness` (wait for a group's
+//! requests at the device before the next group's slice) is ioslice's name, not known to be
+//! the patches'.
 //!
 //! # Here
 //!
