@@ -14,7 +14,7 @@ use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
 use ioslice_core::time::ms;
 
 /// What `--controller` expects, for error messages.
-const EXPECTED: &str = "expected elevator, ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N] or elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1] (comma-separated)";
+const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N], or elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1] (settings comma-separated)";
 
 /// Parse a `--controller` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<Controller, String> {
