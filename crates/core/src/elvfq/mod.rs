@@ -42,7 +42,8 @@
 //!
 //! - **Which group.** Every group's io queue is an entity of a B-WF2Q+ tree shaped as the
 //!   group tree: a group's entity holds its own io queue and its child groups, weighted by
-//!   the tree's weights (`cgroup_weight`, `--cgroup NAME:weight=N`; 500 unless set). The
+//!   the tree's weights (`cgroup_weight`, `--cgroup NAME:weight=N`; 500 unless set; a group's
+//!   own io queue weighs what the group does, against its children). The
 //!   group whose queue finishes first in virtual time among the eligible ones gets a slice
 //!   (`slice_sync`, or `slice_async` if its last request was async).
 //! - **Charged in disk time.** When the slice ends, the group is charged the time from its
