@@ -3,7 +3,7 @@
 //! - `elevator` (the default): the elevator's own groups, as cfq and bfq schedule them (the
 //!   other policies have no groups);
 //! - `ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N]`: dm-ioband
-//!   above the elevator, with dm-ioband's names and defaults (`weight`, 2048, 4, 128; see
+//!   above the elevator, with dm-ioband's names and defaults (`weight`, 2048 (`token=0`), 4, 128; see
 //!   `ioslice_core::ioband`);
 //! - `elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1]`: elevator fair
 //!   queuing, an elevator per group under one B-WF2Q+ tree of groups charged in disk time
@@ -45,7 +45,7 @@ fn ioband(settings: &str) -> Result<IobandSettings, String> {
                 ioband.policy = TokenPolicy::from_name(value)
                     .ok_or_else(|| format!("policy '{value}': expected weight or weight-iosize"))?
             }
-            "token" => ioband.token = number(key, value, 1, 1 << 30)?,
+            "token" => ioband.token = number(key, value, 0, 1 << 30)?,
             "io_throttle" => ioband.io_throttle = number(key, value, 1, 4096)? as usize,
             "io_limit" => ioband.io_limit = number(key, value, 1, 4096)? as usize,
             other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
@@ -123,6 +123,25 @@ mod tests {
                 fairness: false,
             }))
         );
+    }
+
+    /// What the report prints of a controller is what `--controller` takes back.
+    #[test]
+    fn the_reports_text_parses_back() {
+        for controller in [
+            Controller::Elevator,
+            Controller::Ioband(IobandSettings::default()),
+            Controller::ElvFq(ElvFqSettings::default()),
+            Controller::ElvFq(ElvFqSettings {
+                slice_sync: ms(60),
+                slice_async: ms(20),
+                group_idle: 0,
+                fairness: false,
+            }),
+        ] {
+            let text = ioslice_report::settings::controller_text(&controller);
+            assert_eq!(parse(&text), Ok(controller), "{text}");
+        }
     }
 
     #[test]
