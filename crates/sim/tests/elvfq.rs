@@ -17,7 +17,14 @@ use ioslice_core::TraceEvent;
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_sim::simulation::{run_traced, SimConfig, SimOutcome};
 
-const ELEVATORS: [&str; 4] = ["noop", "deadline", "anticipatory", "cfq"];
+const ELEVATORS: [&str; 6] = [
+    "noop",
+    "deadline",
+    "mq-deadline",
+    "anticipatory",
+    "cfq",
+    "bfq",
+];
 
 fn elv_fq() -> Controller {
     Controller::ElvFq(ElvFqSettings::default())
