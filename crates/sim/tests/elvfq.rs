@@ -117,6 +117,24 @@ fn random_readers_share_time_and_requests_by_weight() {
     assert_eq!((jobs["heavy"].1, jobs["light"].1), (1464, 706));
 }
 
+/// With `fairness=0` a group's time can be up while all its requests are at the device and
+/// none is queued; waiting for them and for its next request ("wait busy") keeps it on its
+/// tree, and the weights hold (without it the groups alternated slice for slice, 1:1).
+#[test]
+fn without_fairness_wait_busy_keeps_the_weights() {
+    let controller = Controller::ElvFq(ElvFqSettings {
+        fairness: false,
+        ..ElvFqSettings::default()
+    });
+    for sched in ["noop", "anticipatory"] {
+        let jobs = by_job(&simulate("elvfq-weights.fio", sched, |c| {
+            c.controller = controller
+        }));
+        println!("{sched}: {jobs:?}");
+        assert_two_thirds(sched, share(jobs["heavy"].1, jobs["light"].1));
+    }
+}
+
 #[test]
 fn sequential_readers_keep_their_weights_through_group_idling() {
     for sched in ["noop", "deadline", "anticipatory"] {

@@ -270,13 +270,6 @@ impl ElvFq {
     fn serve(&mut self, active: Active, now: Nanos) -> Step {
         let g = active.group;
         let slice_end = active.start.saturating_add(active.slice);
-        if active.draining {
-            if self.slots[g].in_flight > 0 {
-                return Step::Answer(self.hold(now + self.settings.slice_sync, now));
-            }
-            self.end_slice(now);
-            return Step::Expired;
-        }
         if let Some(until) = active.idle_until {
             if self.slots[g].elevator.queued() == 0 {
                 if now < until {
@@ -286,20 +279,13 @@ impl ElvFq {
                 return Step::Expired;
             }
         }
-        if now >= slice_end {
-            if !self.others_waiting(g) {
+        if active.draining || now >= slice_end {
+            if !active.draining && !self.others_waiting(g) {
                 // Alone: a fresh slice, charged as the old one ends.
                 self.end_slice(now);
                 return Step::Expired;
             }
-            if self.settings.fairness && self.slots[g].in_flight > 0 {
-                if let Some(a) = &mut self.active {
-                    a.draining = true;
-                }
-                return Step::Answer(self.hold(now + self.settings.slice_sync, now));
-            }
-            self.end_slice(now);
-            return Step::Expired;
+            return self.slice_over(now);
         }
         let answer = self.slots[g].elevator.dispatch(now);
         self.pull(g);
@@ -323,6 +309,52 @@ impl ElvFq {
         }
     }
 
+    /// The active group's time is up and another group waits. With `fairness`, its requests
+    /// at the device complete first. A group left with nothing queued is also waited for
+    /// ("wait busy", the patches' V9): for its requests at the device, then for up to
+    /// `group_idle` for its next one, if it is worth idling for; a group that ended its slice
+    /// empty would leave the tree, and come back without what it was owed. Its next request
+    /// ends the slice with the group still on its tree.
+    fn slice_over(&mut self, now: Nanos) -> Step {
+        let Some(active) = self.active else {
+            return Step::Expired;
+        };
+        let g = active.group;
+        let queued = self.slots[g].elevator.queued() > 0;
+        let in_flight = self.slots[g].in_flight > 0;
+        let busy = !queued && self.worth_idling(g);
+        if in_flight && (self.settings.fairness || busy) {
+            if let Some(a) = &mut self.active {
+                a.draining = true;
+            }
+            return Step::Answer(self.hold(now + self.settings.slice_sync, now));
+        }
+        if busy {
+            let drained = self.slots[g].drained_at.unwrap_or(now);
+            let until = drained.saturating_add(self.settings.group_idle);
+            if until > now {
+                self.start_idling(g, until, now);
+                return Step::Answer(self.hold(until, now));
+            }
+        }
+        self.end_slice(now);
+        Step::Expired
+    }
+
+    /// Keep the device idle for group `g`'s next request until `until`.
+    fn start_idling(&mut self, g: usize, until: Nanos, now: Nanos) {
+        let window = until - now;
+        let queue = self.queue_ref(g);
+        self.trace.emit(|| TraceEvent::IdleStart {
+            queue,
+            kind: IdleKind::Group,
+            window,
+        });
+        if let Some(a) = &mut self.active {
+            a.idle_until = Some(until);
+        }
+    }
+
     /// The active group's elevator has nothing to dispatch: wait for its requests at the
     /// device, then idle for its next request if it is worth it, else end its slice.
     fn ran_dry(&mut self, active: Active, slice_end: Nanos, now: Nanos) -> Step {
@@ -340,16 +372,7 @@ impl ElvFq {
         let drained = self.slots[g].drained_at.unwrap_or(now);
         let until = drained.saturating_add(self.settings.group_idle);
         if self.worth_idling(g) && until > now {
-            let window = until - now;
-            let queue = self.queue_ref(g);
-            self.trace.emit(|| TraceEvent::IdleStart {
-                queue,
-                kind: IdleKind::Group,
-                window,
-            });
-            if let Some(a) = &mut self.active {
-                a.idle_until = Some(until);
-            }
+            self.start_idling(g, until, now);
             return Step::Answer(self.hold(until, now));
         }
         self.end_slice(now);

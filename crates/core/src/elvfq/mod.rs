@@ -52,7 +52,11 @@
 //!   (alone, the group starts a fresh slice), or when the group's elevator runs dry and the
 //!   group is not idled for. With `fairness=1` a group whose time is up keeps the device
 //!   until its requests at the device complete, so that the next group's slice measures the
-//!   next group's service alone (on a disk that queues commands, they would overlap).
+//!   next group's service alone (on a disk that queues commands, they would overlap). A group
+//!   whose time is up with nothing queued is waited for, as the V9 patch's "wait busy" did:
+//!   for its requests at the device and then for its next request (if it is worth idling
+//!   for), which ends the slice with the group still on its tree; ended empty, it would have
+//!   left the tree, and come back without what it was owed.
 //! - **Group idling.** A group whose elevator ran dry while requests of its own are at the
 //!   device keeps the slice until they complete; then, if its last request was sync and its
 //!   processes' think time (cfq's decaying mean of the gap between the group's last
