@@ -62,8 +62,10 @@ pub struct SimulationArgs {
     pub cgroup: Vec<String>,
     /// Which controller enforces the cgroups' weights: `elevator` (the default: cfq's and
     /// bfq's own groups), or `ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N]`
-    /// (dm-ioband above the elevator, which then schedules without groups).
-    #[arg(long = "controller", value_name = "elevator|ioband[:...]")]
+    /// (dm-ioband above the elevator, which then schedules without groups), or
+    /// `elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1]` (elevator fair
+    /// queuing: an instance of the elevator per group, groups given time slices by B-WF2Q+).
+    #[arg(long = "controller", value_name = "elevator|ioband[:...]|elv-fq[:...]")]
     pub controller: Option<String>,
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]

@@ -3,13 +3,18 @@
 //! - `elevator` (the default): the elevator's own groups, as cfq and bfq schedule them (the
 //!   other policies have no groups);
 //! - `ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N]`: dm-ioband
-//!   above the elevator, with dm-ioband's names and defaults (`weight`, 2048, 4, 128; see
-//!   `ioslice_core::ioband`).
+//!   above the elevator, with dm-ioband's names and defaults (`weight`, 2048 (`token=0`), 4, 128; see
+//!   `ioslice_core::ioband`);
+//! - `elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1]`: elevator fair
+//!   queuing, an elevator per group under one B-WF2Q+ tree of groups charged in disk time
+//!   (100, 40, 8 ms and 1 by default; see `ioslice_core::elvfq`).
 
+use ioslice_core::elvfq::ElvFqSettings;
 use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
+use ioslice_core::time::ms;
 
 /// What `--controller` expects, for error messages.
-const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N] (comma-separated)";
+const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N], or elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1] (settings comma-separated)";
 
 /// Parse a `--controller` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<Controller, String> {
@@ -22,6 +27,8 @@ pub fn parse(text: &str) -> Result<Controller, String> {
         ("elevator", None) => Ok(Controller::Elevator),
         ("ioband", None) => Ok(Controller::Ioband(IobandSettings::default())),
         ("ioband", Some(settings)) => ioband(settings).map(Controller::Ioband).map_err(fail),
+        ("elv-fq", None) => Ok(Controller::ElvFq(ElvFqSettings::default())),
+        ("elv-fq", Some(settings)) => elv_fq(settings).map(Controller::ElvFq).map_err(fail),
         _ => Err(fail(EXPECTED.to_string())),
     }
 }
@@ -38,7 +45,7 @@ fn ioband(settings: &str) -> Result<IobandSettings, String> {
                 ioband.policy = TokenPolicy::from_name(value)
                     .ok_or_else(|| format!("policy '{value}': expected weight or weight-iosize"))?
             }
-            "token" => ioband.token = number(key, value, 1, 1 << 30)?,
+            "token" => ioband.token = number(key, value, 0, 1 << 30)?,
             "io_throttle" => ioband.io_throttle = number(key, value, 1, 4096)? as usize,
             "io_limit" => ioband.io_limit = number(key, value, 1, 4096)? as usize,
             other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
@@ -51,6 +58,24 @@ fn ioband(settings: &str) -> Result<IobandSettings, String> {
         ));
     }
     Ok(ioband)
+}
+
+fn elv_fq(settings: &str) -> Result<ElvFqSettings, String> {
+    let mut elv_fq = ElvFqSettings::default();
+    for item in settings.split(',').map(str::trim) {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))?;
+        let value = value.trim();
+        match key.trim() {
+            "slice_sync" => elv_fq.slice_sync = ms(number(key, value, 1, 10_000)?),
+            "slice_async" => elv_fq.slice_async = ms(number(key, value, 1, 10_000)?),
+            "group_idle" => elv_fq.group_idle = ms(number(key, value, 0, 10_000)?),
+            "fairness" => elv_fq.fairness = number(key, value, 0, 1)? == 1,
+            other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
+        }
+    }
+    Ok(elv_fq)
 }
 
 fn number(key: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
@@ -84,6 +109,42 @@ mod tests {
     }
 
     #[test]
+    fn elv_fq_settings() {
+        assert_eq!(
+            parse("elv-fq"),
+            Ok(Controller::ElvFq(ElvFqSettings::default()))
+        );
+        assert_eq!(
+            parse("elv-fq:slice_sync=50, slice_async=20,group_idle=0,fairness=0"),
+            Ok(Controller::ElvFq(ElvFqSettings {
+                slice_sync: ms(50),
+                slice_async: ms(20),
+                group_idle: 0,
+                fairness: false,
+            }))
+        );
+    }
+
+    /// What the report prints of a controller is what `--controller` takes back.
+    #[test]
+    fn the_reports_text_parses_back() {
+        for controller in [
+            Controller::Elevator,
+            Controller::Ioband(IobandSettings::default()),
+            Controller::ElvFq(ElvFqSettings::default()),
+            Controller::ElvFq(ElvFqSettings {
+                slice_sync: ms(60),
+                slice_async: ms(20),
+                group_idle: 0,
+                fairness: false,
+            }),
+        ] {
+            let text = ioslice_report::settings::controller_text(&controller);
+            assert_eq!(parse(&text), Ok(controller), "{text}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_value_and_what_is_expected() {
         assert_eq!(
             parse("dm-ioband"),
@@ -102,5 +163,18 @@ mod tests {
             Err("--controller 'ioband:io_throttle=64,io_limit=8': io_throttle 64 is above io_limit 8: expected io_throttle <= io_limit".into())
         );
         assert!(parse("elevator:x=1").is_err());
+        assert_eq!(
+            parse("elv-fq:fairness=2"),
+            Err(
+                "--controller 'elv-fq:fairness=2': fairness '2': expected a whole number in 0..=1"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse("elv-fq:slice=5"),
+            Err(format!(
+                "--controller 'elv-fq:slice=5': unknown setting 'slice': {EXPECTED}"
+            ))
+        );
     }
 }

@@ -529,7 +529,7 @@ fn cgroup_flag_errors_name_the_value() {
 }
 
 #[test]
-fn controller_flag_errors_name_the_value_and_ioband_runs() {
+fn controller_flag_errors_name_the_value_and_ioband_and_elv_fq_run() {
     let path = job_file("controller.fio", GROUPED);
     let path = path.to_str().unwrap();
     for command in ["run", "compare"] {
@@ -541,11 +541,18 @@ fn controller_flag_errors_name_the_value_and_ioband_runs() {
             ),
             ("ioband:io_limit=0", "io_limit '0'"),
             ("ioband:token", "setting 'token' has no value"),
+            (
+                "elv-fq:fairness=2",
+                "fairness '2': expected a whole number in 0..=1",
+            ),
+            ("elv-fq:slice=5", "unknown setting 'slice'"),
         ] {
             let output = ioslice(&[command, path, "--controller", value]);
             assert_user_error(&output, &["--controller", value, what]);
         }
         let output = ioslice(&[command, path, "--controller", "ioband:policy=weight-iosize"]);
+        assert!(output.status.success(), "{command}: {output:?}");
+        let output = ioslice(&[command, path, "--controller", "elv-fq:group_idle=4"]);
         assert!(output.status.success(), "{command}: {output:?}");
     }
 }

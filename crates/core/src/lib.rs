@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod elvfq;
 pub mod errno;
 pub mod file_kind;
 pub mod group;
@@ -33,6 +34,7 @@ pub mod trace;
 pub mod tunable;
 
 pub use group::{Group, GroupId, GroupTree};
+pub use ioband::Controller;
 pub use priority::{IoPriority, PriorityClass};
 pub use progress::{JobState, Progress};
 pub use registry::{build_scheduler, with_controllers, SchedulerInfo, SCHEDULERS};

@@ -1,5 +1,6 @@
 //! Every policy by name: what `--sched NAME[:tunable=value,...]` can select, and how to build it.
 
+use crate::elvfq::ElvFq;
 use crate::group::GroupTree;
 use crate::ioband::{Controller, IobandLayer};
 use crate::policy::anticipatory::Anticipatory;
@@ -129,25 +130,45 @@ pub fn with_kernel(spec: &SchedSpec, kernel: &str) -> SchedSpec {
 }
 
 /// Build the policy a specification names, with its tunables checked, inside the
-/// controllers its groups call for ([`with_controllers`]).
+/// controllers its groups call for: under [`Controller::ElvFq`] one instance of it per group
+/// under the elv-fq layer ([`crate::elvfq`]), else as [`with_controllers`] wraps it.
 pub fn build_scheduler(
     spec: &SchedSpec,
     context: &SchedulerContext,
 ) -> Result<Box<dyn Scheduler>, TunableError> {
     let info = lookup(&spec.name)?;
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
-    let policy = (info.build)(&tunables, context)?;
-    Ok(with_controllers(policy, &context.groups))
+    let Controller::ElvFq(settings) = context.groups.controller() else {
+        let policy = (info.build)(&tunables, context)?;
+        return Ok(with_controllers(policy, &context.groups));
+    };
+    // Each group's elevator sees its requests as the root group's: it schedules within the
+    // group and knows of no others.
+    let within = SchedulerContext {
+        groups: GroupTree::default(),
+        rotational: context.rotational,
+        queue_depth: context.queue_depth,
+    };
+    let elevators = (0..context.groups.len())
+        .map(|_| (info.build)(&tunables, &within))
+        .collect::<Result<Vec<_>, _>>()?;
+    let layer = ElvFq::new(elevators, &context.groups, settings);
+    Ok(crate::limit::wrap(Box::new(layer), &context.groups))
 }
 
 /// `policy` (a named one, or a caller's own) inside the controllers `groups` call for:
 /// dm-ioband above it when the tree's controller is [`Controller::Ioband`]
 /// ([`crate::ioband`]), and the limit layer outermost when a group has limits
 /// ([`crate::limit`]), which holds a limited group back as a whole.
+///
+/// Under [`Controller::ElvFq`] the layer needs an elevator per group, which only a named
+/// policy can give ([`build_scheduler`]); a single policy of the caller's own becomes the
+/// root group's elevator, and every group is served as the root group.
 pub fn with_controllers(policy: Box<dyn Scheduler>, groups: &GroupTree) -> Box<dyn Scheduler> {
     let policy: Box<dyn Scheduler> = match groups.controller() {
         Controller::Elevator => policy,
         Controller::Ioband(settings) => Box::new(IobandLayer::new(policy, groups, settings)),
+        Controller::ElvFq(settings) => Box::new(ElvFq::new(vec![policy], groups, settings)),
     };
     crate::limit::wrap(policy, groups)
 }
@@ -236,5 +257,14 @@ mod tests {
             weights("bfq", &groups),
             [None, Some(100), Some(300), Some(1000)]
         );
+        // Under elv-fq every elevator weighs groups, by the tree's weights.
+        groups.set_controller(Controller::ElvFq(crate::elvfq::ElvFqSettings::default()));
+        for name in ["noop", "deadline", "anticipatory", "cfq"] {
+            assert_eq!(
+                weights(name, &groups),
+                [None, Some(500), Some(300), Some(1000)],
+                "{name}"
+            );
+        }
     }
 }

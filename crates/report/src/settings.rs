@@ -182,6 +182,13 @@ pub fn controller_text(controller: &Controller) -> String {
             s.io_throttle,
             s.io_limit
         ),
+        Controller::ElvFq(s) => format!(
+            "elv-fq:slice_sync={},slice_async={},group_idle={},fairness={}",
+            s.slice_sync / 1_000_000,
+            s.slice_async / 1_000_000,
+            s.group_idle / 1_000_000,
+            u8::from(s.fairness)
+        ),
     }
 }
 

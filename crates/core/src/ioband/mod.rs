@@ -128,4 +128,7 @@ pub enum Controller {
     Elevator,
     /// dm-ioband above the elevator.
     Ioband(IobandSettings),
+    /// Elevator fair queuing: an elevator per group under one B-WF2Q+ tree of groups
+    /// ([`crate::elvfq`]).
+    ElvFq(crate::elvfq::ElvFqSettings),
 }

@@ -52,7 +52,7 @@ mod service;
 mod stable_merge;
 mod tracing;
 mod weight_raising;
-mod wf2q;
+pub(crate) mod wf2q;
 
 use std::collections::BTreeMap;
 

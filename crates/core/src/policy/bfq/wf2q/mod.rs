@@ -31,25 +31,25 @@ use crate::time::ms;
 use crate::Nanos;
 
 /// An entity's index in the [`Wf2q`] arena.
-pub(super) type EntityId = usize;
+pub(crate) type EntityId = usize;
 
 /// Fixed-point shift of virtual times.
 const SERVICE_SHIFT: u32 = 22;
 
 /// How long the IDLE class may wait while others are served (`BFQ_CL_IDLE_TIMEOUT`).
-pub(super) const IDLE_CLASS_TIMEOUT: Nanos = ms(200);
+pub(crate) const IDLE_CLASS_TIMEOUT: Nanos = ms(200);
 
 /// Number of classes, and so of service trees per group.
-pub(super) const CLASSES: usize = 3;
+pub(crate) const CLASSES: usize = 3;
 
 /// The virtual time `service` costs an entity of weight `weight`.
-pub(super) fn delta(service: u64, weight: u64) -> u64 {
+pub(crate) fn delta(service: u64, weight: u64) -> u64 {
     (service << SERVICE_SHIFT) / weight.max(1)
 }
 
 /// Where an entity is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Place {
+pub(crate) enum Place {
     /// Not on any tree: no work, and its finish time has been passed or forgotten.
     Off,
     /// On its tree's active sets, waiting to be served.
@@ -66,7 +66,7 @@ pub(super) enum Place {
 
 /// What [`Wf2q::select_parallel`] chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Selection {
+pub(crate) enum Selection {
     /// Serve this queue (its owner index); its entities are in service.
     Queue(usize),
     /// Entities wait, but lingering ones come first in virtual time: wait for them.
@@ -88,7 +88,7 @@ enum Found {
 
 /// What an entity stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Owner {
+pub(crate) enum Owner {
     /// A queue, by its id in the policy.
     Queue(usize),
     /// A group, by its index in the policy's group list.
@@ -97,47 +97,47 @@ pub(super) enum Owner {
 
 /// One schedulable entity.
 #[derive(Debug, Clone)]
-pub(super) struct Entity {
+pub(crate) struct Entity {
     /// The queue or group.
-    pub(super) owner: Owner,
+    pub(crate) owner: Owner,
     /// The group entity whose trees hold it; `None` only for the root group.
-    pub(super) parent: Option<EntityId>,
+    pub(crate) parent: Option<EntityId>,
     /// Its class: 0 RT, 1 BE, 2 IDLE.
-    pub(super) class: usize,
+    pub(crate) class: usize,
     /// The weight it is scheduled with while on a tree.
-    pub(super) weight: u64,
+    pub(crate) weight: u64,
     /// The weight it takes at its next activation (weight raising changes it lazily).
-    pub(super) new_weight: u64,
+    pub(crate) new_weight: u64,
     /// The service it may receive in its next turn, in sectors.
-    pub(super) budget: u64,
+    pub(crate) budget: u64,
     /// The service received since it was last put in service.
-    pub(super) service: u64,
+    pub(crate) service: u64,
     /// Virtual start time.
-    pub(super) start: u64,
+    pub(crate) start: u64,
     /// Virtual finish time.
-    pub(super) finish: u64,
+    pub(crate) finish: u64,
     /// Where it is.
-    pub(super) place: Place,
+    pub(crate) place: Place,
     /// A group's own trees.
-    pub(super) sched: Option<Box<SchedData>>,
+    pub(crate) sched: Option<Box<SchedData>>,
     /// Turns it may still be served ahead of V (parallel service's lead, [`Wf2q::lead`]).
     lead_left: u32,
 }
 
 /// A group's scheduling state: its trees and the child in service.
 #[derive(Debug, Clone, Default)]
-pub(super) struct SchedData {
+pub(crate) struct SchedData {
     /// One tree per class.
-    pub(super) trees: [ServiceTree; CLASSES],
+    pub(crate) trees: [ServiceTree; CLASSES],
     /// The child being served.
-    pub(super) in_service: Option<EntityId>,
+    pub(crate) in_service: Option<EntityId>,
     /// When the IDLE class was last served here.
-    pub(super) idle_class_served: Nanos,
+    pub(crate) idle_class_served: Nanos,
 }
 
 /// The entities of one class under one group.
 #[derive(Debug, Clone, Default)]
-pub(super) struct ServiceTree {
+pub(crate) struct ServiceTree {
     /// Eligible active entities by finish time.
     eligible: BTreeSet<(u64, EntityId)>,
     /// Not-yet-eligible active entities by start time.
@@ -147,14 +147,14 @@ pub(super) struct ServiceTree {
     /// Lingering entities by finish time.
     lingering: BTreeSet<(u64, EntityId)>,
     /// Virtual time.
-    pub(super) vtime: u64,
+    pub(crate) vtime: u64,
     /// Sum of the weights of its active, in-service, idle and lingering entities.
-    pub(super) wsum: u64,
+    pub(crate) wsum: u64,
 }
 
 impl ServiceTree {
     /// Whether an entity waits here to be served.
-    pub(super) fn has_active(&self) -> bool {
+    pub(crate) fn has_active(&self) -> bool {
         !self.eligible.is_empty() || !self.waiting.is_empty()
     }
 
@@ -228,7 +228,7 @@ impl ServiceTree {
 
 /// The hierarchy of entities.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Wf2q {
+pub(crate) struct Wf2q {
     entities: Vec<Entity>,
     free: Vec<EntityId>,
     /// How many turns in a row an entity may be served ahead of V once it was served on time
@@ -240,12 +240,12 @@ impl Wf2q {
     /// Let a queue served on time, if [`Wf2q::select_parallel`]'s caller allows it, take up to
     /// `turns` more turns ahead of V before it waits, and its ancestors served on time with it
     /// (parallel service's lead, `parallel.rs`).
-    pub(super) fn set_lead(&mut self, turns: u32) {
+    pub(crate) fn set_lead(&mut self, turns: u32) {
         self.lead = turns;
     }
 
     /// Add an entity (not yet on any tree); groups get trees of their own.
-    pub(super) fn add(
+    pub(crate) fn add(
         &mut self,
         owner: Owner,
         parent: Option<EntityId>,
@@ -279,7 +279,7 @@ impl Wf2q {
     }
 
     /// Forget an entity that is off every tree; its id may be reused.
-    pub(super) fn remove(&mut self, id: EntityId) {
+    pub(crate) fn remove(&mut self, id: EntityId) {
         if self.entities[id].place == Place::Lingering {
             self.stop_lingering(id);
         }
@@ -291,12 +291,12 @@ impl Wf2q {
     }
 
     /// An entity.
-    pub(super) fn get(&self, id: EntityId) -> &Entity {
+    pub(crate) fn get(&self, id: EntityId) -> &Entity {
         &self.entities[id]
     }
 
     /// An entity, mutably (weights and budgets; the place is the engine's business).
-    pub(super) fn get_mut(&mut self, id: EntityId) -> &mut Entity {
+    pub(crate) fn get_mut(&mut self, id: EntityId) -> &mut Entity {
         &mut self.entities[id]
     }
 
@@ -322,7 +322,7 @@ impl Wf2q {
     }
 
     /// The virtual time of the tree an entity is on.
-    pub(super) fn vtime_of(&self, id: EntityId) -> u64 {
+    pub(crate) fn vtime_of(&self, id: EntityId) -> u64 {
         let entity = &self.entities[id];
         entity
             .parent
@@ -335,7 +335,7 @@ impl Wf2q {
     /// `back_shift`: the entity recovers from a hole (it ran dry moments ago) and keeps its old
     /// timestamps: if V passed its old finish, it starts there, and both timestamps move up
     /// `1/back_shift` of the way needed for its finish to reach V.
-    pub(super) fn activate(&mut self, id: EntityId, budget: u64, back_shift: Option<u64>) {
+    pub(crate) fn activate(&mut self, id: EntityId, budget: u64, back_shift: Option<u64>) {
         self.entities[id].budget = budget;
         let mut current = id;
         let mut shift = back_shift;
@@ -447,7 +447,7 @@ impl Wf2q {
     /// Choose the queue to serve: at each level from the root down, the first class with work
     /// (the IDLE class first if it waited too long), and in it the eligible entity that
     /// finishes first. Returns the queue's owner index. The chosen entities go in service.
-    pub(super) fn select(&mut self, root: EntityId, now: Nanos) -> Option<usize> {
+    pub(crate) fn select(&mut self, root: EntityId, now: Nanos) -> Option<usize> {
         let mut group = root;
         loop {
             let class = self.class_to_serve(group, now)?;
@@ -477,7 +477,7 @@ impl Wf2q {
     ///
     /// `may_lead` says whether the chosen queue, if served on time, gets the lead
     /// ([`Wf2q::set_lead`]); its ancestors served on time get it with it.
-    pub(super) fn select_parallel(
+    pub(crate) fn select_parallel(
         &mut self,
         root: EntityId,
         now: Nanos,
@@ -602,7 +602,7 @@ impl Wf2q {
 
     /// An entity received `sectors` of service: it and every ancestor count it, and each
     /// tree on the way advances its virtual time.
-    pub(super) fn charge(&mut self, id: EntityId, sectors: u64) {
+    pub(crate) fn charge(&mut self, id: EntityId, sectors: u64) {
         let mut current = id;
         loop {
             self.entities[current].service += sectors;
@@ -640,7 +640,7 @@ impl Wf2q {
     /// budget (`budget` for the queue, the next child's for a group), one without goes idle —
     /// or lingers: the queue if `linger` says it is expected back, a group while a child of it
     /// lingers.
-    pub(super) fn expire(&mut self, id: EntityId, has_work: bool, budget: u64, linger: bool) {
+    pub(crate) fn expire(&mut self, id: EntityId, has_work: bool, budget: u64, linger: bool) {
         self.entities[id].budget = budget;
         let mut current = id;
         let mut work = has_work;
@@ -692,7 +692,7 @@ impl Wf2q {
     }
 
     /// Stop every lingering entity (see [`Wf2q::stop_lingering`]).
-    pub(super) fn stop_all_lingering(&mut self) {
+    pub(crate) fn stop_all_lingering(&mut self) {
         for id in 0..self.entities.len() {
             if self.entities[id].place == Place::Lingering {
                 self.stop_lingering(id);
@@ -702,7 +702,7 @@ impl Wf2q {
 
     /// A lingering entity is no longer expected back: it goes idle (or off, if V has passed
     /// its finish), and so does each ancestor left with neither work nor a lingering child.
-    pub(super) fn stop_lingering(&mut self, id: EntityId) {
+    pub(crate) fn stop_lingering(&mut self, id: EntityId) {
         let mut current = id;
         while self.entities[current].place == Place::Lingering {
             let finish = self.entities[current].finish;
@@ -731,7 +731,7 @@ impl Wf2q {
     /// An entity that is active but not in service has no more work (its queue was emptied by
     /// injection): it leaves its tree with a finish time from the service it actually got,
     /// and so do ancestors left without work.
-    pub(super) fn deactivate(&mut self, id: EntityId) {
+    pub(crate) fn deactivate(&mut self, id: EntityId) {
         let mut current = id;
         loop {
             if self.entities[current].place != Place::Active {
