@@ -4,7 +4,8 @@
 //! A release is written as the kernel numbers it (`2.6.10`, `2.6.28`, `4.4`) and kept as one
 //! integer, `major × 10000 + minor × 100 + patch` (2.6.28 is 20628, 4.4 is 40400), so that a
 //! tunable of unit [`UNIT`] orders and compares like any other. A policy with a `version`
-//! tunable behaves as the newest release it models that is not after the value; `ioslice
+//! tunable behaves as the newest release it models that is not after the value (so a later
+//! release, `6.18` say, runs its newest model; one before its oldest is refused); `ioslice
 //! schedulers` lists the releases each models and what differs.
 //!
 //! The kernel of a run (`--kernel 2.6.28`, or a job file's `; ioslice-kernel: 2.6.28`) sets

@@ -148,17 +148,29 @@ impl TunableDef {
     }
 
     /// What the tunable accepts, in words: `an integer in 0..=2 (requests)`, or for a
-    /// release `a kernel release from 2.6.10 to 4.4 (such as 2.6.28)`.
+    /// release `a kernel release from 2.6.10 on (such as 2.6.28)`.
     pub fn expected(&self) -> String {
         if self.unit == crate::kernel::UNIT {
             format!(
-                "a kernel release from {} to {} (such as {})",
+                "a kernel release from {} on (such as {}; {} and later run the newest model, {})",
+                self.format_value(self.min),
                 self.format_value(self.min),
                 self.format_value(self.max),
-                self.format_value(self.min)
+                self.format_value(self.max)
             )
         } else {
             format!("an integer in {}..={} ({})", self.min, self.max, self.unit)
+        }
+    }
+
+    /// The value in force for a value given: a kernel release after the newest one the
+    /// policy models is that newest one (a policy behaves as the newest release it models
+    /// that is not after the value); any other value is itself.
+    fn in_force(&self, value: i64) -> i64 {
+        if self.unit == crate::kernel::UNIT {
+            value.min(self.max)
+        } else {
+            value
         }
     }
 
@@ -208,6 +220,7 @@ impl Tunables {
             let def = &defs[index];
             values[index] = def
                 .parse_value(value)
+                .map(|v| def.in_force(v))
                 .filter(|v| (def.min..=def.max).contains(v))
                 .ok_or_else(|| TunableError::BadValue {
                     scheduler: scheduler.to_string(),
@@ -315,8 +328,13 @@ mod tests {
         assert_eq!(given("2.6.28"), Ok(20628));
         assert_eq!(given("20635"), Ok(20635));
         assert_eq!(
+            given("6.18"),
+            Ok(40400),
+            "the newest model for a later release"
+        );
+        assert_eq!(
             given("2.6.9").unwrap_err().to_string(),
-            "invalid value '2.6.9' for cfq tunable version: expected a kernel release from 2.6.10 to 4.4 (such as 2.6.10)"
+            "invalid value '2.6.9' for cfq tunable version: expected a kernel release from 2.6.10 on (such as 2.6.10; 4.4 and later run the newest model, 4.4)"
         );
         assert_eq!(RELEASE[0].format_value(20628), "2.6.28");
         assert_eq!(DEFS[0].format_value(16), "16");
