@@ -33,14 +33,23 @@ pub fn parse(text: &str) -> Result<Controller, String> {
     }
 }
 
+/// The `key=value` items of a controller's settings, trimmed, in order.
+fn items(settings: &str) -> Result<Vec<(&str, &str)>, String> {
+    settings
+        .split(',')
+        .map(str::trim)
+        .map(|item| {
+            item.split_once('=')
+                .map(|(key, value)| (key.trim(), value.trim()))
+                .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))
+        })
+        .collect()
+}
+
 fn ioband(settings: &str) -> Result<IobandSettings, String> {
     let mut ioband = IobandSettings::default();
-    for item in settings.split(',').map(str::trim) {
-        let (key, value) = item
-            .split_once('=')
-            .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))?;
-        let value = value.trim();
-        match key.trim() {
+    for (key, value) in items(settings)? {
+        match key {
             "policy" => {
                 ioband.policy = TokenPolicy::from_name(value)
                     .ok_or_else(|| format!("policy '{value}': expected weight or weight-iosize"))?
@@ -62,12 +71,8 @@ fn ioband(settings: &str) -> Result<IobandSettings, String> {
 
 fn elv_fq(settings: &str) -> Result<ElvFqSettings, String> {
     let mut elv_fq = ElvFqSettings::default();
-    for item in settings.split(',').map(str::trim) {
-        let (key, value) = item
-            .split_once('=')
-            .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))?;
-        let value = value.trim();
-        match key.trim() {
+    for (key, value) in items(settings)? {
+        match key {
             "slice_sync" => elv_fq.slice_sync = ms(number(key, value, 1, 10_000)?),
             "slice_async" => elv_fq.slice_async = ms(number(key, value, 1, 10_000)?),
             "group_idle" => elv_fq.group_idle = ms(number(key, value, 0, 10_000)?),

@@ -111,6 +111,19 @@ fn pairs_may_carry_kernel_tunables() {
     assert_eq!(script.status.code(), Some(2), "{}", text(&script.stderr));
 }
 
+/// The table bench/lib/kernel-vs-ioslice-report.py prints for `manifest` (10 s runs).
+fn report(manifest: &Path) -> String {
+    let out = Command::new("python3")
+        .arg("bench/lib/kernel-vs-ioslice-report.py")
+        .arg(manifest)
+        .arg("10")
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
 /// A fio-like JSON file with one job per `(name, bytes a second)`.
 fn fio_json(dir: &Path, name: &str, jobs: &[(&str, u64)]) -> String {
     let jobs: Vec<String> = jobs
@@ -169,15 +182,7 @@ fn the_table_judges_shares_by_points_or_percent_and_totals_by_the_kernels_range(
             late = late.display()
         ),
     );
-    let out = Command::new("python3")
-        .arg("bench/lib/kernel-vs-ioslice-report.py")
-        .arg(&manifest)
-        .arg("10")
-        .current_dir(root())
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let table = text(&out.stdout);
+    let table = report(&manifest);
     let ioslice_lines: Vec<&str> = table
         .lines()
         .filter(|l| l.trim_start().starts_with("ioslice"))
@@ -218,14 +223,7 @@ fn shares_of_grouped_rows_are_the_groups_shares() {
             job.display()
         ),
     );
-    let out = Command::new("python3")
-        .arg("bench/lib/kernel-vs-ioslice-report.py")
-        .arg(&manifest)
-        .arg("10")
-        .current_dir(root())
-        .output()
-        .expect("python3 runs");
-    let table = text(&out.stdout);
+    let table = report(&manifest);
     assert!(table.contains("weight shares %:    20.0  80.0"), "{table}");
     assert!(table.contains("shares % (light heavy)"), "{table}");
     let kernel_line = table

@@ -32,14 +32,10 @@ fn simulate(name: &str, sched: &str, device: &str, clients: Option<u32>, host: &
 
 /// The worst runtime of seed 004's ssh-like readers, ms.
 fn worst_ssh_reader_ms(sched: &str, device: &str) -> u64 {
-    simulate("seed-004/ssh-like.fio", sched, device, None, "")
-        .report
-        .jobs
-        .iter()
-        .filter(|job| job.description.name.starts_with("file"))
-        .map(|job| job.stats.runtime / 1_000_000)
-        .max()
-        .expect("41 readers")
+    common::slowest_job_ms(
+        &simulate("seed-004/ssh-like.fio", sched, device, None, ""),
+        "file",
+    )
 }
 
 #[test]

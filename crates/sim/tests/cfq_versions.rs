@@ -12,7 +12,7 @@ mod common;
 
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_sim::host;
-use ioslice_sim::simulation::{run, SimOutcome};
+use ioslice_sim::simulation::run;
 
 /// Seed 004's job with a 3 GiB writer and its first eight readers: the shape, in less time.
 const SSH_SHORT: &str = "[job1]\nrw=write\nsize=3072m\ndirect=0\nblocksize=1024k\n\
@@ -21,23 +21,11 @@ const SSH_SHORT: &str = "[job1]\nrw=write\nsize=3072m\ndirect=0\nblocksize=1024k
     [file4]\nstartdelay=12\n[file5]\nstartdelay=16\n[file6]\nstartdelay=20\n\
     [file7]\nstartdelay=24\n[file8]\nstartdelay=28\n";
 
-/// The worst reader runtime (ms) of an outcome's `file*` jobs.
-fn worst_reader_ms(outcome: &SimOutcome) -> u64 {
-    outcome
-        .report
-        .jobs
-        .iter()
-        .filter(|job| job.description.name.starts_with("file"))
-        .map(|job| job.stats.runtime / 1_000_000)
-        .max()
-        .expect("readers")
-}
-
 fn ssh_short(sched: &str, device: &str) -> u64 {
-    worst_reader_ms(&common::run_text(
-        SSH_SHORT,
-        &common::config(sched, device, 1),
-    ))
+    common::slowest_job_ms(
+        &common::run_text(SSH_SHORT, &common::config(sched, device, 1)),
+        "file",
+    )
 }
 
 #[test]
@@ -59,7 +47,7 @@ fn cfq_2_6_28_worst_ssh_reader_is_within_twice_the_posts_bare_disk_figure() {
         "cfq:version=20628",
         "sim:sata-7200",
     );
-    let worst = worst_reader_ms(&outcome) as f64;
+    let worst = common::slowest_job_ms(&outcome, "file") as f64;
     let ratio = worst / 6637.0;
     assert!((0.5..=2.0).contains(&ratio), "{worst} ms");
 }

@@ -136,14 +136,7 @@ fn cfq_shares_the_disk_between_a_reader_and_a_writer() {
 /// The worst runtime of the ssh-like readers, ms.
 fn worst_reader_runtime_ms(sched: &str) -> u64 {
     let outcome = simulate("seed-004/ssh-like.fio", sched, "sim:sata-7200", None);
-    outcome
-        .report
-        .jobs
-        .iter()
-        .filter(|job| job.description.name.starts_with("file"))
-        .map(|job| job.stats.runtime / 1_000_000)
-        .max()
-        .expect("41 readers")
+    common::slowest_job_ms(&outcome, "file")
 }
 
 #[test]

@@ -49,6 +49,19 @@ pub fn run_scenario_with(
     outcome
 }
 
+/// The longest runtime, in ms, of the jobs whose names start with `prefix` (seed 004's
+/// ssh-like readers are `file1` to `file41`).
+pub fn slowest_job_ms(outcome: &SimOutcome, prefix: &str) -> u64 {
+    outcome
+        .report
+        .jobs
+        .iter()
+        .filter(|job| job.description.name.starts_with(prefix))
+        .map(|job| job.stats.runtime / 1_000_000)
+        .max()
+        .expect("jobs of that name")
+}
+
 /// Each job's bytes per second over its run time, reads and writes together, in job order.
 pub fn job_bytes_per_second(outcome: &SimOutcome) -> Vec<f64> {
     outcome
