@@ -1,7 +1,8 @@
 //! Running a comparison: every scheduler × client count is an independent simulation, so
 //! they run on every core (rayon) and come back in plan order, whatever the threads did.
-//! A progress bar (runs done / total) shows on stderr when it is a terminal. With `--trace`,
-//! every run's trace file is created before the first run starts, and each run writes its own.
+//! A progress bar (runs done / total) shows on stderr when it is a terminal and there is
+//! more than one run. With `--trace`, every run's trace file is created before the first run
+//! starts, and each run writes its own.
 
 use std::path::PathBuf;
 
@@ -178,7 +179,9 @@ pub fn with_clients(job_file: &JobFile, count: Option<u32>) -> JobFile {
 
 /// A bar on stderr when it is a terminal, else one that draws nothing.
 fn progress_bar(total: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    // One run has nothing to count (and `ioslice seeds` runs its lines as one-run
+    // comparisons side by side, whose bars would draw over each other).
+    if total < 2 || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
