@@ -421,7 +421,7 @@ fn bad_specs_say_what_is_valid() {
     let message = error("sim:sata-7300").to_string();
     assert!(
         message.contains("`sata-7300`")
-            && message.contains("sata-7200, sata-2009, ide-2004, raid5-12"),
+            && message.contains("sata-7200, sata-2009, ide-2004, raid5-12, eva-4400"),
         "{message}"
     );
     let message = error("sim:ssd:rpm=7200").to_string();
