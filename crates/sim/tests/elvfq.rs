@@ -58,19 +58,6 @@ fn simulate_traced(scenario: &str, sched: &str) -> (SimOutcome, TraceLog) {
     (outcome, log)
 }
 
-/// Bytes and requests of every job of each name (a job's clones together).
-fn by_job(outcome: &SimOutcome) -> BTreeMap<String, (u64, u64)> {
-    let mut totals = BTreeMap::new();
-    for job in &outcome.report.jobs {
-        let entry = totals.entry(job.description.name.clone()).or_insert((0, 0));
-        for direction in &job.stats.directions {
-            entry.0 += direction.io_bytes;
-            entry.1 += direction.total_ios;
-        }
-    }
-    totals
-}
-
 /// The disk time each group was charged, from the layer's slice ends.
 fn charged(log: &TraceLog) -> BTreeMap<u32, u64> {
     let mut charged = BTreeMap::new();
@@ -103,7 +90,7 @@ fn random_readers_share_time_and_requests_by_weight() {
         let (heavy, light) = (time[&1], time[&2]);
         println!("{sched}: disk time heavy {heavy} light {light}");
         assert_two_thirds(&format!("{sched}, disk time"), share(heavy, light));
-        let jobs = by_job(&outcome);
+        let jobs = common::by_job(&outcome);
         println!("{sched}: {jobs:?}");
         assert_two_thirds(
             &format!("{sched}, requests"),
@@ -111,7 +98,7 @@ fn random_readers_share_time_and_requests_by_weight() {
         );
     }
     // The exact figures of the documented table (docs/experiments.md, seed 002).
-    let jobs = by_job(&simulate("elvfq-weights.fio", "noop", |c| {
+    let jobs = common::by_job(&simulate("elvfq-weights.fio", "noop", |c| {
         c.controller = elv_fq()
     }));
     assert_eq!((jobs["heavy"].1, jobs["light"].1), (1464, 706));
@@ -127,7 +114,7 @@ fn without_fairness_wait_busy_keeps_the_weights() {
         ..ElvFqSettings::default()
     });
     for sched in ["noop", "anticipatory"] {
-        let jobs = by_job(&simulate("elvfq-weights.fio", sched, |c| {
+        let jobs = common::by_job(&simulate("elvfq-weights.fio", sched, |c| {
             c.controller = controller
         }));
         println!("{sched}: {jobs:?}");
@@ -138,7 +125,7 @@ fn without_fairness_wait_busy_keeps_the_weights() {
 #[test]
 fn sequential_readers_keep_their_weights_through_group_idling() {
     for sched in ["noop", "deadline", "anticipatory"] {
-        let jobs = by_job(&simulate("elvfq-seq-weights.fio", sched, |c| {
+        let jobs = common::by_job(&simulate("elvfq-seq-weights.fio", sched, |c| {
             c.controller = elv_fq()
         }));
         println!("{sched}: {jobs:?}");
@@ -150,7 +137,7 @@ fn sequential_readers_keep_their_weights_through_group_idling() {
         group_idle: 0,
         ..ElvFqSettings::default()
     });
-    let jobs = by_job(&simulate("elvfq-seq-weights.fio", "noop", |c| {
+    let jobs = common::by_job(&simulate("elvfq-seq-weights.fio", "noop", |c| {
         c.controller = no_idling
     }));
     println!("noop, group_idle=0: {jobs:?}");
@@ -174,7 +161,7 @@ fn rt_vs_be7_limited(sched: &str, throttle: Throttle) -> BTreeMap<String, (u64, 
             ..Limits::default()
         },
     )];
-    by_job(&common::run_text(&text, &config))
+    common::by_job(&common::run_text(&text, &config))
 }
 
 #[test]
@@ -211,7 +198,7 @@ fn throttled_above_the_elevator_rt_and_be7_share_evenly() {
 #[test]
 fn rt_beats_be7_in_a_limited_group_beside_another_group() {
     for sched in ELEVATORS {
-        let jobs = by_job(&simulate("ioband-priorities.fio", sched, |c| {
+        let jobs = common::by_job(&simulate("ioband-priorities.fio", sched, |c| {
             c.controller = elv_fq();
             c.group_limits = vec![(
                 "test1".to_string(),
@@ -237,7 +224,7 @@ fn rt_beats_be7_in_a_limited_group_beside_another_group() {
 /// the device (past its dispatch quantum) keeps its group's slice rather than losing it.
 #[test]
 fn cfq_inside_elv_fq_keeps_its_classes() {
-    let jobs = by_job(&simulate("ioband-priorities.fio", "cfq", |c| {
+    let jobs = common::by_job(&simulate("ioband-priorities.fio", "cfq", |c| {
         c.controller = elv_fq()
     }));
     println!("{jobs:?}");

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
 use ioslice_sim::simulation::SimOutcome;
 
@@ -18,19 +16,6 @@ fn simulate(scenario: &str, sched: &str, controller: Controller) -> SimOutcome {
     common::run_scenario_with(&scenario, sched, "sim:sata-7200", |config| {
         config.controller = controller;
     })
-}
-
-/// Bytes and requests of every job of each name (a job's clones together).
-fn by_job(outcome: &SimOutcome) -> BTreeMap<String, (u64, u64)> {
-    let mut totals = BTreeMap::new();
-    for job in &outcome.report.jobs {
-        let entry = totals.entry(job.description.name.clone()).or_insert((0, 0));
-        for direction in &job.stats.directions {
-            entry.0 += direction.io_bytes;
-            entry.1 += direction.total_ios;
-        }
-    }
-    totals
 }
 
 fn ioband() -> Controller {
@@ -45,7 +30,7 @@ fn dm_ioband_shares_requests_by_weight_under_any_elevator() {
             ..IobandSettings::default()
         });
         for sched in ["cfq", "bfq", "deadline", "noop"] {
-            let jobs = by_job(&simulate("ioband-weights.fio", sched, controller));
+            let jobs = common::by_job(&simulate("ioband-weights.fio", sched, controller));
             let ratio = jobs["heavy"].1 as f64 / jobs["light"].1 as f64;
             println!("{} under {sched}: heavy/light {ratio:.2}", policy.name());
             assert!(
@@ -59,12 +44,12 @@ fn dm_ioband_shares_requests_by_weight_under_any_elevator() {
 
 #[test]
 fn dm_ioband_is_fair_in_requests_and_so_unfair_in_disk_time() {
-    let elevator = by_job(&simulate(
+    let elevator = common::by_job(&simulate(
         "ioband-seq-vs-seeky.fio",
         "cfq",
         Controller::Elevator,
     ));
-    let banded = by_job(&simulate("ioband-seq-vs-seeky.fio", "cfq", ioband()));
+    let banded = common::by_job(&simulate("ioband-seq-vs-seeky.fio", "cfq", ioband()));
     println!("cfq's groups: {elevator:?}; dm-ioband: {banded:?}");
     // cfq's groups share time: the sequential group moves many times the seeky one's bytes.
     assert!(elevator["seq"].0 > 5 * elevator["seeky"].0);
@@ -80,12 +65,12 @@ fn dm_ioband_is_fair_in_requests_and_so_unfair_in_disk_time() {
 
 #[test]
 fn dm_ioband_loses_the_priorities_inside_a_group() {
-    let elevator = by_job(&simulate(
+    let elevator = common::by_job(&simulate(
         "ioband-priorities.fio",
         "cfq",
         Controller::Elevator,
     ));
-    let banded = by_job(&simulate("ioband-priorities.fio", "cfq", ioband()));
+    let banded = common::by_job(&simulate("ioband-priorities.fio", "cfq", ioband()));
     println!("cfq's groups: {elevator:?}; dm-ioband: {banded:?}");
     // cfq alone: the RT reader takes nearly everything the group gets.
     assert!(elevator["be7"].0 * 100 < elevator["rt0"].0);

@@ -5,6 +5,7 @@
 
 pub mod round_disk;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use ioslice_core::limit::Limits;
@@ -60,6 +61,19 @@ pub fn slowest_job_ms(outcome: &SimOutcome, prefix: &str) -> u64 {
         .map(|job| job.stats.runtime / 1_000_000)
         .max()
         .expect("jobs of that name")
+}
+
+/// Bytes and requests of every job of each name (a job's clones together).
+pub fn by_job(outcome: &SimOutcome) -> BTreeMap<String, (u64, u64)> {
+    let mut totals = BTreeMap::new();
+    for job in &outcome.report.jobs {
+        let entry = totals.entry(job.description.name.clone()).or_insert((0, 0));
+        for direction in &job.stats.directions {
+            entry.0 += direction.io_bytes;
+            entry.1 += direction.total_ios;
+        }
+    }
+    totals
 }
 
 /// Each job's bytes per second over its run time, reads and writes together, in job order.
