@@ -4,7 +4,11 @@
 //!
 //! Dispatches are sampled in observation windows. A window needs at least 32 samples and 300 ms
 //! and aims at 1 s; it closes early after more than 100 ms without dispatches while nothing is in
-//! flight, or after a slow completion (fewer than 2^-10 sectors per µs since the previous one).
+//! flight, or after a slow completion: more than 2 ms after the previous one, and slower than
+//! 2^-10 sectors per µs for the largest request dispatched since the last multiple of 32 samples
+//! (the kernel forgets the largest size every 32 dispatches, so a run of small random reads
+//! between large sequential ones closes the window at its first slow completion, and the next
+//! window starts without the random reads' time in it).
 //! Its rate (sectors/µs, fixed point ×2^16) counts only if at least 3/4 of the samples were
 //! sequential or it beats the current peak, and never above 20 M sectors/s. The peak follows
 //! through a low-pass filter whose weight grows with the window's sequentiality and length:
@@ -29,6 +33,9 @@ const TARGET_INTERVAL: Nanos = SECOND;
 const IDLE_GAP: Nanos = ms(100);
 /// 20 M sectors/s in sectors/µs ×2^16.
 const MAX_RATE: u64 = 20 << RATE_SHIFT;
+/// The largest request a slow completion is judged by is forgotten every this many samples,
+/// so that after a run of small requests it is theirs.
+const LARGEST_REQUEST_SPAN: u32 = 32;
 
 /// The estimator.
 #[derive(Debug, Clone)]
@@ -86,7 +93,11 @@ impl PeakRate {
             self.sequential_samples += 1;
         }
         self.sectors += sectors;
-        self.largest_request = self.largest_request.max(sectors);
+        self.largest_request = if self.samples.is_multiple_of(LARGEST_REQUEST_SPAN) {
+            sectors
+        } else {
+            self.largest_request.max(sectors)
+        };
         self.last_dispatch = now;
         self.last_position = sector + sectors;
         if now.saturating_sub(self.first_dispatch) >= TARGET_INTERVAL {
@@ -201,5 +212,42 @@ mod tests {
         }
         estimator.dispatched(0, 8, 0, ms(500));
         assert_eq!(estimator.rate, before, "20 samples are too few");
+    }
+
+    /// 400 ms of 128-sector sequential reads (one every 0.5 ms), then small random reads
+    /// 10 ms apart: the window closes at the first slow completion once the 32-sample span
+    /// holding the large reads has passed, so the random reads' time never dilutes the rate.
+    #[test]
+    fn a_slow_completion_after_small_requests_closes_the_window() {
+        let mut estimator = PeakRate::new(true);
+        let (mut now, mut sector) = (0, 0);
+        // 800 large samples: the span boundary falls at sample 800, a large one.
+        for _ in 0..800 {
+            estimator.dispatched(sector, 128, 0, now);
+            sector += 128;
+            now += MICROSECOND * 500;
+            estimator.completed(now);
+        }
+        // Samples 801..=831 are small but the span still holds the large reads: a 10 ms gap
+        // (128 sectors in 10 ms beats 2^-10 sectors/µs) keeps the window open.
+        let mut closed_at = None;
+        for i in 801..=840 {
+            let changed = estimator.dispatched(i * 1_000_000, 8, 0, now);
+            now += ms(10);
+            if estimator.completed(now) || changed {
+                closed_at.get_or_insert(i);
+            }
+        }
+        // Sample 832 starts a new span of 8-sector reads; its completion 10 ms later is slow
+        // and folds the window that ended at the previous completion.
+        assert_eq!(closed_at, Some(832));
+        // The window folded is the sequential reads' and the first 32 random reads' service,
+        // 800 × 128 + 32 × 8 sectors over 710 ms: 9475 ×2^-16 sectors/µs, above the starting
+        // peak of 9333, so the peak rises (weight 9 · 800/832 → 8, × 0.71 s → 5, divisor 5). Had the window run
+        // on to 1 s through the random reads, its rate would have been about 6 800 and the
+        // peak would have fallen.
+        let window_rate = ((800 * 128 + 32 * 8_u64) << RATE_SHIFT) / 710_000;
+        assert_eq!(window_rate, 9475);
+        assert_eq!(estimator.rate, 9333 * 4 / 5 + 9475 / 5);
     }
 }
