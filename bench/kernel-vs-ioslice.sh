@@ -28,7 +28,8 @@
 #              read beside `ioslice run --trace` (needs tracefs; 256 MiB of ring per CPU)
 #   --repeat   run each kernel row N times (default 1): the emulated disk's timing varies from
 #              run to run, and the table then shows the median of each job's bandwidth with the
-#              range of the totals
+#              range of the totals; runs that would not agree with each other are the kernel's
+#              modes, each shown with its share of the runs, and ioslice is judged against each
 #   --out      where the raw JSON, the generated job files and the table are kept (default
 #              /tmp/kernel-vs-ioslice.DATE); `bench/lib/kernel-vs-ioslice-report.py DIR/manifest.tsv
 #              RUNTIME` prints the table again from them

@@ -11,7 +11,10 @@ time based, how late the emulator answered, and a verdict. A kernel elevator run
 (`--repeat`) counts with the median of each job's bandwidth, and its line shows the range of its
 totals. A pair agrees when ioslice's shares are in the kernel's order, each within ±10 % of the
 kernel's (relative) or ±2 points, whichever is looser, and its total within ±15 % of the kernel's
-median or inside the kernel's own range.
+median or inside the kernel's own range. Runs of one kernel elevator that would not agree with
+each other by that same rule are its modes (the kernel's side of a row can depend on timing and
+land in one of two behaviours; runs of which no two agree are a spread, not modes): each mode is shown with the runs in it, and ioslice is judged
+against each; a pair that agrees with one mode says which, and with how many of the runs.
 """
 
 import json
@@ -167,11 +170,69 @@ def verdict(kernel, mine, names):
             worst = max(gap for gap, _ in off)
             problems.append(f"shares off by up to {100 * worst:.1f} points")
     totals = kernel.get("totals") or [k_total]
-    total = m_total / k_total - 1
+    total = m_total / statistics.median(totals) - 1
     inside = min(totals) <= m_total <= max(totals)
     if abs(total) > TOTAL_TOLERANCE and not inside:
         problems.append(f"total {100 * total:+.0f}%")
     return ("agrees" if not problems else "DIFFERS: " + ", ".join(problems)), m_shares
+
+
+def same_mode(a, b, names):
+    """Whether two runs of one elevator would agree with each other as a pair does."""
+    return verdict(a, b, names)[0] == "agrees" or verdict(b, a, names)[0] == "agrees"
+
+
+def kernel_modes(kfiles, unit_of, names):
+    """The kernel's runs of one elevator as modes: runs joined when they would agree with each
+    other (and through each other), each mode the median of its runs, with how many runs it
+    holds; the most frequent first. Where all runs join, or none do (a spread rather than
+    modes), the one mode is the whole set of runs."""
+    parts = [part for part in kfiles.split(";") if part.strip()]
+    whole = [(regroup(run_result(kfiles), unit_of), len(parts))]
+    if len(parts) < 2:
+        return whole
+    singles = [regroup(run_result(part), unit_of) for part in parts]
+    parent = list(range(len(parts)))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(parts)):
+        for j in range(i + 1, len(parts)):
+            if same_mode(singles[i], singles[j], names):
+                parent[find(j)] = find(i)
+    groups = {}
+    for i in range(len(parts)):
+        groups.setdefault(find(i), []).append(i)
+    if len(groups) == 1 or len(groups) == len(parts):
+        # One mode, or no two runs alike: a spread, judged by its median and range.
+        return whole
+    modes = [(regroup(run_result(";".join(parts[i] for i in members)), unit_of), len(members))
+             for members in groups.values()]
+    return sorted(modes, key=lambda mode: -mode[1])
+
+
+def judge(modes, mine, names):
+    """The verdict on ioslice against the kernel's modes: against the only one, or which mode
+    it agrees with (and in how many of the runs the kernel was in it)."""
+    if len(modes) == 1:
+        return verdict(modes[0][0], mine, names)[0]
+    runs = sum(count for _, count in modes)
+    for mode, count in modes:
+        if verdict(mode, mine, names)[0] == "agrees":
+            return f"agrees with the mode of {count} of {runs} runs"
+    return "DIFFERS from every mode: " + verdict(modes[0][0], mine, names)[0].removeprefix("DIFFERS: ")
+
+
+def reference_mode(modes, mine, names):
+    """The mode ioslice is measured against in the markdown table: the one it agrees with, else
+    the most frequent."""
+    for mode, _ in modes:
+        if verdict(mode, mine, names)[0] == "agrees":
+            return mode
+    return modes[0][0]
 
 
 def lateness(files):
@@ -191,9 +252,19 @@ def lateness(files):
     return worst
 
 
+def run_total(result, names):
+    """A result's total: the median of its runs' totals (the per-job medians need not add up
+    to a total any run had)."""
+    totals = result.get("totals") or []
+    if len(totals) > 1:
+        return statistics.median(totals)
+    return sum(result["rate"].get(n, 0) for n in names)
+
+
 def describe(label, result, names, weights):
-    total = sum(result["rate"].get(n, 0) for n in names)
-    shares = " ".join(f"{100 * result['rate'].get(n, 0) / total:5.1f}" if total else "    -" for n in names)
+    total = run_total(result, names)
+    job_sum = sum(result["rate"].get(n, 0) for n in names)
+    shares = " ".join(f"{100 * result['rate'].get(n, 0) / job_sum:5.1f}" if job_sum else "    -" for n in names)
     untimed = [f"{n} done in {result['runtime_ms'][n] / 1000:.2f}s" for n in names
                if n in result["runtime_ms"] and result["runtime_ms"][n] and n in UNTIMED]
     extra = ("; " + ", ".join(untimed)) if untimed else ""
@@ -216,7 +287,10 @@ def markdown(rows, order):
         for ksched, kfiles, isched, ifiles in row["pairs"]:
             if kfiles.startswith("SKIP") or ifiles.startswith("SKIP"):
                 continue
-            kernel, mine = regroup(run_result(kfiles), unit_of), regroup(run_result(ifiles), unit_of)
+            modes = kernel_modes(kfiles, unit_of, names)
+            mine = regroup(run_result(ifiles), unit_of)
+            said = judge(modes, mine, names)
+            kernel = reference_mode(modes, mine, names)
             k_total = sum(kernel["rate"].get(n, 0) for n in names)
             m_total = sum(mine["rate"].get(n, 0) for n in names)
             worst = 0.0
@@ -224,14 +298,20 @@ def markdown(rows, order):
                 # In share points: a relative figure means nothing where the kernel gave ~0.
                 worst = max(abs(mine["rate"].get(n, 0) / m_total - kernel["rate"].get(n, 0) / k_total)
                             for n in names)
-            said, _ = verdict(kernel, mine, names)
-            total = f"{100 * (m_total / k_total - 1):+.0f} %" if k_total else "-"
+            total = f"{100 * (m_total / run_total(kernel, names) - 1):+.0f} %" if k_total else "-"
             share = f"{100 * worst:.1f}" if len(names) > 1 else "-"
-            k_figure = f"{k_total / 1e6:.1f}"
-            if len(kernel["totals"]) > 1:
-                k_figure += f" ({min(kernel['totals']) / 1e6:.1f}–{max(kernel['totals']) / 1e6:.1f})"
-            out.append(f"| {name} | {ksched} / {isched} | {k_figure} | {m_total / 1e6:.1f} | {total} | "
-                       f"{share} | {'agrees' if said == 'agrees' else 'differs'} |")
+            runs = sum(count for _, count in modes)
+            figures = []
+            for mode, count in modes:
+                figure = f"{run_total(mode, names) / 1e6:.1f}"
+                if len(mode["totals"]) > 1:
+                    figure += f" ({min(mode['totals']) / 1e6:.1f}–{max(mode['totals']) / 1e6:.1f})"
+                if len(modes) > 1:
+                    figure += f" in {count} of {runs} runs"
+                figures.append(figure)
+            short = "differs" if said.startswith("DIFFERS") else said
+            out.append(f"| {name} | {ksched} / {isched} | {'; '.join(figures)} | {m_total / 1e6:.1f} | {total} | "
+                       f"{share} | {short} |")
     return "\n".join(out)
 
 
@@ -252,7 +332,7 @@ def main():
     if as_markdown:
         print(markdown(rows, order))
         return
-    out, agree, total_pairs = [], 0, 0
+    out, agree, total_pairs, modal = [], 0, 0, 0
     for name in order:
         row = rows[name]
         names, weights, unit_of = layout(row["job"])
@@ -274,17 +354,23 @@ def main():
                 out.append(describe(f"kernel {ksched}", regroup(run_result(kfiles), unit_of), names, weights))
                 out.append(f"   ioslice {isched}: {ifiles}")
                 continue
-            kernel, mine = regroup(run_result(kfiles), unit_of), regroup(run_result(ifiles), unit_of)
-            said, _ = verdict(kernel, mine, names)
+            modes = kernel_modes(kfiles, unit_of, names)
+            mine = regroup(run_result(ifiles), unit_of)
+            said = judge(modes, mine, names)
             total_pairs += 1
-            agree += said == "agrees"
-            line = describe(f"kernel {ksched}", kernel, names, weights)
-            if late.get((name, ksched)) is not None:
-                line += f"; emulator late p99 {late[(name, ksched)]} µs"
-            out.append(line)
+            agree += said.startswith("agrees")
+            modal += said.startswith("agrees with the mode")
+            runs = sum(count for _, count in modes)
+            for index, (mode, count) in enumerate(modes):
+                label = f"kernel {ksched}" + (f" ({count}/{runs})" if len(modes) > 1 else "")
+                line = describe(label, mode, names, weights)
+                if index == 0 and late.get((name, ksched)) is not None:
+                    line += f"; emulator late p99 {late[(name, ksched)]} µs"
+                out.append(line)
             out.append(describe(f"ioslice {isched}", mine, names, weights) + f"   {said}")
         out.append("")
-    out.append(f"{agree} of {total_pairs} pairs agree ({runtime} s a run). A pair agrees when ioslice's shares are in the")
+    with_mode = f", {modal} of them with one mode of the kernel's runs" if modal else ""
+    out.append(f"{agree} of {total_pairs} pairs agree{with_mode} ({runtime} s a run). A pair agrees when ioslice's shares are in the")
     out.append(f"kernel's order, each within ±{100 * SHARE_TOLERANCE:.0f} % of the kernel's or ±{100 * SHARE_POINTS:.0f} points, "
                f"and its total within ±{100 * TOTAL_TOLERANCE:.0f} % of the kernel's or inside its range. p99 µs is the worst job's 99th")
     out.append("percentile completion latency. Kernel runs: fio on a loop device over `ioslice emulate`; ioslice runs:")

@@ -233,3 +233,91 @@ fn shares_of_grouped_rows_are_the_groups_shares() {
     assert!(kernel_line.ends_with("20.0  80.0"), "{table}");
     assert!(table.contains("1 of 1 pairs agree"), "{table}");
 }
+
+#[test]
+fn a_bimodal_kernel_row_is_judged_against_each_mode() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(
+        dir.path(),
+        "two.fio",
+        "[first]\ncgroup=first\n[second]\ncgroup=second\n",
+    );
+    // Two kernel runs give the first group everything at 200 MB/s; one splits 100 MB/s evenly.
+    let fast = |name: &str, bw: u64| fio_json(dir.path(), name, &[("first", bw), ("second", 0)]);
+    let (k1, k2) = (fast("k1.json", 200_000_000), fast("k2.json", 198_000_000));
+    let k3 = fio_json(
+        dir.path(),
+        "k3.json",
+        &[("first", 50_000_000), ("second", 50_000_000)],
+    );
+    let even = fio_json(
+        dir.path(),
+        "even.json",
+        &[("first", 52_000_000), ("second", 50_000_000)],
+    );
+    let between = fio_json(
+        dir.path(),
+        "between.json",
+        &[("first", 110_000_000), ("second", 40_000_000)],
+    );
+    let manifest = write(
+        dir.path(),
+        "manifest.tsv",
+        &format!(
+            "two\t{job}\tsim:sata-7200\tbfq\t{k1};{k2};{k3}\tbfq\t{even}\ntwo\t{job}\tsim:sata-7200\tnone\t{k1};{k2};{k3}\tnoop\t{between}\n",
+            job = job.display()
+        ),
+    );
+    let table = report(&manifest);
+    let kernel_modes: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("kernel bfq"))
+        .collect();
+    assert_eq!(kernel_modes.len(), 2, "{table}");
+    assert!(kernel_modes[0].contains("kernel bfq (2/3)"), "{table}");
+    assert!(kernel_modes[0].contains("100.0   0.0"), "{table}");
+    assert!(kernel_modes[1].contains("kernel bfq (1/3)"), "{table}");
+    let verdicts: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ioslice"))
+        .collect();
+    assert!(
+        verdicts[0].ends_with("agrees with the mode of 1 of 3 runs"),
+        "{table}"
+    );
+    assert!(verdicts[1].contains("DIFFERS from every mode: "), "{table}");
+    assert!(
+        table.contains("1 of 2 pairs agree, 1 of them with one mode of the kernel's runs"),
+        "{table}"
+    );
+}
+
+#[test]
+fn runs_of_which_no_two_agree_are_a_spread_not_modes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(dir.path(), "one.fio", "[only]\n");
+    let runs: Vec<String> = [10_000_000, 20_000_000, 40_000_000]
+        .iter()
+        .enumerate()
+        .map(|(i, bw)| fio_json(dir.path(), &format!("k{i}.json"), &[("only", *bw)]))
+        .collect();
+    let mine = fio_json(dir.path(), "m.json", &[("only", 21_000_000)]);
+    let manifest = write(
+        dir.path(),
+        "manifest.tsv",
+        &format!(
+            "one\t{}\tsim:sata-7200\tnone\t{}\tnoop\t{mine}\n",
+            job.display(),
+            runs.join(";")
+        ),
+    );
+    let table = report(&manifest);
+    // One line for the kernel: the median total of the three runs and their range.
+    let kernel_line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("kernel none"))
+        .expect("the kernel's line");
+    assert!(kernel_line.contains("20.0"), "{table}");
+    assert!(kernel_line.contains("3 runs, 10.0–40.0 MB/s"), "{table}");
+    assert!(table.contains("1 of 1 pairs agree (10 s a run)"), "{table}");
+}
