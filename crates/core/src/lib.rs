@@ -28,6 +28,7 @@ pub mod registry;
 pub mod request;
 pub mod scheduler;
 pub mod sector_order;
+pub mod spec;
 pub mod stop;
 pub mod time;
 pub mod trace;
