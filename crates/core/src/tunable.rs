@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::spec::{Spec, SpecError};
+
 /// A scheduler named with its tunable settings, as `--sched` takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedSpec {
@@ -19,10 +21,14 @@ pub struct SchedSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TunableError {
     /// The text is not `NAME[:tunable=value,...]`.
-    #[error("invalid scheduler specification '{spec}': expected NAME[:tunable=value,...]")]
+    #[error(
+        "invalid scheduler specification '{spec}': {reason}: expected NAME[:tunable=value,...]"
+    )]
     Syntax {
         /// The whole specification.
         spec: String,
+        /// What is wrong with it.
+        reason: SpecError,
     },
     /// No scheduler has this name.
     #[error("unknown scheduler '{name}': expected one of {valid}")]
@@ -82,40 +88,20 @@ impl FromStr for SchedSpec {
     type Err = TunableError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let syntax = || TunableError::Syntax {
+        let spec: Spec = text.parse().map_err(|reason| TunableError::Syntax {
             spec: text.to_string(),
-        };
-        let (name, rest) = match text.split_once(':') {
-            Some((name, rest)) => (name.trim(), Some(rest)),
-            None => (text.trim(), None),
-        };
-        if name.is_empty() {
-            return Err(syntax());
-        }
-        let mut settings = Vec::new();
-        for item in rest.into_iter().flat_map(|r| r.split(',')) {
-            let (key, value) = item.split_once('=').ok_or_else(syntax)?;
-            let (key, value) = (key.trim(), value.trim());
-            if key.is_empty() || value.is_empty() {
-                return Err(syntax());
-            }
-            settings.push((key.to_string(), value.to_string()));
-        }
+            reason,
+        })?;
         Ok(Self {
-            name: name.to_string(),
-            settings,
+            name: spec.name,
+            settings: spec.settings,
         })
     }
 }
 
 impl fmt::Display for SchedSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)?;
-        for (i, (key, value)) in self.settings.iter().enumerate() {
-            f.write_str(if i == 0 { ":" } else { "," })?;
-            write!(f, "{key}={value}")?;
-        }
-        Ok(())
+        crate::spec::write_spec(f, &self.name, &self.settings)
     }
 }
 
@@ -298,6 +284,26 @@ mod tests {
         assert_eq!(spec.to_string(), "deadline:read_expire=250,fifo_batch=1");
         assert!("deadline:read_expire".parse::<SchedSpec>().is_err());
         assert!(":x=1".parse::<SchedSpec>().is_err());
+        assert_eq!(
+            "cfq:slice_idle=0,slice_idle=8"
+                .parse::<SchedSpec>()
+                .unwrap_err()
+                .to_string(),
+            "invalid scheduler specification 'cfq:slice_idle=0,slice_idle=8': setting 'slice_idle' is given twice: expected NAME[:tunable=value,...]"
+        );
+    }
+
+    #[test]
+    fn a_spec_parses_back_from_its_text() {
+        for text in [
+            "noop",
+            "cfq:slice_idle=0,group_isolation=1",
+            "cfq:version=2.6.28",
+        ] {
+            let spec: SchedSpec = text.parse().unwrap();
+            assert_eq!(spec.to_string(), text);
+            assert_eq!(spec.to_string().parse::<SchedSpec>(), Ok(spec));
+        }
     }
 
     #[test]

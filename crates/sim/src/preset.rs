@@ -8,6 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use ioslice_core::spec::{write_spec, Spec, SpecError};
 use ioslice_core::Nanos;
 
 use crate::device::controller_cache::{ControllerCache, ControllerCacheConfig};
@@ -31,10 +32,12 @@ pub struct DeviceSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
     /// The text is not `sim:PRESET[:key=value,...]`.
-    #[error("bad device `{spec}`: expected sim:PRESET[:key=value,...]")]
+    #[error("bad device `{spec}`: {reason}: expected sim:PRESET[:key=value,...]")]
     Syntax {
         /// The text given.
         spec: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// No preset of that name.
     #[error("unknown device preset `{name}`; valid presets: {valid}")]
@@ -102,43 +105,25 @@ impl FromStr for DeviceSpec {
     type Err = DeviceError;
 
     fn from_str(text: &str) -> Result<Self, DeviceError> {
-        let syntax = || DeviceError::Syntax {
+        let syntax = |reason: String| DeviceError::Syntax {
             spec: text.to_string(),
+            reason,
         };
-        let rest = text.strip_prefix("sim:").ok_or_else(syntax)?;
-        let (preset, overrides) = match rest.split_once(':') {
-            Some((preset, list)) => (preset, Some(list)),
-            None => (rest, None),
-        };
-        if preset.is_empty() {
-            return Err(syntax());
-        }
-        let overrides = match overrides {
-            None => Vec::new(),
-            Some(list) => list
-                .split(',')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, value)) if !key.trim().is_empty() && !value.trim().is_empty() => {
-                        Ok((key.trim().to_string(), value.trim().to_string()))
-                    }
-                    _ => Err(syntax()),
-                })
-                .collect::<Result<_, _>>()?,
-        };
+        let rest = text
+            .strip_prefix("sim:")
+            .ok_or_else(|| syntax("no `sim:` prefix".to_string()))?;
+        let spec: Spec = rest.parse().map_err(|e: SpecError| syntax(e.to_string()))?;
         Ok(Self {
-            preset: preset.to_string(),
-            overrides,
+            preset: spec.name,
+            overrides: spec.settings,
         })
     }
 }
 
 impl fmt::Display for DeviceSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sim:{}", self.preset)?;
-        for (i, (key, value)) in self.overrides.iter().enumerate() {
-            write!(f, "{}{key}={value}", if i == 0 { ':' } else { ',' })?;
-        }
-        Ok(())
+        f.write_str("sim:")?;
+        write_spec(f, &self.preset, &self.overrides)
     }
 }
 

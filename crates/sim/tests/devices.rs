@@ -400,6 +400,31 @@ fn specs_parse_and_print_back() {
     assert!(dev.info().rotational);
 }
 
+/// Every preset, with every parameter set to its default, prints as text that parses back.
+#[test]
+fn every_preset_spec_parses_back_from_its_text() {
+    for preset in presets() {
+        let spec = DeviceSpec {
+            preset: preset.name.to_string(),
+            overrides: preset
+                .params
+                .iter()
+                .map(|p| (p.name.to_string(), p.value.clone()))
+                .collect(),
+        };
+        let text = spec.to_string();
+        assert_eq!(text.parse::<DeviceSpec>(), Ok(spec.clone()), "{text}");
+        build(&spec).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+    assert_eq!(
+        "sim:sata-7200:ncq=1,ncq=4"
+            .parse::<DeviceSpec>()
+            .unwrap_err()
+            .to_string(),
+        "bad device `sim:sata-7200:ncq=1,ncq=4`: setting 'ncq' is given twice: expected sim:PRESET[:key=value,...]"
+    );
+}
+
 #[test]
 fn bad_specs_say_what_is_valid() {
     let error = |text: &str| match text.parse::<DeviceSpec>() {
