@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use ioslice_core::spec::{parse_settings, EmptyItems, SpecError};
+
 use crate::config::SimConfig;
 pub use crate::config::{BlockLayer, DirectWrites};
 
@@ -150,6 +152,14 @@ pub enum HostError {
     /// Not `key=value`.
     #[error("host setting '{0}' is not key=value")]
     Syntax(String),
+    /// Otherwise not `key=value,...` (an empty key or value, a key twice).
+    #[error("host settings '{text}': {reason}")]
+    Spec {
+        /// The whole list.
+        text: String,
+        /// What is wrong with it.
+        reason: SpecError,
+    },
     /// No such key.
     #[error("unknown host setting '{name}'; known: {valid}")]
     UnknownKey {
@@ -170,13 +180,17 @@ pub enum HostError {
     },
 }
 
-/// Apply `key=value,...` to a configuration.
+/// Apply `key=value,...` to a configuration. Empty items (`a=1,,b=2`) are skipped, as they
+/// always have been here.
 pub fn apply(config: &mut SimConfig, settings: &str) -> Result<(), HostError> {
-    for item in settings.split(',').filter(|item| !item.trim().is_empty()) {
-        let (name, value) = item
-            .split_once('=')
-            .ok_or_else(|| HostError::Syntax(item.to_string()))?;
-        let (name, value) = (name.trim(), value.trim());
+    let items = parse_settings(settings, EmptyItems::Skip).map_err(|e| match e {
+        SpecError::MissingEquals { item } => HostError::Syntax(item),
+        reason => HostError::Spec {
+            text: settings.to_string(),
+            reason,
+        },
+    })?;
+    for (name, value) in &items {
         let key =
             KEYS.iter()
                 .find(|key| key.name == name)
@@ -251,5 +265,13 @@ mod tests {
         );
         let syntax = apply(&mut config, "memory").unwrap_err().to_string();
         assert_eq!(syntax, "host setting 'memory' is not key=value");
+        let twice = apply(&mut config, "dirty_ratio=20,dirty_ratio=30")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            twice,
+            "host settings 'dirty_ratio=20,dirty_ratio=30': setting 'dirty_ratio' is given twice"
+        );
+        apply(&mut config, "dirty_ratio=20,,read_ahead_kb=0,").expect("empty items skipped");
     }
 }
