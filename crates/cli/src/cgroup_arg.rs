@@ -8,7 +8,8 @@
 //! `rbps`/`wbps` are bytes per second, plain or with a `k`, `M`, `G` or `T` suffix in base
 //! 1024 (`8M` is 8388608); `riops`/`wiops` are requests per second; `max` is unlimited, as in
 //! `io.max`. `burst` is how much of each rate a bucket holds, as a duration (`100ms`, the
-//! default, `1s`, `500us`). `throttle` says where the limit holds the group's requests:
+//! default, `1s`, `500us`). Sizes and durations are read by `ioslice_core::spec`, which
+//! also splits the `NAME:` spelling; a key given twice in one value is refused. `throttle` says where the limit holds the group's requests:
 //! `priority` (the default: released in priority order) or `above` (above the elevator, in
 //! arrival order, as blk-throttle and io-throttle do; `ioslice_core::limit::Throttle`). Each
 //! `--cgroup` changes only the settings it names, and a later one wins, as writes to `io.max`
@@ -19,9 +20,13 @@
 //! `blkio.weight` 10..=1000) decides itself what it does with the rest. Names follow the group tree's rules: components of
 //! letters, digits, `-`, `_` and `.`, nested with `/` (`a/b`).
 
+use std::fmt;
+
 use ioslice_core::group::WEIGHT_RANGE;
 use ioslice_core::limit::{Limits, Throttle};
-use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
+use ioslice_core::spec::{
+    parse_duration, parse_items, parse_size, Spec, SpecError, DURATION_UNITS,
+};
 use ioslice_core::{GroupTree, Nanos};
 use ioslice_fio::JobFile;
 
@@ -33,9 +38,6 @@ const EXPECTED_BYTES: &str = "expected a positive number of bytes per second, pl
 
 /// What a request rate may be.
 const EXPECTED_IOPS: &str = "expected a positive whole number of requests per second, or max";
-
-/// What a burst may be.
-const EXPECTED_BURST: &str = "expected a duration with a unit: ns, us, ms or s (e.g. 100ms, 1s)";
 
 /// What a throttle may be.
 const EXPECTED_THROTTLE: &str =
@@ -83,17 +85,46 @@ pub struct CgroupArg {
     pub limits: Vec<LimitSetting>,
 }
 
+impl fmt::Display for LimitSetting {
+    /// `key=value` as `--cgroup` takes it back: rates in bytes or requests, the burst in
+    /// nanoseconds.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = |rate: &Option<u64>| rate.map_or("max".to_string(), |n| n.to_string());
+        match self {
+            Self::ReadBps(r) => write!(f, "rbps={}", rate(r)),
+            Self::WriteBps(r) => write!(f, "wbps={}", rate(r)),
+            Self::ReadIops(r) => write!(f, "riops={}", rate(r)),
+            Self::WriteIops(r) => write!(f, "wiops={}", rate(r)),
+            Self::Burst(burst) => write!(f, "burst={burst}ns"),
+            Self::Throttle(throttle) => write!(f, "throttle={}", throttle.name()),
+        }
+    }
+}
+
+impl fmt::Display for CgroupArg {
+    /// `PATH:weight=W,key=value,...`, the limits in the order given.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.path)?;
+        let weight = self.weight.map(|w| format!("weight={w}"));
+        let limits = self.limits.iter().map(LimitSetting::to_string);
+        for (i, item) in weight.into_iter().chain(limits).enumerate() {
+            write!(f, "{}{item}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
 /// Parse one `--cgroup` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<CgroupArg, String> {
     let fail = |why: String| format!("--cgroup '{text}': {why}");
-    let (name, items) = split_spelling(text).ok_or_else(|| fail(EXPECTED.to_string()))?;
+    let (path, settings) = split_spelling(text).map_err(fail)?;
     let mut arg = CgroupArg {
-        path: parse_name(name).map_err(fail)?,
+        path,
         weight: None,
         limits: Vec::new(),
     };
-    for item in items {
-        parse_setting(&mut arg, item).map_err(fail)?;
+    for (key, value) in &settings {
+        parse_setting(&mut arg, key, value).map_err(fail)?;
     }
     if arg.weight.is_none() && arg.limits.is_empty() {
         return Err(fail(EXPECTED.to_string()));
@@ -101,36 +132,46 @@ pub fn parse(text: &str) -> Result<CgroupArg, String> {
     Ok(arg)
 }
 
-/// The name and the `key=value` items: `NAME:k=v,k=v` or `NAME k=v k=v`.
-fn split_spelling(text: &str) -> Option<(&str, Vec<&str>)> {
-    if let Some((name, settings)) = text.split_once(':') {
-        return Some((name, settings.split(',').map(str::trim).collect()));
+/// The group's path and the settings: `NAME:k=v,k=v`, read by the shared grammar, or
+/// io.max's `NAME k=v k=v`, which the grammar does not cover (no `:`, items apart at spaces)
+/// and is split here, its items then read as the grammar reads them. Either way the name is
+/// a group path, checked by [`parse_name`], so an empty one says there is no group name.
+fn split_spelling(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+    let syntax = |e: SpecError| format!("{e}: {EXPECTED}");
+    if text.contains(':') {
+        return match text.parse::<Spec>() {
+            Ok(spec) => Ok((parse_name(&spec.name)?, spec.settings)),
+            Err(SpecError::EmptyName) => Err(no_group_name()),
+            Err(e) => Err(syntax(e)),
+        };
     }
     let mut words = text
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|w| !w.is_empty());
-    let name = words.next()?;
+    let name = words.next().ok_or_else(|| EXPECTED.to_string())?;
     let items: Vec<&str> = words.collect();
-    (!items.is_empty()).then_some((name, items))
+    if items.is_empty() {
+        return Err(EXPECTED.to_string());
+    }
+    let path = parse_name(name)?;
+    Ok((path, parse_items(items).map_err(syntax)?))
 }
 
-fn parse_setting(arg: &mut CgroupArg, item: &str) -> Result<(), String> {
-    let (key, value) = item
-        .split_once('=')
-        .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))?;
-    let value = value.trim();
-    let limit = match key.trim() {
+fn parse_setting(arg: &mut CgroupArg, key: &str, value: &str) -> Result<(), String> {
+    let limit = match key {
         "weight" => {
             arg.weight = Some(parse_weight(value)?);
             return Ok(());
         }
-        "rbps" => LimitSetting::ReadBps(parse_rate(key, value, parse_bytes, EXPECTED_BYTES)?),
-        "wbps" => LimitSetting::WriteBps(parse_rate(key, value, parse_bytes, EXPECTED_BYTES)?),
+        "rbps" => LimitSetting::ReadBps(parse_rate(key, value, parse_size, EXPECTED_BYTES)?),
+        "wbps" => LimitSetting::WriteBps(parse_rate(key, value, parse_size, EXPECTED_BYTES)?),
         "riops" => LimitSetting::ReadIops(parse_rate(key, value, parse_count, EXPECTED_IOPS)?),
         "wiops" => LimitSetting::WriteIops(parse_rate(key, value, parse_count, EXPECTED_IOPS)?),
-        "burst" => LimitSetting::Burst(
-            parse_duration(value).ok_or_else(|| format!("burst '{value}': {EXPECTED_BURST}"))?,
-        ),
+        "burst" => LimitSetting::Burst(parse_duration(value, None).ok_or_else(|| {
+            format!(
+                "burst '{value}': expected a duration with a unit: {DURATION_UNITS} (e.g. 100ms, 1s)"
+            )
+        })?),
         "throttle" => LimitSetting::Throttle(match value {
             "priority" => Throttle::Priority,
             "above" => Throttle::Above,
@@ -154,53 +195,16 @@ fn parse_rate(
     }
     match number(value).filter(|&n| n > 0) {
         Some(n) => Ok(Some(n)),
-        None => Err(format!("{} '{value}': {expected}", key.trim())),
+        None => Err(format!("{key} '{value}': {expected}")),
     }
 }
 
-/// A whole number and what follows it.
-fn split_number(value: &str) -> Option<(u64, &str)> {
-    let end = value
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(value.len());
-    let (digits, suffix) = value.split_at(end);
-    Some((digits.parse().ok()?, suffix))
-}
-
-/// Bytes: plain, or with a k/M/G/T suffix in base 1024 (`KiB`, `MB` and the like also read).
-fn parse_bytes(value: &str) -> Option<u64> {
-    let (number, suffix) = split_number(value)?;
-    let shift = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return None,
-    };
-    number.checked_mul(1 << shift)
-}
-
-/// A plain whole number.
+/// A plain whole number: digits only (no sign, point or suffix).
 fn parse_count(value: &str) -> Option<u64> {
-    match split_number(value)? {
-        (number, "") => Some(number),
-        _ => None,
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
-}
-
-/// A duration with a unit; `0` needs none.
-fn parse_duration(value: &str) -> Option<Nanos> {
-    let (number, unit) = split_number(value)?;
-    let scale = match unit {
-        "" if number == 0 => 1,
-        "ns" => 1,
-        "us" => MICROSECOND,
-        "ms" => MILLISECOND,
-        "s" => SECOND,
-        _ => return None,
-    };
-    number.checked_mul(scale)
+    value.parse().ok()
 }
 
 /// Every `--cgroup` value, in order.
@@ -212,14 +216,16 @@ pub fn parse_all(values: &[String]) -> Result<Vec<CgroupArg>, String> {
 fn parse_name(name: &str) -> Result<String, String> {
     let path = name.trim().trim_matches('/');
     if path.is_empty() {
-        return Err(format!(
-            "no group name: {EXPECTED} (the root group takes no weight or limit)"
-        ));
+        return Err(no_group_name());
     }
     GroupTree::default()
         .ensure(path)
         .map_err(|e| e.to_string())?;
     Ok(path.to_string())
+}
+
+fn no_group_name() -> String {
+    format!("no group name: {EXPECTED} (the root group takes no weight or limit)")
 }
 
 fn parse_weight(value: &str) -> Result<u32, String> {
@@ -326,7 +332,7 @@ pub fn job_cgroups(job_file: &JobFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ioslice_core::time::ms;
+    use ioslice_core::time::{ms, SECOND};
 
     #[test]
     fn names_and_weights() {
@@ -396,22 +402,52 @@ mod tests {
         );
     }
 
+    /// The sizes and durations the flag took before it read them with `core::spec`, as
+    /// the flag's own values.
     #[test]
     fn sizes_and_durations() {
-        for (text, bytes) in [("1", 1), ("4k", 4096), ("8M", 8 << 20), ("2G", 2 << 30)] {
-            assert_eq!(parse_bytes(text), Some(bytes), "{text}");
+        let limit = |text: &str| parse(text).map(|arg| arg.limits[0]);
+        for (text, bytes) in [
+            ("1", 1),
+            ("4k", 4096),
+            ("8M", 8 << 20),
+            ("2G", 2 << 30),
+            ("1T", 1 << 40),
+        ] {
+            let value = format!("g:rbps={text}");
+            assert_eq!(limit(&value), Ok(LimitSetting::ReadBps(Some(bytes))));
         }
-        assert_eq!(parse_bytes("1T"), Some(1 << 40));
-        assert_eq!(parse_bytes("99999999999T"), None);
+        assert!(parse("g:rbps=99999999999T").is_err());
         for (text, nanos) in [
             ("0", 0),
             ("500ms", ms(500)),
             ("2s", 2 * SECOND),
             ("250us", 250_000),
         ] {
-            assert_eq!(parse_duration(text), Some(nanos), "{text}");
+            let value = format!("g:burst={text}");
+            assert_eq!(limit(&value), Ok(LimitSetting::Burst(nanos)));
         }
-        assert_eq!(parse_duration("5"), None);
+        assert!(parse("g:burst=5").is_err());
+    }
+
+    /// What [`CgroupArg`] prints is a `--cgroup` value that gives it back.
+    #[test]
+    fn an_arg_parses_back_from_its_text() {
+        for text in [
+            "grp1:weight=100",
+            "a/b:weight=300,rbps=8M,wbps=max,riops=100,wiops=max,burst=250ms,throttle=above",
+            "g rbps=8388608 wbps=max riops=max wiops=120",
+            "g:throttle=priority,burst=1s",
+        ] {
+            let arg = parse(text).expect("valid");
+            assert_eq!(parse(&arg.to_string()), Ok(arg.clone()), "{text} -> {arg}");
+        }
+        assert_eq!(
+            parse("g:rbps=1M,rbps=2M"),
+            Err(format!(
+                "--cgroup 'g:rbps=1M,rbps=2M': setting 'rbps' is given twice: {EXPECTED}"
+            ))
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use ioslice_core::elvfq::ElvFqSettings;
 use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
+use ioslice_core::spec::Spec;
 use ioslice_core::time::ms;
 
 /// What `--controller` expects, for error messages.
@@ -19,36 +20,20 @@ const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosiz
 /// Parse a `--controller` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<Controller, String> {
     let fail = |why: String| format!("--controller '{text}': {why}");
-    let (name, settings) = match text.split_once(':') {
-        Some((name, settings)) => (name.trim(), Some(settings)),
-        None => (text.trim(), None),
-    };
-    match (name, settings) {
-        ("elevator", None) => Ok(Controller::Elevator),
-        ("ioband", None) => Ok(Controller::Ioband(IobandSettings::default())),
-        ("ioband", Some(settings)) => ioband(settings).map(Controller::Ioband).map_err(fail),
-        ("elv-fq", None) => Ok(Controller::ElvFq(ElvFqSettings::default())),
-        ("elv-fq", Some(settings)) => elv_fq(settings).map(Controller::ElvFq).map_err(fail),
+    let spec: Spec = text.parse().map_err(|e| fail(format!("{e}: {EXPECTED}")))?;
+    let settings = &spec.settings;
+    match (spec.name.as_str(), text.contains(':')) {
+        ("elevator", false) => Ok(Controller::Elevator),
+        ("ioband", _) => ioband(settings).map(Controller::Ioband).map_err(fail),
+        ("elv-fq", _) => elv_fq(settings).map(Controller::ElvFq).map_err(fail),
         _ => Err(fail(EXPECTED.to_string())),
     }
 }
 
-/// The `key=value` items of a controller's settings, trimmed, in order.
-fn items(settings: &str) -> Result<Vec<(&str, &str)>, String> {
-    settings
-        .split(',')
-        .map(str::trim)
-        .map(|item| {
-            item.split_once('=')
-                .map(|(key, value)| (key.trim(), value.trim()))
-                .ok_or_else(|| format!("setting '{item}' has no value: {EXPECTED}"))
-        })
-        .collect()
-}
-
-fn ioband(settings: &str) -> Result<IobandSettings, String> {
+fn ioband(settings: &[(String, String)]) -> Result<IobandSettings, String> {
     let mut ioband = IobandSettings::default();
-    for (key, value) in items(settings)? {
+    for (key, value) in settings {
+        let (key, value) = (key.as_str(), value.as_str());
         match key {
             "policy" => {
                 ioband.policy = TokenPolicy::from_name(value)
@@ -69,9 +54,10 @@ fn ioband(settings: &str) -> Result<IobandSettings, String> {
     Ok(ioband)
 }
 
-fn elv_fq(settings: &str) -> Result<ElvFqSettings, String> {
+fn elv_fq(settings: &[(String, String)]) -> Result<ElvFqSettings, String> {
     let mut elv_fq = ElvFqSettings::default();
-    for (key, value) in items(settings)? {
+    for (key, value) in settings {
+        let (key, value) = (key.as_str(), value.as_str());
         match key {
             "slice_sync" => elv_fq.slice_sync = ms(number(key, value, 1, 10_000)?),
             "slice_async" => elv_fq.slice_async = ms(number(key, value, 1, 10_000)?),
@@ -147,6 +133,19 @@ mod tests {
             let text = ioslice_report::settings::controller_text(&controller);
             assert_eq!(parse(&text), Ok(controller), "{text}");
         }
+        for (policy, token, io_throttle, io_limit) in [
+            (TokenPolicy::Weight, 1 << 30, 1, 1),
+            (TokenPolicy::WeightIosize, 4096, 8, 4096),
+        ] {
+            let controller = Controller::Ioband(IobandSettings {
+                policy,
+                token,
+                io_throttle,
+                io_limit,
+            });
+            let text = ioslice_report::settings::controller_text(&controller);
+            assert_eq!(parse(&text), Ok(controller), "{text}");
+        }
     }
 
     #[test]
@@ -168,6 +167,13 @@ mod tests {
             Err("--controller 'ioband:io_throttle=64,io_limit=8': io_throttle 64 is above io_limit 8: expected io_throttle <= io_limit".into())
         );
         assert!(parse("elevator:x=1").is_err());
+        assert!(parse("elevator:").is_err());
+        assert_eq!(
+            parse("ioband:token=0,token=4"),
+            Err(format!(
+                "--controller 'ioband:token=0,token=4': setting 'token' is given twice: {EXPECTED}"
+            ))
+        );
         assert_eq!(
             parse("elv-fq:fairness=2"),
             Err(
