@@ -12,12 +12,15 @@
 //!
 //! Selectors (`eio`, `torn`, `slow`): `dir=read|write|any`, `sectors=A..B`, `commands=A..B`
 //! (arrival numbers, the first is 1), `from=TIME` and `for=DURATION` (arrival time),
-//! `every=N`, `p=PROBABILITY`. Times and durations take a unit: `ns`, `us`, `ms`, `s`.
+//! `every=N`, `p=PROBABILITY`. Times and durations take a unit: `ns`, `us`, `ms`, `s`, `m`,
+//! `h`, `d` (read by `ioslice_core::spec`, as every duration on the command line is). A key
+//! given twice in one fault is refused.
 //!
 //! Touched by the thread that parses the command line.
 
 use std::fmt;
 
+use ioslice_core::spec::{parse_duration, EmptyItems, Spec, SpecError, DURATION_UNITS};
 use ioslice_core::{Direction, Nanos};
 
 use super::{Fault, FaultKind, FaultPlan, Selector, StallStart};
@@ -33,6 +36,16 @@ impl fmt::Display for FaultSpecError {
 }
 
 impl std::error::Error for FaultSpecError {}
+
+impl fmt::Display for FaultPlan {
+    /// The faults as given, `;`-separated: text that parses back to this plan.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, fault) in self.faults.iter().enumerate() {
+            write!(f, "{}{}", if i == 0 { "" } else { "; " }, fault.text)?;
+        }
+        Ok(())
+    }
+}
 
 impl std::str::FromStr for FaultPlan {
     type Err = FaultSpecError;
@@ -57,27 +70,26 @@ fn error(message: String) -> FaultSpecError {
     FaultSpecError(message)
 }
 
-/// One fault: `KIND[:KEY=VALUE,...]`.
+/// One fault: `KIND[:KEY=VALUE,...]`, split by the shared grammar; empty items are skipped,
+/// as the fault syntax always took them.
 fn parse_fault(text: &str) -> Result<Fault, FaultSpecError> {
-    let (kind, keys) = text.split_once(':').unwrap_or((text, ""));
-    let mut pairs = Vec::new();
-    for pair in keys.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').ok_or_else(|| {
-            error(format!(
-                "fault '{text}': bad part '{pair}': expected KEY=VALUE"
-            ))
-        })?;
-        pairs.push((key.trim(), value.trim()));
-    }
-    let kind = kind.trim();
+    let spec = Spec::parse_with(text, EmptyItems::Skip).map_err(|e| match e {
+        SpecError::EmptyName => unknown_kind(text, ""),
+        SpecError::MissingEquals { item } => error(format!(
+            "fault '{text}': bad part '{item}': expected KEY=VALUE"
+        )),
+        other => error(format!("fault '{text}': {other}")),
+    })?;
+    let pairs: Vec<(&str, &str)> = spec
+        .settings
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    let kind = spec.name.as_str();
     let (kind, select) = match kind {
         "stall" => (parse_stall(text, &pairs)?, Selector::default()),
         "eio" | "torn" | "slow" => parse_selected(text, kind, &pairs)?,
-        other => {
-            return Err(error(format!(
-                "fault '{text}': unknown kind '{other}': expected eio, torn, slow or stall"
-            )))
-        }
+        other => return Err(unknown_kind(text, other)),
     };
     Ok(Fault {
         text: text.to_string(),
@@ -168,6 +180,12 @@ fn parse_selected(
     Ok((kind, select))
 }
 
+fn unknown_kind(text: &str, kind: &str) -> FaultSpecError {
+    error(format!(
+        "fault '{text}': unknown kind '{kind}': expected eio, torn, slow or stall"
+    ))
+}
+
 fn unknown_key(text: &str, key: &str, keys: &str) -> FaultSpecError {
     error(format!(
         "fault '{text}': unknown key '{key}': expected one of {keys}"
@@ -230,29 +248,11 @@ fn probability(text: &str, value: &str) -> Result<f64, FaultSpecError> {
         })
 }
 
-/// A time with its unit: `250us`, `1.5s`.
+/// A time with its unit: `250us`, `1.5s` (read by `ioslice_core::spec`).
 fn duration(text: &str, key: &str, value: &str) -> Result<Nanos, FaultSpecError> {
-    let bad = || {
+    parse_duration(value, None).ok_or_else(|| {
         error(format!(
-            "fault '{text}': {key}={value}: expected a time with a unit (ns, us, ms or s), such as 500ms"
+            "fault '{text}': {key}={value}: expected a time with a unit ({DURATION_UNITS}), such as 500ms"
         ))
-    };
-    let digits = value
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
-    let (number, unit) = value.split_at(digits);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return Err(bad()),
-    };
-    let number: f64 = number.parse().map_err(|_| bad())?;
-    let nanos = number * scale;
-    if (0.0..1e19).contains(&nanos) {
-        Ok(nanos.round() as Nanos)
-    } else {
-        Err(bad())
-    }
+    })
 }

@@ -66,6 +66,27 @@ fn every_kind_parses_with_its_selectors() {
     assert_eq!(plan("eio").faults[0].select, Selector::default());
 }
 
+/// A plan prints as its faults, `;`-separated, and that text parses back to the plan.
+#[test]
+fn a_plan_parses_back_from_its_text() {
+    let parsed = plan(
+        " eio:sectors=2048..4096,dir=write;eio:p=0.25,; torn:keep=2; slow:add=1m,for=1h; \
+         stall:command=500,for=1.5s",
+    );
+    let text = parsed.to_string();
+    assert_eq!(
+        text,
+        "eio:sectors=2048..4096,dir=write; eio:p=0.25,; torn:keep=2; slow:add=1m,for=1h; \
+         stall:command=500,for=1.5s"
+    );
+    assert_eq!(plan(&text), parsed);
+    assert_eq!(
+        parsed.faults[3].kind,
+        FaultKind::Slow { add: 60 * S },
+        "every unit of the shared duration reader"
+    );
+}
+
 #[test]
 fn bad_plans_are_refused_with_one_line_naming_the_value_and_what_is_expected() {
     let cases = [
@@ -93,9 +114,11 @@ fn bad_plans_are_refused_with_one_line_naming_the_value_and_what_is_expected() {
         ("slow:from=2s", "slow needs add=DURATION"),
         (
             "slow:add=5",
-            "add=5: expected a time with a unit (ns, us, ms or s)",
+            "add=5: expected a time with a unit (ns, us, ms, s, m, h or d)",
         ),
-        ("slow:add=5h", "add=5h: expected a time with a unit"),
+        ("slow:add=5y", "add=5y: expected a time with a unit"),
+        ("eio:every=2,every=3", "setting 'every' is given twice"),
+        (":every=2", "unknown kind ''"),
         ("torn:dir=read", "dir=read: a torn write tears writes"),
         (
             "torn:keep=x",
