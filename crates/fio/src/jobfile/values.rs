@@ -4,6 +4,9 @@
 //! Each parser returns `None` when the text does not parse; the caller names the option and
 //! what it expected.
 
+use ioslice_core::spec::parse_duration;
+use ioslice_core::spec::quantity::split_number;
+
 use crate::job::Extent;
 
 /// Parses a size such as `4096`, `4k`, `1.5MiB`, `0x1000` or `(64*$pagesize)` into bytes.
@@ -19,7 +22,7 @@ pub fn size(text: &str, kb_base: u32) -> Option<u64> {
     }
     let (number, suffix) = split_number(text)?;
     let multiplier = size_multiplier(suffix, kb_base)?;
-    scale(number, multiplier)
+    number.scale(multiplier)
 }
 
 /// Parses a size or a percentage (`50%`) of the target.
@@ -39,21 +42,9 @@ pub fn extent(text: &str, kb_base: u32) -> Option<Extent> {
 
 /// Parses a time into nanoseconds; a bare number is in `default_unit` nanoseconds
 /// (1_000_000_000 for seconds, 1_000 for µs). Units: `ns`, `us`/`usec`, `ms`/`msec`,
-/// `s`/`sec`, `m`/`min`, `h`, `d`.
+/// `s`/`sec`, `m`/`min`, `h`, `d`, read by `ioslice_core::spec` as every duration is.
 pub fn time(text: &str, default_unit: u64) -> Option<u64> {
-    let (number, suffix) = split_number(text.trim())?;
-    let unit = match suffix.to_ascii_lowercase().as_str() {
-        "" => default_unit,
-        "ns" | "nsec" => 1,
-        "us" | "usec" => 1_000,
-        "ms" | "msec" => 1_000_000,
-        "s" | "sec" => 1_000_000_000,
-        "m" | "min" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        "d" => 86_400_000_000_000,
-        _ => return None,
-    };
-    scale(number, u128::from(unit))
+    parse_duration(text, Some(default_unit))
 }
 
 /// Parses fio's booleans: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
@@ -116,46 +107,8 @@ fn is_expression(text: &str) -> bool {
     text.contains(['+', '*', '/', '^', '(', ')'])
 }
 
-/// A non-negative number as (integer scaled by 10^digits, digits) and the suffix after it.
-#[derive(Debug, Clone, Copy)]
-struct Number {
-    mantissa: u128,
-    decimals: u32,
-}
-
-fn split_number(text: &str) -> Option<(Number, &str)> {
-    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        let end = hex
-            .find(|c: char| !c.is_ascii_hexdigit())
-            .unwrap_or(hex.len());
-        let mantissa = u128::from_str_radix(&hex[..end], 16).ok()?;
-        return Some((
-            Number {
-                mantissa,
-                decimals: 0,
-            },
-            hex[end..].trim(),
-        ));
-    }
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let digits = &text[..end];
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    if whole.is_empty() && fraction.is_empty() || fraction.len() > 9 {
-        return None;
-    }
-    let joined = format!("{whole}{fraction}");
-    let mantissa: u128 = joined.parse().ok()?;
-    let decimals = u32::try_from(fraction.len()).ok()?;
-    Some((Number { mantissa, decimals }, text[end..].trim()))
-}
-
-fn scale(number: Number, multiplier: u128) -> Option<u64> {
-    let value = number.mantissa.checked_mul(multiplier)? / 10u128.pow(number.decimals);
-    u64::try_from(value).ok()
-}
-
+/// fio's own multipliers, which `kb_base` swaps between the SI and IEC suffixes; the
+/// number before them is read by `ioslice_core::spec`, as every size is.
 fn size_multiplier(suffix: &str, kb_base: u32) -> Option<u128> {
     let lower = suffix.to_ascii_lowercase();
     let (power, iec) = match lower.as_str() {
@@ -181,7 +134,7 @@ fn size_multiplier(suffix: &str, kb_base: u32) -> Option<u128> {
 
 /// Inline arithmetic: `+ - * / ^` and parentheses over sizes, in u128 with overflow checks.
 mod arithmetic {
-    use super::{scale, size_multiplier, split_number};
+    use super::{size_multiplier, split_number};
 
     /// Evaluates `text`; `None` on a syntax error, overflow, division by zero or a negative
     /// result.
@@ -287,7 +240,7 @@ mod arithmetic {
             let (token, rest) = self.rest.split_at(end);
             self.rest = rest;
             let (number, suffix) = split_number(token)?;
-            let value = scale(number, size_multiplier(suffix, self.kb_base)?)?;
+            let value = number.scale(size_multiplier(suffix, self.kb_base)?)?;
             Some(i128::from(value))
         }
     }
