@@ -6,6 +6,7 @@
 //! (`cfq:slice_idle=0`) wins over the same tunable in `--set` for that scheduler.
 
 use ioslice_core::registry::lookup;
+use ioslice_core::spec::parse_setting;
 use ioslice_core::tunable::Tunables;
 use ioslice_core::{SchedSpec, SchedulerInfo};
 
@@ -40,21 +41,16 @@ pub fn split_schedulers(list: &str) -> Vec<String> {
 }
 
 /// Parse `--set` values (each `k=v[,k=v…]`) into settings in order; a later setting of
-/// the same tunable replaces an earlier one.
+/// the same tunable replaces an earlier one, so unlike a spec a key may come twice (each
+/// item is read by `core::spec`'s `parse_setting`, but the list is not a spec).
 pub fn parse_set(values: &[String]) -> Result<Vec<(String, String)>, String> {
     let mut settings: Vec<(String, String)> = Vec::new();
     for item in values.iter().flat_map(|v| v.split(',')) {
-        let parsed = item
-            .split_once('=')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .filter(|(k, v)| !k.is_empty() && !v.is_empty());
-        let Some((key, value)) = parsed else {
-            return Err(format!(
-                "--set: invalid item '{item}': expected tunable=value[,tunable=value...]"
-            ));
-        };
-        settings.retain(|(k, _)| k != key);
-        settings.push((key.to_string(), value.to_string()));
+        let (key, value) = parse_setting(item).map_err(|e| {
+            format!("--set: invalid item '{item}': {e}: expected tunable=value[,tunable=value...]")
+        })?;
+        settings.retain(|(k, _)| *k != key);
+        settings.push((key, value));
     }
     Ok(settings)
 }
