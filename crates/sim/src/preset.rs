@@ -4,6 +4,10 @@
 //! from (a drive's datasheet, one of DiskSim's validated disk files, a seed thread, or
 //! "calibrated: …" for values set to reproduce a published one-client figure). Any parameter
 //! can be overridden on the command line; [`presets`] lists them all.
+//!
+//! `ioslice_core::spec` splits the text; the values are plain numbers in the unit the
+//! parameter's name ends with (`seek_avg_ms=8.5`, `cache_mib=64`), as sysfs names carry
+//! theirs, so they are read here as numbers rather than as sizes or durations with units.
 
 use std::fmt;
 use std::str::FromStr;
