@@ -42,6 +42,16 @@ pub enum JobFileError {
         /// What would have been accepted.
         expected: String,
     },
+    /// A name fio itself does not know (a misspelling, as fio calls it a bad option).
+    #[error("{}:{}: bad option <{written}>: expected an option fio knows{suggestion}", .origin.file, .origin.line)]
+    BadOption {
+        /// Where.
+        origin: Origin,
+        /// The entry as written, `name=value` or a bare name.
+        written: String,
+        /// `; did you mean NAME?`, or empty.
+        suggestion: String,
+    },
     /// An option ioslice does not know, in strict mode.
     #[error("{}:{}: option '{option}' is not supported by ioslice: expected a supported fio option (see the option table)", .origin.file, .origin.line)]
     UnknownOption {
@@ -110,6 +120,7 @@ impl JobFileError {
             | Self::OutsideSection { origin, .. }
             | Self::InvalidValue { origin, .. }
             | Self::UnknownOption { origin, .. }
+            | Self::BadOption { origin, .. }
             | Self::UndefinedVariable { origin, .. }
             | Self::IncludeDepth { origin, .. }
             | Self::Include { origin, .. }

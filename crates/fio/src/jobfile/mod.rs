@@ -1,5 +1,7 @@
 //! fio job files: the INI format ([`ini`]), variable expansion ([`expand`]), fio's value
-//! syntax ([`values`]) and the option table ([`options`]) that fills [`JobSpec`]s.
+//! syntax ([`values`]), the option table ([`options`]) that fills [`JobSpec`]s, and fio's own
+//! table of option names ([`fio_table`]), which tells a misspelling from an option ioslice
+//! does not act on.
 //!
 //! A `[global]` section sets defaults for the jobs *below* it; several `[global]`s
 //! accumulate. Within a section `kb_base` is applied first, so it governs every size in
@@ -7,6 +9,7 @@
 
 pub mod error;
 pub mod expand;
+pub mod fio_table;
 pub mod ini;
 pub mod options;
 pub mod source;
@@ -202,6 +205,18 @@ impl Builder {
     fn apply(&mut self, spec: &mut JobSpec, entry: &Entry) -> Result<(), JobFileError> {
         if options::apply(spec, entry)? != Outcome::Unknown {
             return Ok(());
+        }
+        if !fio_table::knows(&entry.key) {
+            return Err(JobFileError::BadOption {
+                origin: entry.origin.clone(),
+                written: match &entry.value {
+                    Some(value) => format!("{}={value}", entry.key),
+                    None => entry.key.clone(),
+                },
+                suggestion: fio_table::suggestion(&entry.key)
+                    .map(|name| format!("; did you mean {name}?"))
+                    .unwrap_or_default(),
+            });
         }
         if self.strict {
             return Err(JobFileError::UnknownOption {
