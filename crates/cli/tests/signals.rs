@@ -1,6 +1,7 @@
 //! SIGINT and SIGTERM as fio takes them: the first stops the run and prints what it
-//! measured, with exit status 128 and a line naming the signal; a second one ends the
-//! process at once.
+//! measured, with exit status 128 and a line naming the signal. A second one close behind
+//! the first (coreutils `timeout` signals the child and then its process group) is
+//! absorbed; one a second or more later ends the process at once.
 
 use std::io::Read;
 use std::path::Path;
@@ -114,16 +115,102 @@ fn sigterm_ends_a_comparison_with_the_runs_it_did() {
 }
 
 #[test]
-fn a_second_signal_ends_the_process_at_once() {
+fn a_second_signal_close_behind_the_first_still_gets_the_report() {
     let dir = tempfile::tempdir().expect("temp dir");
-    // Two different signals, so they cannot merge into one pending signal: whichever the
-    // process takes second ends it, with 128 + its number.
     let args = ["run", "long.fio", "--device", "sim:ssd"];
-    let (code, _, _) = interrupt(dir.path(), &args, &[libc::SIGINT, libc::SIGTERM]);
-    assert!(
-        [Some(128 + libc::SIGINT), Some(128 + libc::SIGTERM)].contains(&code),
-        "{code:?}"
+    // Two of one signal may merge into one pending signal; two different ones cannot.
+    for pair in [
+        [libc::SIGTERM, libc::SIGTERM],
+        [libc::SIGINT, libc::SIGTERM],
+    ] {
+        let (code, out, err) = interrupt(dir.path(), &args, &pair);
+        assert_eq!(code, Some(128), "{pair:?}: {err}");
+        assert_eq!(
+            err.trim(),
+            format!("ioslice: terminating on signal {}", pair[0]),
+            "{pair:?}"
+        );
+        assert!(out.contains("Run status group 0"), "{pair:?}: {out}");
+    }
+}
+
+#[test]
+fn a_second_signal_a_second_later_ends_the_process_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 64 jobs' JSON is far more than a pipe holds: with stdout unread, the process stays
+    // blocked writing its report, as it would piped into a pager nobody reads.
+    let job = "[global]\nrw=randread\nbs=4k\nsize=1g\nruntime=86400\ntime_based\nnumjobs=64\n[a]\n";
+    std::fs::write(dir.path().join("many.fio"), job).expect("job file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ioslice"))
+        .args([
+            "run",
+            "many.fio",
+            "--device",
+            "sim:ssd",
+            "--output-format",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ioslice starts");
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(
+        child.try_wait().expect("wait"),
+        None,
+        "blocked on its report"
     );
+    signal(&child, libc::SIGINT);
+    let (code, _, err) = finish(child, Duration::from_secs(1));
+    assert_eq!(code, Some(128 + libc::SIGINT), "{err}");
+}
+
+/// Run `ioslice run job --device device` under `timeout --preserve-status 0.5` 20 times:
+/// every try must end with fio's status for a run stopped by SIGTERM and the whole report.
+fn survives_timeout_20_times(dir: &Path, job: &str, device: &str) {
+    let mut printed = 0;
+    for attempt in 0..20 {
+        let output = Command::new("timeout")
+            .args(["--preserve-status", "0.5"])
+            .arg(env!("CARGO_BIN_EXE_ioslice"))
+            .args(["run", job, "--device", device])
+            .current_dir(dir)
+            .output()
+            .expect("timeout (coreutils) runs");
+        let out = String::from_utf8_lossy(&output.stdout);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(128), "try {attempt}: {err}");
+        assert!(
+            err.contains("ioslice: terminating on signal 15"),
+            "try {attempt}: {err}"
+        );
+        assert!(out.contains("Run status group 0"), "try {attempt}: {out}");
+        printed += 1;
+    }
+    assert_eq!(printed, 20);
+}
+
+#[test]
+fn a_simulation_under_timeout_prints_its_report_every_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("long.fio"), LONG).expect("job file");
+    survives_timeout_20_times(dir.path(), "long.fio", "sim:ssd");
+}
+
+#[test]
+fn a_real_run_under_timeout_prints_its_report_every_time() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let data = dir.path().join("data");
+    std::fs::File::create(&data)
+        .and_then(|file| file.set_len(64 << 20))
+        .expect("a sparse 64 MiB file");
+    let job =
+        "[j]\nrw=randread\nbs=4k\nioengine=io_uring\niodepth=8\nsize=64m\nruntime=30\ntime_based\n";
+    std::fs::write(dir.path().join("real.fio"), job).expect("job file");
+    survives_timeout_20_times(dir.path(), "real.fio", data.to_str().expect("path"));
 }
 
 #[test]
