@@ -32,7 +32,7 @@ fn job_shape() -> impl Strategy<Value = JobShape> {
             "randrw",
         ]),
         prop::sample::select(vec![4u32, 8, 64, 128]),
-        prop::sample::select(vec!["psync", "libaio", "io_uring"]),
+        prop::sample::select(vec!["psync", "libaio", "io_uring", "null"]),
         1u32..16,
         1u32..4,
         any::<bool>(),

@@ -14,7 +14,8 @@
 //! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
 //! processes and the final report, in `report`; the traced variants of the calls to the
 //! policy, in `tracing`; which statistics each job keeps, in `statistics`; ending a run early
-//! when asked (SIGINT), in `stop`.
+//! when asked (SIGINT), in `stop`; fio's `null` engine, whose requests pass the policy but
+//! not the device, in `null_engine`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -45,6 +46,7 @@ use crate::preset::{build as build_device, DeviceError};
 use crate::readahead::FileReadahead;
 
 mod memory;
+mod null_engine;
 mod progress;
 mod report;
 mod statistics;
@@ -184,6 +186,10 @@ struct Process {
     wake_at: Option<Nanos>,
     end: Nanos,
     groupid: u32,
+    /// `ioengine=null`: its requests complete at dispatch, without the device.
+    null_engine: bool,
+    /// A null-engine job: when its thread is done with the completions it has reaped.
+    cpu_free_at: Nanos,
 }
 
 struct PendingIo {
@@ -295,6 +301,13 @@ struct Simulation<'a> {
     stopping: bool,
     /// Where the run's progress goes, if anyone follows it ([`SimConfig::progress`]).
     progress: Option<ioslice_core::Progress>,
+    /// The processes of null-engine jobs (empty in most runs).
+    null_processes: Vec<ProcessId>,
+    /// Whether `pump_dispatch` is under way: completing a null request at dispatch may
+    /// submit another, whose insert must not dispatch from within.
+    dispatching: bool,
+    /// A submission during `pump_dispatch` asked for another round.
+    redispatch: bool,
 }
 
 impl<'a> Simulation<'a> {
@@ -327,6 +340,11 @@ impl<'a> Simulation<'a> {
                 process.direct_writes_async = job_file.jobs[process.spec_index].direct;
             }
         }
+        let null_processes = processes
+            .iter()
+            .filter(|p| p.null_engine)
+            .map(|p| p.pid)
+            .collect();
         let epoch = ioslice_fio::plan::mix(config.seed) % 1_000_000_000;
         let trace = trace.map(|sink| Tracer::new(sink, epoch, &groups, scheduler.as_mut()));
         Ok(Self {
@@ -369,6 +387,9 @@ impl<'a> Simulation<'a> {
             stop: config.stop.clone(),
             stopping: false,
             progress: config.progress.clone(),
+            null_processes,
+            dispatching: false,
+            redispatch: false,
         })
     }
 
@@ -564,11 +585,16 @@ impl<'a> Simulation<'a> {
                 bytes: unit.length,
                 offset: unit.offset,
                 submit_time: self.now,
-                buffered: !process.sync_writes && direction == Direction::Write
-                    || process.buffered_reads && direction == Direction::Read,
+                buffered: !process.null_engine
+                    && (!process.sync_writes && direction == Direction::Write
+                        || process.buffered_reads && direction == Direction::Read),
             },
         );
         self.submitted += 1;
+        if self.processes[index as usize].null_engine {
+            self.insert(request);
+            return;
+        }
         if direction == Direction::Write && !process_sync_writes {
             self.buffered_write(request);
             return;
@@ -595,14 +621,35 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Hand the device requests while it has free slots and the policy has any to give.
+    /// Hand the device requests while it has free slots and the policy has any to give;
+    /// complete null-engine requests as they come, and go round again for what their
+    /// completions submitted.
     fn pump_dispatch(&mut self) {
+        if self.dispatching {
+            self.redispatch = true;
+            return;
+        }
+        self.dispatching = true;
+        loop {
+            self.redispatch = false;
+            self.dispatch_while_room();
+            if !self.redispatch {
+                break;
+            }
+        }
+        self.dispatching = false;
+    }
+
+    fn dispatch_while_room(&mut self) {
         while self.device.in_flight() < self.queue_depth {
             let answer = self.scheduler.dispatch(self.now);
             if self.trace.is_some() {
                 self.trace_dispatch(&answer);
             }
             match answer {
+                Dispatch::Request(request) if self.is_null_io(&request) => {
+                    self.complete_null(request);
+                }
                 Dispatch::Request(request) => self.send_to_device(request),
                 Dispatch::WaitUntil(at) => {
                     // A policy asking to be woken now or in the past is woken at the next nanosecond.
@@ -697,7 +744,8 @@ impl<'a> Simulation<'a> {
             return;
         };
         self.completed += 1;
-        if !io.buffered {
+        let null_engine = self.processes[io.process as usize].null_engine;
+        if !io.buffered && !null_engine {
             self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
         }
         let process = &mut self.processes[io.process as usize];
@@ -724,7 +772,9 @@ impl<'a> Simulation<'a> {
                 });
             }
         }
-        if self.host_latency == 0 {
+        if null_engine {
+            self.schedule_null_reap(io.process);
+        } else if self.host_latency == 0 {
             self.reap(io.process);
         } else {
             self.push_event(self.now + self.host_latency, Event::Reap(io.process));

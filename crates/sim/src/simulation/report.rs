@@ -5,7 +5,7 @@ use ioslice_core::{GroupTree, ProcessId};
 use ioslice_fio::logs::{JobLogs, LogFiles};
 use ioslice_fio::plan::plan_run;
 use ioslice_fio::workload::JobClock;
-use ioslice_fio::{DiskUtil, JobDescription, JobFile, JobReport, JobStats, RunReport};
+use ioslice_fio::{DiskUtil, IoEngine, JobDescription, JobFile, JobReport, JobStats, RunReport};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -125,6 +125,8 @@ pub(super) fn build_processes(
             wake_at: None,
             end: 0,
             groupid: process.groupid,
+            null_engine: spec.ioengine == IoEngine::Null,
+            cpu_free_at: 0,
         });
     }
     Ok((processes, plan.phases))
