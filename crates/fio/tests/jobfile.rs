@@ -380,6 +380,8 @@ fn verify_options_are_read_and_unrunnable_ones_refused_for_real_runs() {
         refused("[j]\nverify=md5\nruntime=1\ntime_based\nverify_only\n")
             .starts_with("jobs.fio:5: verify_only cannot be used with time_based")
     );
+    assert!(refused("[j]\nioengine=null\nverify=md5\n")
+        .starts_with("jobs.fio:3: verify= cannot check a job with ioengine=null"));
     let strict = ParseOptions {
         strict: true,
         ..ParseOptions::default()

@@ -2,7 +2,9 @@
 //! submits each request through its [`Batch`] (one client per file), reaps and times the
 //! completions, and applies fio's error rules. With `verify=`, its [`Verifier`] fills the
 //! writes and checks what is read back (the read-back phases are in this file, the blocks'
-//! contents in `crate::verify`).
+//! contents in `crate::verify`). A job with `ioengine=null` hands nothing to the engine: as
+//! fio's null engine, each request is queued in the job itself and completes, with no system
+//! call, when the job next waits.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +13,7 @@ use ioslice_fio::errno::{goes_on, EILSEQ};
 use ioslice_fio::logs::{JobLogs, LoggedIo};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
-use ioslice_fio::{JobSpec, JobStats};
+use ioslice_fio::{IoEngine, JobSpec, JobStats};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -268,6 +270,10 @@ impl Worker {
             slat: 0,
             check,
         };
+        if self.spec.ioengine == IoEngine::Null {
+            state.null_queued.push((pending, now));
+            return;
+        }
         let tag = match state.free.pop() {
             Some(tag) => {
                 state.pending[tag] = Some(pending);
@@ -346,6 +352,9 @@ impl Worker {
     /// first hands the device what was submitted since the last wait, in one system call
     /// per engine.
     fn wait(&mut self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
+        if self.complete_null_queue(state, clock) {
+            return;
+        }
         // Once here: the batch's own wait flushes whatever is submitted after.
         self.batch.flush();
         loop {
@@ -388,25 +397,7 @@ impl Worker {
                 if state.spare.len() < MAX_SPARE_BUFFERS {
                     state.spare.push(result.buffer);
                 }
-                if let Some(progress) = &self.progress {
-                    progress.completed(d, pending.length, clock, now);
-                }
-                if now >= clock.ramp_end() {
-                    let (clat, since_start) = (nanos(result.latency), now - clock.ramp_end());
-                    let (bytes, slat) = (pending.length, pending.slat);
-                    state.stats.directions[d].record(bytes, slat, clat, since_start);
-                    if let Some(logs) = &mut state.logs {
-                        let offset = pending.offset;
-                        logs.record(&LoggedIo {
-                            direction: d,
-                            bytes,
-                            offset,
-                            slat,
-                            clat,
-                            since_start,
-                        });
-                    }
-                }
+                self.account_done(state, clock, pending, nanos(result.latency), now);
                 if !verified {
                     self.verify_failed(state, clock);
                 }
@@ -439,6 +430,55 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// A request done at `now` (job time), `clat` after it was handed over: the progress,
+    /// the statistics (past the ramp) and the logs hear of it.
+    fn account_done(
+        &self,
+        state: &mut State,
+        clock: &JobClock,
+        pending: &Pending,
+        clat: Nanos,
+        now: Nanos,
+    ) {
+        let d = direction_index(pending.direction);
+        if let Some(progress) = &self.progress {
+            progress.completed(d, pending.length, clock, now);
+        }
+        if now < clock.ramp_end() {
+            return;
+        }
+        let since_start = now - clock.ramp_end();
+        let (bytes, slat) = (pending.length, pending.slat);
+        state.stats.directions[d].record(bytes, slat, clat, since_start);
+        if let Some(logs) = &mut state.logs {
+            logs.record(&LoggedIo {
+                direction: d,
+                bytes,
+                offset: pending.offset,
+                slat,
+                clat,
+                since_start,
+            });
+        }
+    }
+
+    /// `ioengine=null`: complete every request the job queued, at once; whether there was
+    /// any.
+    fn complete_null_queue(&mut self, state: &mut State, clock: &mut JobClock) -> bool {
+        if state.null_queued.is_empty() {
+            return false;
+        }
+        let queued = std::mem::take(&mut state.null_queued);
+        let now = self.now();
+        for (pending, submitted) in &queued {
+            clock.on_complete(now);
+            self.account_done(state, clock, pending, now.saturating_sub(*submitted), now);
+        }
+        state.null_queued = queued;
+        state.null_queued.clear();
+        true
     }
 
     /// Stop the job at once: no more I/O from its clock, nothing more to read back.
@@ -508,6 +548,8 @@ struct State {
     spare: Vec<AlignedBuffer>,
     /// The job's log files, if it writes any.
     logs: Option<JobLogs>,
+    /// `ioengine=null`: the requests queued, with when each was asked for (job time).
+    null_queued: Vec<(Pending, Nanos)>,
 }
 
 impl State {
@@ -521,6 +563,7 @@ impl State {
             arrived: Vec::new(),
             spare: Vec::new(),
             logs: None,
+            null_queued: Vec::new(),
         }
     }
 }

@@ -140,6 +140,10 @@ fn verify_refusal(job: &JobSpec) -> Result<(), (&'static str, String)> {
             "verify",
             "verify=pattern needs verify_pattern=: expected a pattern such as verify_pattern=0xdeadbeef".to_string(),
         )),
+        Some(_) if job.ioengine == IoEngine::Null => Err((
+            "verify",
+            "verify= cannot check a job with ioengine=null (it moves no data): expected one of them".to_string(),
+        )),
         Some(_) if verify.verify_only && job.time_based => Err((
             "verify_only",
             "verify_only cannot be used with time_based (fio does not know how much was written): expected one of them".to_string(),
