@@ -13,9 +13,9 @@
 //!
 //! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
 //! processes and the final report, in `report`; the traced variants of the calls to the
-//! policy, in `tracing`; which statistics each job keeps, in `statistics`; ending a run early
-//! when asked (SIGINT), in `stop`; fio's `null` engine, whose requests pass the policy but
-//! not the device, in `null_engine`.
+//! policy, in `tracing`; what a completion sets off, in `completion`; which statistics each
+//! job keeps, in `statistics`; ending a run early when asked (SIGINT), in `stop`; fio's
+//! `null` engine, whose requests pass the policy but not the device, in `null_engine`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -23,12 +23,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::trace::Tracer;
 use ioslice_core::{
-    build_scheduler, Completion, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos,
-    ProcessId, Request, RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink,
-    TunableError,
+    build_scheduler, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
+    RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink, TunableError,
 };
 use ioslice_fio::jobfile::check_supported;
-use ioslice_fio::logs::{JobLogs, LoggedIo};
+use ioslice_fio::logs::JobLogs;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
 use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
@@ -45,6 +44,7 @@ use crate::page_cache::PageCache;
 use crate::preset::{build as build_device, DeviceError};
 use crate::readahead::FileReadahead;
 
+mod completion;
 mod memory;
 mod null_engine;
 mod progress;
@@ -700,96 +700,6 @@ impl<'a> Simulation<'a> {
             }
         }
         completed
-    }
-
-    fn complete_command(&mut self, tag: u64) {
-        let Some(InService {
-            request,
-            dispatch_time,
-        }) = self.in_service[tag as usize].take()
-        else {
-            self.duplicates += 1;
-            return;
-        };
-        self.free_tags.push(tag);
-        let d = request.direction.index();
-        self.disk.ios[d] += 1;
-        self.disk.service_ns[d] += self.now - dispatch_time;
-        let completion = Completion {
-            request,
-            dispatch_time,
-            error: None,
-        };
-        if self.trace.is_some() {
-            self.complete_traced(&completion);
-        } else {
-            self.scheduler.complete(&completion, self.now);
-        }
-        for id in completion.request.ids() {
-            self.complete_io(id.0);
-        }
-    }
-
-    fn complete_io(&mut self, id: u64) {
-        if let Some(io) = self.writeback.remove(id) {
-            self.writeback_done(io);
-            return;
-        }
-        if let Some(io) = self.readahead_ios.remove(id) {
-            self.readahead_done(io);
-            return;
-        }
-        let Some(io) = self.pending.remove(id) else {
-            self.duplicates += 1;
-            return;
-        };
-        self.completed += 1;
-        let null_engine = self.processes[io.process as usize].null_engine;
-        if !io.buffered && !null_engine {
-            self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
-        }
-        let process = &mut self.processes[io.process as usize];
-        let clock = process
-            .clock
-            .as_ref()
-            .expect("a process with I/O has started");
-        let ramp_end = clock.ramp_end();
-        if self.now >= ramp_end {
-            let d = direction_index(io.direction);
-            let (clat, since_start) = (self.now - io.submit_time, self.now - ramp_end);
-            let direction = &mut process.stats.directions[d];
-            self.statistics
-                .record(direction, io.bytes, clat, since_start);
-            if let Some(logs) = &mut process.logs {
-                let (bytes, offset) = (io.bytes, io.offset);
-                logs.record(&LoggedIo {
-                    direction: d,
-                    bytes,
-                    offset,
-                    slat: 0,
-                    clat,
-                    since_start,
-                });
-            }
-        }
-        if null_engine {
-            self.schedule_null_reap(io.process);
-        } else if self.host_latency == 0 {
-            self.reap(io.process);
-        } else {
-            self.push_event(self.now + self.host_latency, Event::Reap(io.process));
-        }
-    }
-
-    /// The process of a completed request reacts: one fewer in flight, maybe think, issue more.
-    fn reap(&mut self, index: u32) {
-        let process = &mut self.processes[index as usize];
-        let clock = process
-            .clock
-            .as_mut()
-            .expect("a process with I/O has started");
-        clock.on_complete(self.now);
-        self.pump_job(index);
     }
 }
 

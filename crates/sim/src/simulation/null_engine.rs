@@ -11,7 +11,7 @@
 //! job reaches its end in virtual time. fio's engine (fio 3.33, `engines/null.c`) likewise
 //! completes each request in its queue call or at the next `getevents`, touching nothing.
 
-use ioslice_core::{Completion, Nanos, Request};
+use ioslice_core::{Nanos, Request};
 
 use super::{Event, Simulation};
 
@@ -29,19 +29,7 @@ impl Simulation<'_> {
     /// Complete a null-engine request the instant the policy dispatched it, without the
     /// device (and whatever merged into it with it).
     pub(super) fn complete_null(&mut self, request: Request) {
-        let completion = Completion {
-            request,
-            dispatch_time: self.now,
-            error: None,
-        };
-        if self.trace.is_some() {
-            self.complete_traced(&completion);
-        } else {
-            self.scheduler.complete(&completion, self.now);
-        }
-        for id in completion.request.ids() {
-            self.complete_io(id.0);
-        }
+        self.finish_request(request, self.now);
     }
 
     /// Reap a null-engine job's completion [`NULL_IO_COST`] after its thread is free, which

@@ -1,0 +1,107 @@
+//! What happens when a request comes back: the device's bookkeeping of the command, the
+//! policy's `complete`, each I/O in the request (and whatever merged into it) counted in its
+//! job's statistics and logs, and the process's next move after the host's reaction time.
+
+use ioslice_core::{Completion, Nanos, Request};
+use ioslice_fio::logs::LoggedIo;
+use ioslice_fio::workload::direction_index;
+
+use super::{Event, InService, Simulation};
+
+impl Simulation<'_> {
+    pub(super) fn complete_command(&mut self, tag: u64) {
+        let Some(InService {
+            request,
+            dispatch_time,
+        }) = self.in_service[tag as usize].take()
+        else {
+            self.duplicates += 1;
+            return;
+        };
+        self.free_tags.push(tag);
+        let d = request.direction.index();
+        self.disk.ios[d] += 1;
+        self.disk.service_ns[d] += self.now - dispatch_time;
+        self.finish_request(request, dispatch_time);
+    }
+
+    /// A request the device (or a null engine) is done with: the policy hears of it, then
+    /// every I/O in it (and whatever merged into it) completes.
+    pub(super) fn finish_request(&mut self, request: Request, dispatch_time: Nanos) {
+        let completion = Completion {
+            request,
+            dispatch_time,
+            error: None,
+        };
+        if self.trace.is_some() {
+            self.complete_traced(&completion);
+        } else {
+            self.scheduler.complete(&completion, self.now);
+        }
+        for id in completion.request.ids() {
+            self.complete_io(id.0);
+        }
+    }
+
+    pub(super) fn complete_io(&mut self, id: u64) {
+        if let Some(io) = self.writeback.remove(id) {
+            self.writeback_done(io);
+            return;
+        }
+        if let Some(io) = self.readahead_ios.remove(id) {
+            self.readahead_done(io);
+            return;
+        }
+        let Some(io) = self.pending.remove(id) else {
+            self.duplicates += 1;
+            return;
+        };
+        self.completed += 1;
+        let null_engine = self.processes[io.process as usize].null_engine;
+        if !io.buffered && !null_engine {
+            self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
+        }
+        let process = &mut self.processes[io.process as usize];
+        let clock = process
+            .clock
+            .as_ref()
+            .expect("a process with I/O has started");
+        let ramp_end = clock.ramp_end();
+        if self.now >= ramp_end {
+            let d = direction_index(io.direction);
+            let (clat, since_start) = (self.now - io.submit_time, self.now - ramp_end);
+            let direction = &mut process.stats.directions[d];
+            self.statistics
+                .record(direction, io.bytes, clat, since_start);
+            if let Some(logs) = &mut process.logs {
+                let (bytes, offset) = (io.bytes, io.offset);
+                logs.record(&LoggedIo {
+                    direction: d,
+                    bytes,
+                    offset,
+                    slat: 0,
+                    clat,
+                    since_start,
+                });
+            }
+        }
+        if null_engine {
+            self.schedule_null_reap(io.process);
+        } else if self.host_latency == 0 {
+            self.reap(io.process);
+        } else {
+            self.push_event(self.now + self.host_latency, Event::Reap(io.process));
+        }
+    }
+
+    /// The process of a completed request reacts: one fewer in flight, maybe think, issue more.
+    pub(super) fn reap(&mut self, index: u32) {
+        let process = &mut self.processes[index as usize];
+        let clock = process
+            .clock
+            .as_mut()
+            .expect("a process with I/O has started");
+        clock.on_complete(self.now);
+        self.pump_job(index);
+    }
+}
