@@ -215,24 +215,17 @@ def kernel_modes(kfiles, unit_of, names):
 
 
 def judge(modes, mine, names):
-    """The verdict on ioslice against the kernel's modes: against the only one, or which mode
-    it agrees with (and in how many of the runs the kernel was in it)."""
+    """The verdict on ioslice against the kernel's modes, and the mode it is measured against:
+    the only one, or the one it agrees with (saying in how many of the runs the kernel was in
+    it), else the most frequent."""
     if len(modes) == 1:
-        return verdict(modes[0][0], mine, names)[0]
+        return verdict(modes[0][0], mine, names)[0], modes[0][0]
     runs = sum(count for _, count in modes)
     for mode, count in modes:
         if verdict(mode, mine, names)[0] == "agrees":
-            return f"agrees with the mode of {count} of {runs} runs"
-    return "DIFFERS from every mode: " + verdict(modes[0][0], mine, names)[0].removeprefix("DIFFERS: ")
-
-
-def reference_mode(modes, mine, names):
-    """The mode ioslice is measured against in the markdown table: the one it agrees with, else
-    the most frequent."""
-    for mode, _ in modes:
-        if verdict(mode, mine, names)[0] == "agrees":
-            return mode
-    return modes[0][0]
+            return f"agrees with the mode of {count} of {runs} runs", mode
+    said = verdict(modes[0][0], mine, names)[0].removeprefix("DIFFERS: ")
+    return "DIFFERS from every mode: " + said, modes[0][0]
 
 
 def lateness(files):
@@ -289,8 +282,7 @@ def markdown(rows, order):
                 continue
             modes = kernel_modes(kfiles, unit_of, names)
             mine = regroup(run_result(ifiles), unit_of)
-            said = judge(modes, mine, names)
-            kernel = reference_mode(modes, mine, names)
+            said, kernel = judge(modes, mine, names)
             k_total = sum(kernel["rate"].get(n, 0) for n in names)
             m_total = sum(mine["rate"].get(n, 0) for n in names)
             worst = 0.0
@@ -356,7 +348,7 @@ def main():
                 continue
             modes = kernel_modes(kfiles, unit_of, names)
             mine = regroup(run_result(ifiles), unit_of)
-            said = judge(modes, mine, names)
+            said, _ = judge(modes, mine, names)
             total_pairs += 1
             agree += said.startswith("agrees")
             modal += said.startswith("agrees with the mode")

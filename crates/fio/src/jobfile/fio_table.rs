@@ -77,24 +77,13 @@ mod tests {
         assert!(!knows(""));
     }
 
-    /// fio 3.33's answers (`fio --parse-only` on a job with each misspelling).
+    /// fio's suggestion is the nearest option, not the one meant: fio 3.33 answers a
+    /// misspelt `blocksize` with `lockfile`. Ten common misspellings are checked against fio
+    /// itself in the command line's tests (`fio_option_names.rs`).
     #[test]
-    fn misspellings_get_fios_suggestion() {
-        for (typo, meant) in [
-            ("iodpeth", "iodepth"),
-            ("ioengin", "ioengine"),
-            ("blcksize", "lockfile"),
-            ("runtim", "runtime"),
-            ("numjob", "numjobs"),
-            ("filname", "filename"),
-            ("directy", "direct"),
-            ("ramptime", "ramp_time"),
-            ("rwmixred", "rwmixread"),
-            ("bsize", "size"),
-            ("time_base", "time_based"),
-        ] {
-            assert_eq!(suggestion(typo), Some(meant), "{typo}");
-        }
+    fn the_suggestion_is_the_nearest_general_option() {
+        assert_eq!(suggestion("blcksize"), Some("lockfile"));
+        assert_eq!(suggestion("iodpeth"), Some("iodepth"));
         assert_eq!(suggestion("zzzzzzzzzzzz"), None);
     }
 }
