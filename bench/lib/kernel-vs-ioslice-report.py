@@ -15,6 +15,9 @@ median or inside the kernel's own range. Runs of one kernel elevator that would 
 each other by that same rule are its modes (the kernel's side of a row can depend on timing and
 land in one of two behaviours; runs of which no two agree are a spread, not modes): each mode is shown with the runs in it, and ioslice is judged
 against each; a pair that agrees with one mode says which, and with how many of the runs.
+With three runs or more, each pair also says how often the kernel agrees with itself: each run
+judged against the modes of the others, by the rule ioslice is held to. That is the ceiling the
+oracle's own repeatability puts on any model of it.
 """
 
 import json
@@ -228,6 +231,21 @@ def judge(modes, mine, names):
     return "DIFFERS from every mode: " + said, modes[0][0]
 
 
+def self_agreement(kfiles, unit_of, names):
+    """How often the kernel agrees with itself by the rule ioslice is held to: each run judged,
+    as ioslice is, against the modes of the other runs. Returns (runs that agree, runs); (0, 0)
+    with fewer than three runs, where leaving one out leaves no modes to judge against."""
+    parts = [part for part in kfiles.split(";") if part.strip()]
+    if len(parts) < 3:
+        return 0, 0
+    agreeing = 0
+    for left_out, part in enumerate(parts):
+        others = ";".join(p for i, p in enumerate(parts) if i != left_out)
+        said, _ = judge(kernel_modes(others, unit_of, names), regroup(run_result(part), unit_of), names)
+        agreeing += said.startswith("agrees")
+    return agreeing, len(parts)
+
+
 def lateness(files):
     """How late the emulator answered in a row's kernel runs: the worst p99 over them, in µs
     (None when no summary was kept)."""
@@ -272,8 +290,8 @@ UNTIMED = set()
 
 def markdown(rows, order):
     """One line per pair: the figures docs/fidelity.md shows."""
-    out = ["| row | kernel / ioslice | kernel MB/s | ioslice MB/s | total | worst share (points) | verdict |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| row | kernel / ioslice | kernel MB/s | ioslice MB/s | total | worst share (points) | kernel vs itself | verdict |",
+           "|---|---|---|---|---|---|---|---|"]
     for name in order:
         row = rows[name]
         names, _, unit_of = layout(row["job"])
@@ -302,8 +320,10 @@ def markdown(rows, order):
                     figure += f" in {count} of {runs} runs"
                 figures.append(figure)
             short = "differs" if said.startswith("DIFFERS") else said
+            agreeing, judged = self_agreement(kfiles, unit_of, names)
+            itself = f"{agreeing} of {judged}" if judged else "-"
             out.append(f"| {name} | {ksched} / {isched} | {'; '.join(figures)} | {m_total / 1e6:.1f} | {total} | "
-                       f"{share} | {short} |")
+                       f"{share} | {itself} | {short} |")
     return "\n".join(out)
 
 
@@ -325,6 +345,7 @@ def main():
         print(markdown(rows, order))
         return
     out, agree, total_pairs, modal = [], 0, 0, 0
+    self_runs, self_agree, steady, steady_agree = 0, 0, 0, 0
     for name in order:
         row = rows[name]
         names, weights, unit_of = layout(row["job"])
@@ -360,6 +381,14 @@ def main():
                     line += f"; emulator late p99 {late[(name, ksched)]} µs"
                 out.append(line)
             out.append(describe(f"ioslice {isched}", mine, names, weights) + f"   {said}")
+            agreeing, judged = self_agreement(kfiles, unit_of, names)
+            if judged:
+                out.append(f"   kernel {ksched} vs itself: {agreeing} of {judged} runs agree with the others")
+                self_runs += judged
+                self_agree += agreeing
+                if agreeing == judged:
+                    steady += 1
+                    steady_agree += said.startswith("agrees")
         out.append("")
     with_mode = f", {modal} of them with one mode of the kernel's runs" if modal else ""
     out.append(f"{agree} of {total_pairs} pairs agree{with_mode} ({runtime} s a run). A pair agrees when ioslice's shares are in the")
@@ -367,6 +396,9 @@ def main():
                f"and its total within ±{100 * TOTAL_TOLERANCE:.0f} % of the kernel's or inside its range. p99 µs is the worst job's 99th")
     out.append("percentile completion latency. Kernel runs: fio on a loop device over `ioslice emulate`; ioslice runs:")
     out.append("the simulator on the same preset with --host driver_queue=128,block_layer=blk-mq.")
+    if self_runs:
+        out.append(f"The kernel against itself: {self_agree} of {self_runs} runs ({100 * self_agree / self_runs:.0f} %) agree, by the same rule,")
+        out.append(f"with the other runs of their pair. In the {steady} pairs where every kernel run does, ioslice agrees in {steady_agree}.")
     print("\n".join(out))
 
 

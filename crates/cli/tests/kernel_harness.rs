@@ -271,7 +271,7 @@ fn a_bimodal_kernel_row_is_judged_against_each_mode() {
     let table = report(&manifest);
     let kernel_modes: Vec<&str> = table
         .lines()
-        .filter(|l| l.trim_start().starts_with("kernel bfq"))
+        .filter(|l| l.trim_start().starts_with("kernel bfq") && !l.contains("vs itself"))
         .collect();
     assert_eq!(kernel_modes.len(), 2, "{table}");
     assert!(kernel_modes[0].contains("kernel bfq (2/3)"), "{table}");
@@ -320,4 +320,58 @@ fn runs_of_which_no_two_agree_are_a_spread_not_modes() {
     assert!(kernel_line.contains("20.0"), "{table}");
     assert!(kernel_line.contains("3 runs, 10.0–40.0 MB/s"), "{table}");
     assert!(table.contains("1 of 1 pairs agree (10 s a run)"), "{table}");
+}
+
+#[test]
+fn the_table_says_how_often_the_kernel_agrees_with_itself() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(
+        dir.path(),
+        "two.fio",
+        "[first]\ncgroup=first\n[second]\ncgroup=second\n",
+    );
+    let run = |name: &str, first: u64, second: u64| {
+        fio_json(dir.path(), name, &[("first", first), ("second", second)])
+    };
+    // Three runs within a point of each other: each agrees with the other two.
+    let steady = [
+        run("s1.json", 50_000_000, 50_000_000),
+        run("s2.json", 51_000_000, 49_000_000),
+        run("s3.json", 49_000_000, 51_000_000),
+    ];
+    // Two even runs and one 80 : 20: left out, the odd run disagrees with the even pair, and
+    // each even run disagrees with the spread of the other two.
+    let unsteady = [
+        run("u1.json", 50_000_000, 50_000_000),
+        run("u2.json", 50_000_000, 50_000_000),
+        run("u3.json", 80_000_000, 20_000_000),
+    ];
+    let mine = run("m.json", 50_000_000, 50_000_000);
+    let manifest = write(
+        dir.path(),
+        "manifest.tsv",
+        &format!(
+            "two\t{job}\tsim:sata-7200\tbfq\t{}\tbfq\t{mine}\ntwo\t{job}\tsim:sata-7200\tnone\t{}\tnoop\t{mine}\n",
+            steady.join(";"),
+            unsteady.join(";"),
+            job = job.display()
+        ),
+    );
+    let table = report(&manifest);
+    assert!(
+        table.contains("kernel bfq vs itself: 3 of 3 runs agree with the others"),
+        "{table}"
+    );
+    assert!(
+        table.contains("kernel none vs itself: 0 of 3 runs agree with the others"),
+        "{table}"
+    );
+    assert!(
+        table.contains("The kernel against itself: 3 of 6 runs (50 %) agree"),
+        "{table}"
+    );
+    assert!(
+        table.contains("In the 1 pairs where every kernel run does, ioslice agrees in 1."),
+        "{table}"
+    );
 }
