@@ -3,8 +3,16 @@
 //! ends where the new one starts) and front-merge candidates (one that starts where the new
 //! one ends). After a merge the grown request may touch another queued request; the
 //! policy can then coalesce the two, as the kernel's `attempt_back_merge`/`attempt_front_merge` do.
+//!
+//! The index looks requests up by exact sector, as the kernel's merge hash does, so it is a
+//! hash of sectors to the slots there (in slot order, so a lookup finds the same candidate
+//! whatever the hash); a policy that also wants its queue in sector order (bfq's sort list)
+//! asks for a [`MergeIndex::sorted`] one, which keeps an ordered set beside the hashes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+
+use foldhash::fast::FixedState;
+use smallvec::SmallVec;
 
 use crate::Request;
 
@@ -78,11 +86,58 @@ pub enum MergeKind {
     Front,
 }
 
+/// Slots of queued requests by one of their ends' sector, each sector's slots in slot order
+/// (nearly always one).
+#[derive(Debug, Clone, Default)]
+struct SectorHash {
+    slots: HashMap<u64, SmallVec<[SlotKey; 2]>, FixedState>,
+}
+
+impl SectorHash {
+    /// Whether the slot was not there yet.
+    fn insert(&mut self, sector: u64, key: SlotKey) -> bool {
+        let bucket = self.slots.entry(sector).or_default();
+        match bucket.binary_search(&key) {
+            Ok(_) => false,
+            Err(at) => {
+                bucket.insert(at, key);
+                true
+            }
+        }
+    }
+
+    /// Whether the slot was there.
+    fn remove(&mut self, sector: u64, key: SlotKey) -> bool {
+        let Some(bucket) = self.slots.get_mut(&sector) else {
+            return false;
+        };
+        let found = bucket
+            .binary_search(&key)
+            .map(|at| bucket.remove(at))
+            .is_ok();
+        if bucket.is_empty() {
+            self.slots.remove(&sector);
+        }
+        found
+    }
+
+    /// The slots at `sector`, in slot order.
+    fn at(&self, sector: u64) -> &[SlotKey] {
+        self.slots
+            .get(&sector)
+            .map_or(&[], |bucket| bucket.as_slice())
+    }
+}
+
 /// Queued requests by start and by end sector.
 #[derive(Debug, Clone)]
 pub struct MergeIndex {
-    by_start: BTreeSet<(u64, SlotKey)>,
-    by_end: BTreeSet<(u64, SlotKey)>,
+    by_start: SectorHash,
+    by_end: SectorHash,
+    /// Requests indexed.
+    len: usize,
+    /// The same requests in sector order, for a policy that sorts its queue by the index.
+    order: Option<BTreeSet<(u64, SlotKey)>>,
     /// Largest merged request, in sectors (the kernel's max_sectors_kb × 2).
     pub max_sectors: u32,
     /// Whether front merges are attempted (deadline's `front_merges`).
@@ -104,33 +159,64 @@ impl MergeIndex {
     /// An empty index merging up to `max_sectors` per request.
     pub fn new(max_sectors: u32) -> Self {
         Self {
-            by_start: BTreeSet::new(),
-            by_end: BTreeSet::new(),
+            by_start: SectorHash::default(),
+            by_end: SectorHash::default(),
+            len: 0,
+            order: None,
             max_sectors,
             front_merges: true,
             enabled: true,
         }
     }
 
-    /// Index a queued request.
-    pub fn add(&mut self, key: SlotKey, request: &Request) {
-        if self.enabled {
-            self.by_start.insert((request.sector, key));
-            self.by_end.insert((request.end_sector(), key));
+    /// An index that also keeps its requests in sector order ([`MergeIndex::sort_list`]),
+    /// for a policy that keeps one index per queue, never disables it, and sorts the queue
+    /// by it.
+    pub fn sorted() -> Self {
+        Self {
+            order: Some(BTreeSet::new()),
+            ..Self::default()
         }
     }
 
-    /// The indexed requests in sector order, as `(start sector, slot)`: a policy that keeps
-    /// one index per queue and never disables it can use this as the queue's sort list.
-    pub fn by_start(&self) -> &BTreeSet<(u64, SlotKey)> {
-        &self.by_start
+    /// Index a queued request.
+    pub fn add(&mut self, key: SlotKey, request: &Request) {
+        if self.enabled {
+            self.link(key, request.sector, request.end_sector());
+        }
+    }
+
+    /// The indexed requests in sector order, as `(start sector, slot)`; empty unless the index
+    /// was made [`MergeIndex::sorted`].
+    pub fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
+        static NONE: BTreeSet<(u64, SlotKey)> = BTreeSet::new();
+        self.order.as_ref().unwrap_or(&NONE)
     }
 
     /// Forget a queued request (before it leaves the slab or changes its extent).
     pub fn remove(&mut self, key: SlotKey, request: &Request) {
         if self.enabled {
-            self.by_start.remove(&(request.sector, key));
-            self.by_end.remove(&(request.end_sector(), key));
+            self.unlink(key, request.sector, request.end_sector());
+        }
+    }
+
+    fn link(&mut self, key: SlotKey, start: u64, end: u64) {
+        if self.by_start.insert(start, key) {
+            self.len += 1;
+        }
+        self.by_end.insert(end, key);
+        if let Some(order) = &mut self.order {
+            order.insert((start, key));
+        }
+    }
+
+    fn unlink(&mut self, key: SlotKey, start: u64, end: u64) {
+        if self.by_start.remove(start, key) {
+            self.len -= 1;
+        }
+        self.by_end.remove(end, key);
+        if let Some(order) = &mut self.order {
+            order.remove(&(start, key));
         }
     }
 
@@ -146,7 +232,7 @@ impl MergeIndex {
         incoming: &Request,
         allow: impl Fn(&Request, &Request) -> bool,
     ) -> Option<(SlotKey, MergeKind)> {
-        if !self.enabled || self.by_start.is_empty() {
+        if !self.enabled || self.len == 0 {
             return None;
         }
         let usable = |key: SlotKey| {
@@ -155,8 +241,9 @@ impl MergeIndex {
         };
         let ending_here = self
             .by_end
-            .range((incoming.sector, 0)..=(incoming.sector, SlotKey::MAX))
-            .map(|&(_, key)| key)
+            .at(incoming.sector)
+            .iter()
+            .copied()
             .find(|&key| usable(key));
         if let Some(key) = ending_here {
             return Some((key, MergeKind::Back));
@@ -166,8 +253,9 @@ impl MergeIndex {
         }
         let end = incoming.end_sector();
         self.by_start
-            .range((end, 0)..=(end, SlotKey::MAX))
-            .map(|&(_, key)| key)
+            .at(end)
+            .iter()
+            .copied()
             .find(|&key| usable(key))
             .map(|key| (key, MergeKind::Front))
     }
@@ -181,11 +269,9 @@ impl MergeIndex {
         incoming: Request,
     ) {
         let queued = slab.get_mut(key);
-        self.by_start.remove(&(queued.sector, key));
-        self.by_end.remove(&(queued.end_sector(), key));
+        self.unlink(key, queued.sector, queued.end_sector());
         absorb(queued, incoming, kind);
-        self.by_start.insert((queued.sector, key));
-        self.by_end.insert((queued.end_sector(), key));
+        self.link(key, queued.sector, queued.end_sector());
     }
 
     /// After the request at `key` grew, a neighbour it now touches that it may absorb:
@@ -203,8 +289,9 @@ impl MergeIndex {
             MergeKind::Back => (&self.by_start, grown.end_sector()),
             MergeKind::Front => (&self.by_end, grown.sector),
         };
-        map.range((position, 0)..=(position, SlotKey::MAX))
-            .map(|&(_, other)| other)
+        map.at(position)
+            .iter()
+            .copied()
             .filter(|&other| other != key)
             .find(|&other| {
                 let neighbour = slab.get(other);

@@ -174,7 +174,7 @@ impl Queue {
             orig_weight: weight_of(kind.priority),
             entity,
             fifo: VecDeque::new(),
-            merges: MergeIndex::default(),
+            merges: MergeIndex::sorted(),
             next_request: None,
             dispatched: 0,
             outstanding: 0,
@@ -215,7 +215,7 @@ impl Queue {
 
     /// Queued requests by start sector (the merge index is never disabled in BFQ).
     pub(super) fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
-        self.merges.by_start()
+        self.merges.sort_list()
     }
 
     /// Number of queued requests.
