@@ -90,7 +90,10 @@ impl Simulation<'_> {
         } else if self.host_latency == 0 {
             self.reap(io.process);
         } else {
-            self.push_event(self.now + self.host_latency, Event::Reap(io.process));
+            // Completions come in time order and the host latency is fixed: reaps fall due
+            // in the order they are scheduled.
+            self.events
+                .push_in_order(self.now + self.host_latency, Event::Reap(io.process));
         }
     }
 

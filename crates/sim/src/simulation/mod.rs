@@ -15,11 +15,12 @@
 //! processes and the final report, in `report`; the traced variants of the calls to the
 //! policy, in `tracing`; what a completion sets off, in `completion`; which statistics each
 //! job keeps, in `statistics`; ending a run early when asked (SIGINT), in `stop`; fio's
-//! `null` engine, whose requests pass the policy but not the device, in `null_engine`.
+//! `null` engine, whose requests pass the policy but not the device, in `null_engine`; the
+//! pending events in time order, in `events`.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
+use events::EventQueue;
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::trace::Tracer;
 use ioslice_core::{
@@ -45,6 +46,7 @@ use crate::preset::{build as build_device, DeviceError};
 use crate::readahead::FileReadahead;
 
 mod completion;
+mod events;
 mod memory;
 mod null_engine;
 mod progress;
@@ -266,8 +268,7 @@ struct Simulation<'a> {
     processes: Vec<Process>,
     phases: usize,
     current_phase: usize,
-    events: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
-    event_seq: u64,
+    events: EventQueue<Event>,
     scheduler_wake: Option<Nanos>,
     pending: IdMap<PendingIo>,
     in_service: Vec<Option<InService>>,
@@ -359,8 +360,7 @@ impl<'a> Simulation<'a> {
             processes,
             phases,
             current_phase: 0,
-            events: BinaryHeap::new(),
-            event_seq: 0,
+            events: EventQueue::new(),
             scheduler_wake: None,
             pending: IdMap::default(),
             in_service: Vec::new(),
@@ -394,8 +394,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn push_event(&mut self, at: Nanos, event: Event) {
-        self.event_seq += 1;
-        self.events.push(Reverse((at, self.event_seq, event)));
+        self.events.push(at, event);
     }
 
     fn start_phase(&mut self, phase: usize) {
@@ -418,7 +417,7 @@ impl<'a> Simulation<'a> {
 
     fn next_time(&self) -> Option<Nanos> {
         [
-            self.events.peek().map(|Reverse((at, _, _))| *at),
+            self.events.next_time(),
             self.device.next_event(),
             self.scheduler_wake,
             self.queue_run_at,
@@ -453,11 +452,7 @@ impl<'a> Simulation<'a> {
                     self.queue_run_at = Some(self.now + self.queue_run_delay);
                 }
             }
-            while let Some(Reverse((at, _, event))) = self.events.peek().copied() {
-                if at > self.now {
-                    break;
-                }
-                self.events.pop();
+            while let Some(event) = self.events.pop_due(self.now) {
                 self.handle(event);
                 run_queue = true;
             }
