@@ -31,6 +31,8 @@
 //! - `store`: the backing store.
 //! - [`fault`]: fault plans: failed, torn, slow and stalled commands, from the seed.
 //! - [`summary`]: what was served.
+//! - [`timed`]: the same disk thread behind the engine's backend interface, inside the
+//!   process: the model on the real clock for a program that drives the engine, no FUSE.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -39,6 +41,7 @@ pub mod fault;
 mod filesystem;
 mod store;
 pub mod summary;
+pub mod timed;
 pub mod transport;
 
 use std::ffi::CString;
