@@ -8,6 +8,8 @@ use std::fs;
 use std::time::Duration;
 
 use ioslice_engine::{FinalStats, Target};
+
+use crate::opened::Opened;
 use ioslice_fio::DiskUtil;
 
 /// A block device's counters from sysfs (`/sys/dev/block/MAJ:MIN/stat`), for fio's
@@ -45,7 +47,7 @@ impl DiskStat {
 /// fio's `Disk stats`: the kernel's counters for each device the run used, over the run
 /// (as fio reports them), or the engines' own counts where sysfs has none (tmpfs, overlay).
 pub(crate) fn disk_util(
-    targets: &[Target],
+    targets: &[Opened],
     before: &[Option<DiskStat>],
     finals: &[FinalStats],
     elapsed: Duration,

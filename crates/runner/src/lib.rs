@@ -37,18 +37,16 @@
 //! it asks for one sink per engine, naming the engine's file when there are several.
 //!
 //! The plan (targets and processes) is in `plan`, each job process's thread in `worker`,
-//! fio's disk statistics in `disk_stats`.
+//! fio's disk statistics in `disk_stats`, opening the targets and starting their engines in
+//! `opened`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
-use ioslice_core::{GroupTree, Nanos, SchedSpec, StopSignal, TraceSink};
-use ioslice_engine::backend::open_backend;
-use ioslice_engine::device::{write_refusal, OpenOptions};
-use ioslice_engine::{Batch, DeviceError, Engine, EngineError, Geometry, Target, TargetKind};
+use ioslice_core::{Nanos, SchedSpec, StopSignal, TraceSink};
+use ioslice_engine::{Batch, DeviceError, Engine, EngineError};
 use ioslice_fio::jobfile::{check_supported, check_verify};
 use ioslice_fio::{
     CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
@@ -56,6 +54,7 @@ use ioslice_fio::{
 
 mod disk_stats;
 mod layout;
+mod opened;
 mod plan;
 mod progress;
 mod verify;
@@ -64,7 +63,9 @@ mod worker;
 use ioslice_fio::logs::{JobLogs, LogError, LogFiles};
 
 use disk_stats::{disk_util, DiskStat};
-use plan::{place_of, plan, Place, ProcessPlan, TargetPlan};
+pub use opened::DeviceBackend;
+use opened::{open_targets, start_engines, Opened};
+use plan::{place_of, plan, Place, ProcessPlan};
 use verify::Verifier;
 use worker::Worker;
 
@@ -101,6 +102,10 @@ pub struct RunConfig {
     /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
     /// from this directory (an empty path is the current directory); `None` writes none.
     pub logs: Option<PathBuf>,
+    /// A device given as an engine backend instead of `path` (a simulated disk on the real
+    /// clock): every job uses it, `path` only names it, and nothing on the filesystem is
+    /// touched.
+    pub device: Option<DeviceBackend>,
 }
 
 impl RunConfig {
@@ -121,6 +126,7 @@ impl RunConfig {
             io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
             progress: None,
             logs: None,
+            device: None,
         }
     }
 }
@@ -207,7 +213,15 @@ pub fn run_traced(
 ) -> Result<RunOutcome, RunError> {
     check_supported(job_file).map_err(job_error)?;
     check_verify(job_file).map_err(job_error)?;
-    let place = place_of(&config.path)?;
+    let mut device = config
+        .device
+        .as_ref()
+        .map(DeviceBackend::open)
+        .transpose()?;
+    let place = match &device {
+        Some((_, geometry)) => Place::Device(config.path.clone(), geometry.capacity),
+        None => place_of(&config.path)?,
+    };
     let specs = specs_on(job_file, &place);
     specs.iter().try_for_each(check_block_room)?;
     let mut groups = job_file
@@ -220,16 +234,21 @@ pub fn run_traced(
 
     let mut notes = Vec::new();
     let mut laid_out = Vec::new();
-    for target in &targets {
-        laid_out.extend(layout::create_missing(
-            &target.path,
-            target.len,
-            &target.layout,
-        )?);
+    if device.is_none() {
+        for target in &targets {
+            laid_out.extend(layout::create_missing(
+                &target.path,
+                target.len,
+                &target.layout,
+            )?);
+        }
     }
-    let opened = open_targets(&targets, config, &mut notes)?;
-    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_target).collect();
-    let engines = start_engines(&opened, config, &groups, trace, &mut notes)?;
+    let mut opened = match device.take() {
+        Some((backend, geometry)) => vec![Opened::device(&config.path, backend, geometry)],
+        None => open_targets(&targets, config, &mut notes)?,
+    };
+    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(Opened::disk_stat).collect();
+    let engines = start_engines(&mut opened, config, &groups, trace, &mut notes)?;
     let cgroups = match engines.first() {
         Some(engine) => {
             let handle = engine.handle();
@@ -319,7 +338,7 @@ fn specs_on(job_file: &JobFile, place: &Place) -> Vec<JobSpec> {
         .jobs
         .iter()
         .map(|spec| match place {
-            Place::Single(path) => JobSpec {
+            Place::Single(path) | Place::Device(path, _) => JobSpec {
                 filename: Some(path.display().to_string().replace(':', "\\:")),
                 directory: None,
                 ..spec.clone()
@@ -327,81 +346,6 @@ fn specs_on(job_file: &JobFile, place: &Place) -> Vec<JobSpec> {
             Place::Directory(_) => spec.clone(),
         })
         .collect()
-}
-
-/// Open every target, refusing dangerous writes unless the run allows them, and checking a
-/// block device is large enough.
-fn open_targets(
-    targets: &[TargetPlan],
-    config: &RunConfig,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Target>, RunError> {
-    let mut opened = Vec::with_capacity(targets.len());
-    for plan in targets {
-        let options = OpenOptions {
-            direct: plan.direct,
-            write: plan.write,
-            create_len: Some(plan.len),
-        };
-        let target = Target::open(&plan.path, &options)?;
-        if plan.write {
-            if let Some(reason) = write_refusal(&target) {
-                if !config.allow_mounted_write {
-                    return Err(RunError::Refused(reason));
-                }
-                notes.push(format!(
-                    "--allow-mounted-write given: writing anyway ({reason})"
-                ));
-            }
-        }
-        if target.kind() == TargetKind::BlockDevice && target.size_bytes() < plan.len {
-            return Err(RunError::Job(format!(
-                "{}: the jobs need {} bytes but the device has {}",
-                plan.path.display(),
-                plan.len,
-                target.size_bytes()
-            )));
-        }
-        opened.push(target);
-    }
-    if targets.len() > 1 {
-        notes.push(format!(
-            "{} files: one engine (and one {} instance) per file; they do not arbitrate between each other",
-            targets.len(),
-            config.scheduler.name
-        ));
-    }
-    Ok(opened)
-}
-
-/// One engine per opened target, each with its own instance of the run's policy, traced
-/// where the run is.
-fn start_engines(
-    opened: &[Target],
-    config: &RunConfig,
-    groups: &GroupTree,
-    trace: Option<TraceSinks<'_>>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Engine>, RunError> {
-    let mut engines = Vec::with_capacity(opened.len());
-    for target in opened {
-        let geometry = Geometry::of(target);
-        let depth = u32::try_from(geometry.queue_depth).unwrap_or(u32::MAX);
-        let (backend, note) = open_backend(Arc::clone(target.file()), depth);
-        if let Some(note) = note {
-            notes.push(format!("{}: {note}", target.path().display()));
-        }
-        let mut builder = Engine::builder(backend, geometry)
-            .scheduler_spec(config.scheduler.clone())
-            .groups(groups.clone())
-            .io_timeout(config.io_timeout);
-        if let Some(sinks) = trace {
-            let label = target.path().display().to_string();
-            builder = builder.trace(sinks((opened.len() > 1).then_some(label.as_str())));
-        }
-        engines.push(builder.start()?);
-    }
-    Ok(engines)
 }
 
 /// What every job thread of a run shares: the run's start, the stop request and the
@@ -419,7 +363,7 @@ fn run_phases(
     phases: usize,
     specs: &[JobSpec],
     engines: &[Engine],
-    opened: &[Target],
+    opened: &[Opened],
     shared: &Shared<'_>,
 ) -> Result<Vec<Option<ProcessResult>>, RunError> {
     let mut results: Vec<Option<ProcessResult>> = (0..processes.len()).map(|_| None).collect();
@@ -457,7 +401,7 @@ fn worker_for(
     process: &ProcessPlan,
     specs: &[JobSpec],
     engines: &[Engine],
-    opened: &[Target],
+    opened: &[Opened],
     shared: &Shared<'_>,
 ) -> Result<Worker, RunError> {
     let mut clients = Vec::with_capacity(process.targets.len());

@@ -28,6 +28,9 @@ use crate::{job_error, RunError};
 pub(crate) enum Place {
     /// Every job uses this file or block device.
     Single(PathBuf),
+    /// Every job uses this device, which is not on the filesystem (an engine backend of its
+    /// own): the path only names it; the second field is its capacity in bytes.
+    Device(PathBuf, u64),
     /// Jobs name files relative to this directory.
     Directory(PathBuf),
 }
@@ -129,6 +132,7 @@ pub(crate) fn plan(
     let mut sizes: BTreeMap<PathBuf, u64> = BTreeMap::new();
     let mut capacity = |spec: &JobSpec, _clone: u32| {
         let path = match place {
+            Place::Device(_, capacity) => return *capacity,
             Place::Single(path) => path.clone(),
             Place::Directory(dir) => {
                 let names = ioslice_fio::pattern::split_filenames(
@@ -168,10 +172,12 @@ pub(crate) fn plan(
                 )));
             }
             let path = match place {
-                Place::Single(path) => path.clone(),
+                Place::Single(path) | Place::Device(path, _) => path.clone(),
                 Place::Directory(dir) => dir.join(&file.name),
             };
-            let key = (path.clone(), spec.direct);
+            // A device of its own has no page cache to bypass: one target for every job.
+            let direct = spec.direct || matches!(place, Place::Device(..));
+            let key = (path.clone(), direct);
             let target = *index_of.entry(key).or_insert_with(|| {
                 targets.push(TargetPlan {
                     path,
