@@ -312,7 +312,7 @@ fn run_real(
         io_timeout: parse_io_timeout(&args.io_timeout)?,
         progress: Some(progress.clone()),
         logs: Some(PathBuf::new()),
-        device: crate::emulate::timed_device(device)?,
+        device: crate::timed::timed_device(device)?,
     };
     let status = StatusLine::start(&progress, false);
     let file = match trace {

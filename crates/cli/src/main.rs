@@ -17,6 +17,7 @@ mod seed_figure;
 mod seeds;
 mod signals;
 mod status;
+mod timed;
 mod trace;
 
 /// Exit status for every user error (bad job file, scheduler, tunable, device), as fio's usage errors.

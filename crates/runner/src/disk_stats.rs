@@ -28,6 +28,14 @@ impl DiskStat {
         Self::read(target.disk_number()?)
     }
 
+    /// The kernel's statistics of the block device under a run's target, where there is one.
+    pub(crate) fn of_opened(opened: &Opened) -> Option<Self> {
+        match opened {
+            Opened::File(target) => Self::of_target(target),
+            Opened::Device { .. } => None,
+        }
+    }
+
     fn read((major, minor): (u32, u32)) -> Option<Self> {
         let dir = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
         let text = fs::read_to_string(dir.join("stat")).ok()?;

@@ -247,7 +247,7 @@ pub fn run_traced(
         Some((backend, geometry)) => vec![Opened::device(&config.path, backend, geometry)],
         None => open_targets(&targets, config, &mut notes)?,
     };
-    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(Opened::disk_stat).collect();
+    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_opened).collect();
     let engines = start_engines(&mut opened, config, &groups, trace, &mut notes)?;
     let cgroups = match engines.first() {
         Some(engine) => {

@@ -11,7 +11,6 @@ use ioslice_engine::backend::open_backend;
 use ioslice_engine::device::{write_refusal, OpenOptions};
 use ioslice_engine::{Backend, Engine, Geometry, Target, TargetKind};
 
-use crate::disk_stats::DiskStat;
 use crate::plan::TargetPlan;
 use crate::{RunConfig, RunError, TraceSinks};
 
@@ -77,14 +76,6 @@ impl Opened {
         match self {
             Self::File(target) => target.logical_block_size(),
             Self::Device { geometry, .. } => geometry.logical_block_size,
-        }
-    }
-
-    /// The kernel's statistics of the block device under it, where there is one.
-    pub(crate) fn disk_stat(&self) -> Option<DiskStat> {
-        match self {
-            Self::File(target) => DiskStat::of_target(target),
-            Self::Device { .. } => None,
         }
     }
 }
