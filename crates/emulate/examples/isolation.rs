@@ -123,7 +123,7 @@ fn run(
 ) -> Result<(Option<Measured>, Option<Measured>), String> {
     let backend = TimedBackend::new(device)
         .map_err(|e| e.to_string())?
-        .with_data_limit(None);
+        .dropping_data();
     let geometry = backend.geometry();
     let (scheduler, limits) = match policy.strip_prefix("limit:") {
         Some(limit) => ("noop", Some(parse_limit(limit)?)),

@@ -8,16 +8,16 @@
 //! needs. The model's queue depth applies as on the emulated file: the engine is told it
 //! ([`TimedBackend::geometry`]) and operations beyond it wait in the disk thread's FIFO.
 //!
-//! The bytes live in memory ([`PageStore`]): what was written reads back, what never was
-//! reads as zeros, and only written pages take space, up to a limit past which a write fails
-//! with `ENOSPC` (a benchmark that only wants the timing can drop the data instead). The data
+//! The bytes live in the emulator's store (`store`: a sparse temporary file as large as the
+//! device): what was written reads back, what never was reads as zeros, and only written
+//! data takes space; a benchmark that only wants the timing can drop them instead. The data
 //! moves when the operation is submitted; its completion waits for the model.
 //!
 //! Threads: the engine's threads call the backend under the engine's lock (push, submit,
 //! reap) and wait through [`Waiter`] outside it; the disk thread answers into the shared
 //! completion queue and wakes them.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -31,90 +31,17 @@ use ioslice_sim::preset::{self, DeviceSpec};
 
 use crate::disk::{Answer, Arrival, Buffers, Disk, Message};
 use crate::fault::Verdict;
+use crate::store::Store;
 use crate::{EmulateError, Summary};
 
-/// Bytes of written data a [`TimedBackend`] keeps by default: 1 GiB.
-pub const DEFAULT_DATA_LIMIT: u64 = 1 << 30;
-
-/// Size of a page of the store.
-const PAGE: u64 = 4096;
-
-/// The device's bytes in memory: 4 KiB pages, present once written.
+/// Where a timed device's bytes go.
 #[derive(Debug)]
-pub struct PageStore {
-    pages: HashMap<u64, Box<[u8]>>,
-    /// Most bytes of pages kept; `None`: writes are dropped and everything reads as zeros.
-    limit: Option<u64>,
-}
-
-impl PageStore {
-    /// A store keeping up to `limit` bytes of written pages (`None`: keeping nothing).
-    pub fn new(limit: Option<u64>) -> Self {
-        Self {
-            pages: HashMap::new(),
-            limit,
-        }
-    }
-
-    /// Copy `bytes` to `offset`; `ENOSPC` if that needs more pages than the limit allows
-    /// (nothing is written then).
-    pub fn write(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        let Some(limit) = self.limit else {
-            return Ok(());
-        };
-        let end = offset + bytes.len() as u64;
-        let new_pages = (offset / PAGE..end.div_ceil(PAGE))
-            .filter(|page| !self.pages.contains_key(page))
-            .count() as u64;
-        if (self.pages.len() as u64 + new_pages) * PAGE > limit {
-            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
-        }
-        let mut at = offset;
-        for chunk in split(offset, bytes.len()) {
-            let page = self
-                .pages
-                .entry(at / PAGE)
-                .or_insert_with(|| vec![0; PAGE as usize].into_boxed_slice());
-            let from = (at - offset) as usize;
-            page[chunk.clone()].copy_from_slice(&bytes[from..from + chunk.len()]);
-            at += chunk.len() as u64;
-        }
-        Ok(())
-    }
-
-    /// Fill `bytes` from `offset` (zeros where nothing was written).
-    pub fn read(&self, offset: u64, bytes: &mut [u8]) {
-        let mut at = offset;
-        for chunk in split(offset, bytes.len()) {
-            let from = (at - offset) as usize;
-            let to = &mut bytes[from..from + chunk.len()];
-            match self.pages.get(&(at / PAGE)) {
-                Some(page) => to.copy_from_slice(&page[chunk.clone()]),
-                None => to.fill(0),
-            }
-            at += chunk.len() as u64;
-        }
-    }
-
-    /// Bytes of pages held.
-    pub fn held(&self) -> u64 {
-        self.pages.len() as u64 * PAGE
-    }
-}
-
-/// The in-page ranges `len` bytes from `offset` cover, page by page.
-fn split(offset: u64, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    let end = offset + len as u64;
-    let mut at = offset;
-    std::iter::from_fn(move || {
-        if at >= end {
-            return None;
-        }
-        let start = (at % PAGE) as usize;
-        let stop = (PAGE as usize).min(start + (end - at) as usize);
-        at += (stop - start) as u64;
-        Some(start..stop)
-    })
+enum Data {
+    /// A sparse temporary file as large as the device, as the emulator keeps them: what was
+    /// written reads back, what never was reads as zeros, only written data takes space.
+    Kept(Store),
+    /// Nowhere: writes are dropped and reads return zeros (a benchmark of timing alone).
+    Dropped,
 }
 
 /// Completions the disk thread has answered and nobody has reaped yet.
@@ -187,7 +114,7 @@ pub struct TimedBackend {
     disk: Option<Disk>,
     requests: Sender<Message>,
     info: DeviceInfo,
-    store: PageStore,
+    data: Data,
     queued: Vec<IoOp>,
     /// Pushed and not yet reaped.
     outstanding: usize,
@@ -204,8 +131,8 @@ impl std::fmt::Debug for TimedBackend {
 }
 
 impl TimedBackend {
-    /// The device `spec` names (`sim:ssd`, `sim:sata-7200:rpm=5400`, …), keeping up to
-    /// [`DEFAULT_DATA_LIMIT`] of written data.
+    /// The device `spec` names (`sim:ssd`, `sim:sata-7200:rpm=5400`, …), its bytes kept in a
+    /// sparse temporary file.
     pub fn new(spec: &DeviceSpec) -> Result<Self, EmulateError> {
         Self::on_model(preset::build(spec)?)
     }
@@ -213,6 +140,7 @@ impl TimedBackend {
     /// A device model of the caller's.
     pub fn on_model(model: Box<dyn DeviceModel>) -> Result<Self, EmulateError> {
         let info = model.info();
+        let store = Store::open(None, info.capacity_sectors * 512)?;
         let disk = Disk::start(
             model,
             Instant::now(),
@@ -225,17 +153,17 @@ impl TimedBackend {
             requests: disk.sender(),
             disk: Some(disk),
             info,
-            store: PageStore::new(Some(DEFAULT_DATA_LIMIT)),
+            data: Data::Kept(store),
             queued: Vec::new(),
             outstanding: 0,
             shared: Arc::default(),
         })
     }
 
-    /// Keep up to `bytes` of written data (`None`: drop every write and read zeros, for a
-    /// benchmark that only wants the device's timing).
-    pub fn with_data_limit(mut self, bytes: Option<u64>) -> Self {
-        self.store = PageStore::new(bytes);
+    /// Drop every write and read zeros: for a benchmark that only wants the device's timing
+    /// (and should not fill the disk with what it writes).
+    pub fn dropping_data(mut self) -> Self {
+        self.data = Data::Dropped;
         self
     }
 
@@ -308,19 +236,18 @@ impl TimedBackend {
 
     fn move_bytes(&mut self, op: &mut IoOp) -> io::Result<()> {
         let mut at = op.offset;
-        match op.direction {
-            Direction::Write => {
-                for buffer in &op.buffers {
-                    self.store.write(at, buffer.as_slice())?;
-                    at += buffer.len() as u64;
+        for buffer in &mut op.buffers {
+            match (&self.data, op.direction) {
+                (Data::Kept(store), Direction::Write) => {
+                    store.write(at, buffer.as_slice())?;
                 }
-            }
-            Direction::Read => {
-                for buffer in &mut op.buffers {
-                    self.store.read(at, buffer.as_mut_slice());
-                    at += buffer.len() as u64;
+                (Data::Kept(store), Direction::Read) => {
+                    store.read(at, buffer.as_mut_slice())?;
                 }
+                (Data::Dropped, Direction::Write) => {}
+                (Data::Dropped, Direction::Read) => buffer.as_mut_slice().fill(0),
             }
+            at += buffer.len() as u64;
         }
         Ok(())
     }
@@ -400,45 +327,5 @@ impl Waiter for TimedWaiter {
             };
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pages_read_back_what_was_written_across_page_boundaries() {
-        let mut store = PageStore::new(Some(1 << 20));
-        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
-        store.write(3000, &bytes).expect("within the limit");
-        let mut back = vec![0xff; 10_000];
-        store.read(3000, &mut back);
-        assert_eq!(back, bytes);
-        // Around it, zeros: never written.
-        let mut edge = vec![0xff; 8];
-        store.read(2992, &mut edge);
-        assert_eq!(edge, [0; 8]);
-        assert_eq!(store.held(), 4 * PAGE);
-    }
-
-    #[test]
-    fn a_write_past_the_limit_fails_and_changes_nothing() {
-        let mut store = PageStore::new(Some(2 * PAGE));
-        store.write(0, &[1; 4096]).expect("one page");
-        let error = store.write(8192, &[2; 8192]).expect_err("two more pages");
-        assert_eq!(error.raw_os_error(), Some(libc::ENOSPC));
-        assert_eq!(store.held(), PAGE);
-        // Rewriting a page it holds needs no new one.
-        store.write(0, &[3; 4096]).expect("the same page");
-    }
-
-    #[test]
-    fn a_store_without_data_reads_zeros() {
-        let mut store = PageStore::new(None);
-        store.write(0, &[7; 512]).expect("dropped");
-        let mut back = [1u8; 512];
-        store.read(0, &mut back);
-        assert_eq!(back, [0; 512]);
     }
 }
