@@ -267,7 +267,8 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
     if let Some(file) = &file {
         file.finish()?;
     }
-    let outcome = outcome.map_err(|e| e.to_string())?;
+    let mut outcome = outcome.map_err(|e| e.to_string())?;
+    outcome.report.timestamp = run_date()?;
     if let (Some(path), Some(recorders)) = (&args.report.report, recorders) {
         let settings = Settings::simulated(&job_file.path, &config);
         let record = recorders.finish(&outcome.report, settings);
@@ -342,7 +343,8 @@ fn run_real(
     if let Some(file) = &file {
         file.finish()?;
     }
-    let outcome = outcome.map_err(|e| e.to_string())?;
+    let mut outcome = outcome.map_err(|e| e.to_string())?;
+    outcome.report.timestamp = run_date()?;
     if let (Some(path), Some(recorders)) = (&args.report.report, recorders) {
         let recorders = recorders.into_inner()?;
         let settings = Settings::real(
@@ -507,4 +509,18 @@ pub fn apply_host(config: &mut SimConfig, settings: &[String]) -> Result<(), Str
         .iter()
         .try_for_each(|text| ioslice_sim::host::apply(config, text))
         .map_err(|e| format!("--host: {e}"))
+}
+
+/// The date a run's report carries, in seconds since 1970: now, or `SOURCE_DATE_EPOCH` when
+/// set, as reproducible builds fix theirs. The date is not part of what a seed determines, so
+/// two runs of a seed differ in it alone; a byte-for-byte comparison sets the variable.
+fn run_date() -> Result<u64, String> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            format!("SOURCE_DATE_EPOCH={text}: expected whole seconds since 1970-01-01")
+        }),
+        Err(_) => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs())),
+    }
 }

@@ -943,3 +943,30 @@ fn an_unknown_scenario_directive_is_one_line_naming_the_line() {
     );
     assert_eq!(message.trim_end().lines().count(), 1, "{message}");
 }
+
+#[test]
+fn a_simulated_run_is_dated_now_unless_source_date_epoch_says() {
+    let path = job_file("dated.fio", SHORT_READERS);
+    let path = path.to_str().unwrap();
+    let run = |epoch: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ioslice"));
+        command.args(["run", path, "--output-format", "json"]);
+        match epoch {
+            Some(epoch) => command.env("SOURCE_DATE_EPOCH", epoch),
+            None => command.env_remove("SOURCE_DATE_EPOCH"),
+        };
+        command.output().expect("the binary runs")
+    };
+    let timestamp = |output: &std::process::Output| {
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        json["timestamp"].as_u64().expect("a timestamp")
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let dated = timestamp(&run(None));
+    assert!(dated.abs_diff(now) < 60, "{dated} against {now}");
+    assert_eq!(timestamp(&run(Some("1234567890"))), 1_234_567_890);
+    assert_user_error(&run(Some("yesterday")), &["SOURCE_DATE_EPOCH=yesterday"]);
+}

@@ -26,4 +26,4 @@ pub use job::{
     Warning, ZoneMode,
 };
 pub use report::{CgroupSettings, DiskUtil, JobDescription, JobReport, RunReport};
-pub use stats::{DirectionStats, JobStats, LatencyStats};
+pub use stats::{CpuUsage, DirectionStats, JobStats, LatencyStats};

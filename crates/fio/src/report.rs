@@ -2,7 +2,7 @@
 
 use ioslice_core::limit::{Limits, Throttle};
 use ioslice_core::time::{MICROSECOND, MILLISECOND, SECOND};
-use ioslice_core::{GroupId, GroupTree, IoPriority};
+use ioslice_core::{GroupId, GroupTree, IoPriority, Nanos};
 
 use crate::stats::JobStats;
 
@@ -15,7 +15,8 @@ pub struct JobDescription {
     pub groupid: u32,
     /// Jobs folded into this entry (1 unless group_reporting).
     pub jobs: u32,
-    /// A pid-like number: 1-based job index in the run (the simulator has no processes).
+    /// The job's process id: in a real run its thread's id (fio reports a threaded job's so), in
+    /// a simulated one its 1-based index in the run (the simulator has no processes).
     pub pid: u32,
     /// `rw=` as fio prints it (`read`, `randrw`, …).
     pub rw: String,
@@ -94,8 +95,12 @@ pub struct DiskUtil {
 pub struct RunReport {
     /// What writes the report, in the place of fio's own version string.
     pub version: String,
-    /// Seconds since the epoch the run is dated (0 in the simulator, so that output is reproducible).
+    /// Seconds since 1970 the run is dated: its end (the simulator leaves 0 for its caller to
+    /// date, `ioslice run` dates it now or at `SOURCE_DATE_EPOCH`).
     pub timestamp: u64,
+    /// From the run's start to its end (in a simulated run, on the simulated clock): fio's
+    /// `elapsed`, which it prints in whole seconds rounded up.
+    pub elapsed: Nanos,
     /// The `[global]` options, for JSON `global options`.
     pub global_options: Vec<(String, String)>,
     /// Entries in job order.

@@ -338,6 +338,44 @@ pub struct JobStats {
     pub issued: [u64; 3],
     /// The first error's errno, 0 if none.
     pub error: i32,
+    /// What the job's thread cost the CPU (zero in a simulated run, which has no threads).
+    pub cpu: CpuUsage,
+}
+
+/// A job thread's resource usage, as `getrusage` counts it: fio's `cpu` line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuUsage {
+    /// Time in user mode.
+    pub user: Nanos,
+    /// Time in the kernel.
+    pub system: Nanos,
+    /// Context switches, voluntary and involuntary.
+    pub ctx: u64,
+    /// Major page faults.
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+}
+
+impl CpuUsage {
+    /// Time in user and kernel mode as percentages of `runtime`, as fio reports them
+    /// (0 for a zero runtime).
+    pub fn percent_of(&self, runtime: Nanos) -> (f64, f64) {
+        if runtime == 0 {
+            return (0.0, 0.0);
+        }
+        let share = |time: Nanos| time as f64 * 100.0 / runtime as f64;
+        (share(self.user), share(self.system))
+    }
+
+    /// Add another thread's usage (a reporting group's jobs together).
+    pub fn add(&mut self, other: &CpuUsage) {
+        self.user += other.user;
+        self.system += other.system;
+        self.ctx += other.ctx;
+        self.majf += other.majf;
+        self.minf += other.minf;
+    }
 }
 
 impl JobStats {
@@ -400,6 +438,7 @@ impl JobStats {
         if self.error == 0 {
             self.error = other.error;
         }
+        self.cpu.add(&other.cpu);
     }
 }
 

@@ -66,6 +66,7 @@ fn two_jobs() -> RunReport {
     RunReport {
         version: "fio-3.33".to_string(),
         timestamp: 0,
+        elapsed: 0,
         global_options: vec![("ioengine".to_string(), "psync".to_string())],
         jobs: vec![seq, mix],
         disk_util: vec![DiskUtil {

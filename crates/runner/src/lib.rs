@@ -186,6 +186,8 @@ pub(crate) struct ProcessResult {
     verify_reports: Vec<String>,
     /// Why the job's logs could not be written, if they could not.
     log_error: Option<LogError>,
+    /// The job thread's id, which fio reports as a threaded job's `pid`.
+    thread_id: u32,
 }
 
 /// Run `job_file` for real on `config.path`.
@@ -211,6 +213,7 @@ pub fn run_traced(
     config: &RunConfig,
     trace: Option<TraceSinks<'_>>,
 ) -> Result<RunOutcome, RunError> {
+    let began = Instant::now();
     check_supported(job_file).map_err(job_error)?;
     check_verify(job_file).map_err(job_error)?;
     let mut device = config
@@ -288,6 +291,7 @@ pub fn run_traced(
             timestamp: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |since| since.as_secs()),
+            elapsed: nanos_since(began),
             global_options: job_file.global_options.clone(),
             jobs: Vec::with_capacity(results.len()),
             disk_util,
@@ -316,8 +320,14 @@ pub fn run_traced(
 impl RunOutcome {
     /// Account a finished job process: its report, its first I/O error, whether an error
     /// stopped it.
-    fn add_job(&mut self, spec: &JobSpec, description: JobDescription, mut result: ProcessResult) {
+    fn add_job(
+        &mut self,
+        spec: &JobSpec,
+        mut description: JobDescription,
+        mut result: ProcessResult,
+    ) {
         result.stats.runtime = result.end.saturating_sub(result.ramp_end);
+        description.pid = result.thread_id;
         if let Some(line) = result.first_error {
             self.io_errors.push(line);
         }
@@ -468,4 +478,9 @@ fn check_block_room(spec: &JobSpec) -> Result<(), RunError> {
 
 fn job_error(error: impl std::fmt::Display) -> RunError {
     RunError::Job(error.to_string())
+}
+
+/// Nanoseconds since `instant`.
+fn nanos_since(instant: Instant) -> Nanos {
+    u64::try_from(instant.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }

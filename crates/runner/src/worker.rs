@@ -13,7 +13,7 @@ use ioslice_fio::errno::{goes_on, EILSEQ};
 use ioslice_fio::logs::{JobLogs, LoggedIo};
 use ioslice_fio::pattern::{DataDirection, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
-use ioslice_fio::{IoEngine, JobSpec, JobStats};
+use ioslice_fio::{CpuUsage, IoEngine, JobSpec, JobStats};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -78,6 +78,7 @@ impl Worker {
     }
 
     pub(crate) fn run(mut self, mut process: ProcessPlan) -> ProcessResult {
+        let usage_at_start = thread_usage();
         let (low, high) = self.spec.startdelay;
         let delay = if high > low {
             process.rng.gen_range(low..=high)
@@ -119,6 +120,7 @@ impl Worker {
             .logs
             .take()
             .and_then(|logs| logs.finish(since_start).err());
+        state.stats.cpu = usage_since(&usage_at_start);
         ProcessResult {
             stats: state.stats,
             end,
@@ -127,6 +129,8 @@ impl Worker {
             stopped_by_error: state.stopped_by_error,
             verify_reports: self.verifier.map(|v| v.reports).unwrap_or_default(),
             log_error,
+            // SAFETY: gettid takes nothing and only returns the calling thread's id.
+            thread_id: u32::try_from(unsafe { libc::gettid() }).unwrap_or(0),
         }
     }
 
@@ -570,3 +574,32 @@ impl State {
 
 /// Most buffers a job keeps for reuse.
 const MAX_SPARE_BUFFERS: usize = 256;
+
+/// The calling thread's resource usage so far (zeros if the kernel will not say).
+fn thread_usage() -> libc::rusage {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into the struct it is given, which lives on this
+    // stack for the call.
+    let _ = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    usage
+}
+
+/// What this thread used since `start`, as fio's `cpu` line counts it.
+fn usage_since(start: &libc::rusage) -> CpuUsage {
+    let now = thread_usage();
+    let time = |t: libc::timeval| {
+        u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000
+            + u64::try_from(t.tv_usec).unwrap_or(0) * 1_000
+    };
+    let count = |after: libc::c_long, before: libc::c_long| {
+        u64::try_from(after.saturating_sub(before)).unwrap_or(0)
+    };
+    CpuUsage {
+        user: time(now.ru_utime).saturating_sub(time(start.ru_utime)),
+        system: time(now.ru_stime).saturating_sub(time(start.ru_stime)),
+        ctx: count(now.ru_nvcsw, start.ru_nvcsw) + count(now.ru_nivcsw, start.ru_nivcsw),
+        majf: count(now.ru_majflt, start.ru_majflt),
+        minf: count(now.ru_minflt, start.ru_minflt),
+    }
+}

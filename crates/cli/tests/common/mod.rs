@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// Run `ioslice` with `args` from the repository root (so `scenarios/…` paths work).
+/// Run `ioslice` with `args` from the repository root (so `scenarios/…` paths work), its
+/// reports dated at 1970's start (`SOURCE_DATE_EPOCH=0`) so that runs compare byte for byte.
 pub fn ioslice(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ioslice"))
+        .env("SOURCE_DATE_EPOCH", "0")
         .args(args)
         .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
         .output()

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use ioslice_core::limit::Limits;
+use ioslice_core::Nanos;
 
 use super::cgroups::{cgroup_totals, CgroupDirection, CgroupTotals};
 use super::groups::{self, group_of, share_of_group, RunGroup};
@@ -155,7 +156,7 @@ fn render_json(report: &RunReport, bins: Bins) -> String {
     let run_groups = groups::run_groups(&folded);
     let jobs = folded
         .iter()
-        .map(|job| job_value(job, group_of(&run_groups, job), bins))
+        .map(|job| job_value(job, group_of(&run_groups, job), bins, report.elapsed))
         .collect();
     let mut top = Object::default()
         .str("fio version", &report.version)
@@ -194,16 +195,17 @@ fn options(pairs: &[(String, String)]) -> Value {
 }
 
 /// One `jobs[]` entry.
-fn job_value(job: &JobReport, group: Option<&RunGroup>, bins: Bins) -> Value {
+fn job_value(job: &JobReport, group: Option<&RunGroup>, bins: Bins, elapsed: Nanos) -> Value {
     let d = &job.description;
     let s = &job.stats;
     let runtime_ms = millis(s.runtime);
+    let (usr_cpu, sys_cpu) = s.cpu.percent_of(s.runtime);
     let mut o = Object::default()
         .str("jobname", &d.name)
         .int("groupid", d.groupid)
         .int("error", s.error)
-        .int("eta", i32::MAX)
-        .int("elapsed", runtime_ms.div_ceil(1000))
+        .int("eta", 0)
+        .int("elapsed", millis(elapsed).div_ceil(1000))
         .value("job options", options(&d.options));
     for (dir, name) in DIRECTIONS.iter().enumerate() {
         o = o.value(name, direction(job, dir, group, bins));
@@ -217,11 +219,11 @@ fn job_value(job: &JobReport, group: Option<&RunGroup>, bins: Bins) -> Value {
                 .done(),
         )
         .int("job_runtime", runtime_ms)
-        .float("usr_cpu", 0.0)
-        .float("sys_cpu", 0.0)
-        .int("ctx", 0)
-        .int("majf", 0)
-        .int("minf", 0)
+        .float("usr_cpu", usr_cpu)
+        .float("sys_cpu", sys_cpu)
+        .int("ctx", s.cpu.ctx)
+        .int("majf", s.cpu.majf)
+        .int("minf", s.cpu.minf)
         .value("iodepth_level", depth_levels(s))
         .value("iodepth_submit", batches(s))
         .value("iodepth_complete", batches(s))

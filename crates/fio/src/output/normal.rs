@@ -254,7 +254,13 @@ fn bucket_lines(out: &mut String, unit: &str, labels: &[&str], shares: &[f64]) {
 /// cpu, IO depths, submit/complete, issued and latency-target lines.
 fn resource_lines(out: &mut String, job: &JobReport) {
     let stats = &job.stats;
-    out.push_str("  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n");
+    let cpu = &stats.cpu;
+    let (usr, sys) = cpu.percent_of(stats.runtime);
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={usr:.2}%, sys={sys:.2}%, ctx={}, majf={}, minf={}",
+        cpu.ctx, cpu.majf, cpu.minf
+    );
     let depth_labels: Vec<String> = DEPTH_BUCKETS
         .iter()
         .map(|b| {

@@ -81,7 +81,11 @@ fn moments_us(fields: &mut Vec<String>, lat: Option<&LatencyStats>) {
 /// CPU, IO depths and the latency distribution (nanosecond buckets folded into the first
 /// microsecond one, as terse has no nanosecond fields).
 fn job_tail(fields: &mut Vec<String>, job: &JobReport) {
-    fields.extend(["0.000000%", "0.000000%", "0", "0", "0"].map(String::from));
+    let cpu = &job.stats.cpu;
+    let (usr, sys) = cpu.percent_of(job.stats.runtime);
+    fields.push(format!("{usr:.6}%"));
+    fields.push(format!("{sys:.6}%"));
+    fields.extend([cpu.ctx, cpu.majf, cpu.minf].map(|n| n.to_string()));
     let depths = distribution(&job.stats.depth_counts);
     fields.extend(depths.iter().map(|p| format!("{p:.1}%")));
     let buckets = metrics::latency_buckets(&job.stats);

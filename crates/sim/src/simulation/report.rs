@@ -60,6 +60,7 @@ impl Simulation<'_> {
             report: RunReport {
                 version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
                 timestamp: 0,
+                elapsed,
                 global_options: self.job_file.global_options.clone(),
                 jobs,
                 disk_util: vec![disk_util],
