@@ -114,6 +114,35 @@ fn write_depth_shrinks_under_late_reads_and_recovers_under_a_write_burst() {
     };
     let k = summary(&kyber_windows);
     let n = summary(&noop_windows);
+    let changes: Vec<(Nanos, &str, u32, u32, u8, bool)> = kyber_log
+        .events
+        .iter()
+        .filter_map(|(time, event)| match *event {
+            TraceEvent::DomainDepth {
+                domain,
+                from,
+                depth,
+                p99,
+                congested,
+            } => Some((*time, domain, from, depth, p99, congested)),
+            _ => None,
+        })
+        .collect();
+    // The timer's own record: three halvings under congestion, each when 500 more reads
+    // have completed (p99 of the writes in the second quarter of their target), then three
+    // doublings 100 ms apart once the burst's p99 is in the last bucket; the reads' depth
+    // never moves (their p99 past the target would raise it, but it is at its most).
+    assert_eq!(
+        changes,
+        vec![
+            (500_217_612, "write", 128, 64, 1, true),
+            (1_000_344_984, "write", 64, 32, 1, true),
+            (1_500_442_568, "write", 32, 16, 1, true),
+            (4_102_540_221, "write", 16, 32, 7, false),
+            (4_202_631_263, "write", 32, 64, 7, false),
+            (4_302_722_304, "write", 64, 128, 7, false),
+        ]
+    );
     // 28 writes until the reads' p90 has been read past 2 ms three times (128 to 64 to 32
     // to 16, the first two above the writer's 28), 16 until the reader leaves at 4 s, and
     // the device's 32 from the burst on.

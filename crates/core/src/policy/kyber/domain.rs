@@ -49,13 +49,14 @@ impl Domain {
         Self::ALL[(self.index() + 1) % DOMAINS]
     }
 
-    /// The kernel's name for it, as its trace points and debugfs print it.
+    /// Its name, as the decision trace prints it ([`crate::TraceEvent::DomainDepth`]); the
+    /// kernel's trace points print the same in capitals.
     pub fn name(self) -> &'static str {
         match self {
-            Self::Read => "READ",
-            Self::Write => "WRITE",
-            Self::Discard => "DISCARD",
-            Self::Other => "OTHER",
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Discard => "discard",
+            Self::Other => "other",
         }
     }
 

@@ -30,7 +30,8 @@
 
 use super::domain::{Domain, DOMAINS, MEASURED};
 use crate::time::{ms, SECOND};
-use crate::Nanos;
+use crate::trace::TraceBuffer;
+use crate::{Nanos, TraceEvent};
 
 /// Buckets per histogram.
 pub const BUCKETS: usize = 8;
@@ -124,12 +125,18 @@ impl LatencyFeedback {
     }
 
     /// Fire the timer if it is due by `now`, at its own time, resizing `depths` (token
-    /// depths per domain in rotation order). Returns whether it fired.
-    pub fn fire_if_due(&mut self, now: Nanos, depths: &mut [usize; DOMAINS]) -> bool {
+    /// depths per domain in rotation order) and recording each change in `trace`. Returns
+    /// whether it fired.
+    pub fn fire_if_due(
+        &mut self,
+        now: Nanos,
+        depths: &mut [usize; DOMAINS],
+        trace: &mut TraceBuffer,
+    ) -> bool {
         match self.timer {
             Some(due) if due <= now => {
                 self.timer = None;
-                self.adjust(due, depths);
+                self.adjust(due, depths, trace);
                 true
             }
             _ => false,
@@ -138,7 +145,7 @@ impl LatencyFeedback {
 
     /// The timer's work at time `now`: judge congestion by the I/O p90s, then scale each
     /// domain's depth by its total p99.
-    fn adjust(&mut self, now: Nanos, depths: &mut [usize; DOMAINS]) {
+    fn adjust(&mut self, now: Nanos, depths: &mut [usize; DOMAINS], trace: &mut TraceBuffer) {
         let mut congested = false;
         for domain in 0..MEASURED {
             if self
@@ -161,8 +168,18 @@ impl LatencyFeedback {
                 continue;
             };
             if congested || p99 >= GOOD_BUCKETS {
-                let scaled = (depths[index] * (p99 + 1)) >> BUCKET_SHIFT;
+                let from = depths[index];
+                let scaled = (from * (p99 + 1)) >> BUCKET_SHIFT;
                 depths[index] = scaled.clamp(1, domain.max_depth());
+                if depths[index] != from {
+                    trace.emit(|| TraceEvent::DomainDepth {
+                        domain: domain.name(),
+                        from: u32::try_from(from).unwrap_or(u32::MAX),
+                        depth: u32::try_from(depths[index]).unwrap_or(u32::MAX),
+                        p99: p99 as u8,
+                        congested,
+                    });
+                }
             }
         }
     }
@@ -230,10 +247,24 @@ mod tests {
         }
         assert_eq!(feedback.timer(), Some(ms(1) - 1 + TIMER_WINDOW));
         let mut depths = [256, 128, 64, 16];
-        assert!(!feedback.fire_if_due(ms(50), &mut depths));
-        assert!(feedback.fire_if_due(ms(200), &mut depths));
+        let mut trace = TraceBuffer::default();
+        trace.set_enabled(true);
+        assert!(!feedback.fire_if_due(ms(50), &mut depths, &mut trace));
+        assert!(feedback.fire_if_due(ms(200), &mut depths, &mut trace));
         assert_eq!(depths, [128, 128, 64, 16]);
         assert_eq!(feedback.timer(), None);
+        let mut events = Vec::new();
+        trace.drain_into(&mut events);
+        assert_eq!(
+            events,
+            vec![TraceEvent::DomainDepth {
+                domain: "read",
+                from: 256,
+                depth: 128,
+                p99: 1,
+                congested: true
+            }]
+        );
     }
 
     /// Too few samples wait a second from the first look; then the I/O p90 is read and the
@@ -242,11 +273,12 @@ mod tests {
     fn few_samples_wait_a_second_and_the_wait_is_shared() {
         let mut feedback = LatencyFeedback::new(ms(2), ms(10));
         let mut depths = [256, 128, 64, 16];
+        let mut trace = TraceBuffer::default();
         feedback.record(Domain::Read, 0, 0, ms(10));
-        assert!(feedback.fire_if_due(ms(110), &mut depths));
+        assert!(feedback.fire_if_due(ms(110), &mut depths, &mut trace));
         assert_eq!(depths[0], 256, "one sample, the wait starts");
         feedback.record(Domain::Read, ms(1200), ms(1200), ms(1210));
-        assert!(feedback.fire_if_due(ms(1310), &mut depths));
+        assert!(feedback.fire_if_due(ms(1310), &mut depths, &mut trace));
         // The I/O p90 was bad: congestion. The total p99 waits anew, and nothing was
         // remembered, so no depth changes.
         assert_eq!(depths, [256, 128, 64, 16]);

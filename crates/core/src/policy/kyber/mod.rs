@@ -68,7 +68,7 @@ pub struct Kyber {
     batching: usize,
     /// Latency histograms and the timer that resizes `depths`.
     feedback: LatencyFeedback,
-    /// The queues' merges, when tracing is on.
+    /// The queues' merges and the depth changes, when tracing is on.
     trace: TraceBuffer,
 }
 
@@ -132,7 +132,8 @@ impl Kyber {
 
     /// Run the depth timer if its time has come.
     fn catch_up(&mut self, now: Nanos) {
-        self.feedback.fire_if_due(now, &mut self.depths);
+        self.feedback
+            .fire_if_due(now, &mut self.depths, &mut self.trace);
     }
 
     /// The current domain's oldest request, if it has one and a token for it.
