@@ -13,7 +13,7 @@ use ioslice_core::policy::kyber::Kyber;
 use ioslice_core::time::ms;
 use ioslice_core::tunable::Tunables;
 use ioslice_core::{
-    Completion, Direction, Dispatch, Nanos, ProcessId, Request, RequestId, Scheduler,
+    Completion, Direction, Dispatch, Nanos, ProcessId, Request, RequestId, Scheduler, TraceEvent,
 };
 use proptest::prelude::*;
 
@@ -165,6 +165,7 @@ fn round(
 #[test]
 fn write_depth_shrinks_under_slow_reads_and_recovers_when_writes_run_late() {
     let mut policy = kyber(&[]);
+    policy.set_tracing(true);
     let mut id = 0;
     let mut now = 0;
     for _ in 0..5 {
@@ -204,6 +205,20 @@ fn write_depth_shrinks_under_slow_reads_and_recovers_when_writes_run_late() {
     policy.dispatch(ms(303));
     assert_eq!(policy.depth(Domain::Write), 128);
     assert_eq!(policy.depth(Domain::Read), 256);
+    // The trace has both changes and nothing else (no request merged).
+    let mut events = Vec::new();
+    policy.drain_trace(&mut events);
+    let depth = |from, depth, p99, congested| TraceEvent::DomainDepth {
+        domain: "write",
+        from,
+        depth,
+        p99,
+        congested,
+    };
+    assert_eq!(
+        events,
+        vec![depth(128, 64, 1, true), depth(64, 128, 7, false)]
+    );
 }
 
 /// A lower read target makes the same reads late: with `read_lat_nsec` at 1 ms, reads of
