@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bench/kernel-vs-ioslice.sh — the kernel's elevators and ioslice's policies on the same disk model.
 #
-# For each row of a matrix of job files, runs fio under the kernel's bfq, mq-deadline and none on
-# a loop device over `ioslice emulate --device PRESET`, a fresh emulator for every kernel run so
-# that no run finds a cache another filled (the jobs of each `cgroup=` in one fio process inside a
+# For each row of a matrix of job files, runs fio under the kernel's bfq, mq-deadline, none and
+# kyber on a loop device over `ioslice emulate --device PRESET`, a fresh emulator for every kernel
+# run so that no run finds a cache another filled (the jobs of each `cgroup=` in one fio process inside a
 # real cgroup of that weight, each job with a random seed of its own: bench/lib/kernel-runs.sh), and
-# ioslice's simulator on the same preset under bfq, mq-deadline and noop, with the same
+# ioslice's simulator on the same preset under bfq, mq-deadline, noop and kyber, with the same
 # arrangement (`--host driver_queue=128,block_layer=blk-mq`: the loop device's deep queue in
 # front of the model's own, and today's block layer whatever the policy). Then one
 # table: per row, each kernel elevator beside its ioslice counterpart, with per-job bandwidth,
@@ -21,7 +21,8 @@
 #              side carries tunables (the kernel's are written to its iosched/ files after the
 #              elevator is chosen; each run chooses the elevator afresh, so they never outlive
 #              it). Default: 'bfq=bfq;bfq:low_latency=0=bfq:low_latency=0;mq-deadline=mq-deadline;none=noop;kyber=kyber'
-#              (ioslice has no kyber: the table shows the kernel's figures and says so)
+#              (a pair whose ioslice side fails to run, such as a policy ioslice does not have,
+#              still shows the kernel's figures, with ioslice's error beside them)
 #   --ktrace   with each kernel run, record the device's block trace (ftrace's `blk` tracer)
 #              into PREFIX.ktrace.txt beside the run's JSON: every request, and the kernel's
 #              bfq messages (`m` lines: expirations, budgets, weight raising, injection), to

@@ -7,6 +7,7 @@ use crate::policy::anticipatory::Anticipatory;
 use crate::policy::bfq::Bfq;
 use crate::policy::cfq::Cfq;
 use crate::policy::deadline::Deadline;
+use crate::policy::kyber::Kyber;
 use crate::policy::mq_deadline::MqDeadline;
 use crate::policy::noop::Noop;
 use crate::scheduler::{Scheduler, SchedulerContext};
@@ -58,6 +59,14 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: MqDeadline::TUNABLES,
         blk_mq: true,
         build: |tunables, _| Ok(Box::new(MqDeadline::new(tunables))),
+    },
+    SchedulerInfo {
+        name: "kyber",
+        aliases: &[],
+        summary: "Linux 4.12+ blk-mq kyber: read, write, discard and other domains with token depths, rotating batches, depths resized every 100 ms by p90/p99 latency against read_lat_nsec and write_lat_nsec",
+        tunables: Kyber::TUNABLES,
+        blk_mq: true,
+        build: |tunables, _| Ok(Box::new(Kyber::new(tunables))),
     },
     SchedulerInfo {
         name: "anticipatory",
@@ -242,7 +251,7 @@ mod tests {
             weights("cfq", &groups),
             [None, Some(500), Some(300), Some(1000)]
         );
-        for name in ["noop", "deadline", "mq-deadline", "anticipatory"] {
+        for name in ["noop", "deadline", "mq-deadline", "kyber", "anticipatory"] {
             assert_eq!(weights(name, &groups), [None; 4], "{name}");
         }
         groups.set_weight(big, 1000).unwrap();

@@ -84,8 +84,10 @@ fn a_policy_records_nothing_until_tracing_is_on() {
         on.set_tracing(true);
         let (_, end) = serve(on.as_mut(), 0);
         on.drain_trace(&mut events);
-        if name != "noop" {
-            // noop decides nothing but merges, and these reads do not merge.
+        if !["noop", "kyber"].contains(&name) {
+            // noop decides nothing but merges, and these reads do not merge; kyber's one
+            // decision of its own, resizing a domain, waits 100 ms after a completion, and
+            // these 16 reads take 16 ms.
             assert!(!events.is_empty(), "{name}");
         }
         // Drained events are gone; turned off, it records nothing more.

@@ -46,7 +46,7 @@ fn engine(lanes: usize, scheduler: &str) -> Engine {
 
 #[test]
 fn every_request_of_a_batch_completes_once_under_its_tag_with_its_data() {
-    for scheduler in ["noop", "mq-deadline", "bfq", "cfq"] {
+    for scheduler in ["noop", "mq-deadline", "kyber", "bfq", "cfq"] {
         let engine = engine(0, scheduler);
         let handle = engine.handle();
         let writer = handle.client(1, "/", be()).expect("client");

@@ -170,7 +170,7 @@ fn check_detailed(expected: &[Expected], stats: &FinalStats) {
 
 #[test]
 fn statistics_are_exact_per_group_and_process() {
-    for sched in ["noop", "mq-deadline", "bfq"] {
+    for sched in ["noop", "mq-deadline", "kyber", "bfq"] {
         let (expected, stats) = run(sched, Statistics::Detailed);
         check_detailed(&expected, &stats);
         assert!(stats.totals.errors > 0, "{sched}: the fault was hit");
@@ -181,7 +181,7 @@ fn statistics_are_exact_per_group_and_process() {
 
 #[test]
 fn totals_alone_are_as_exact() {
-    for sched in ["noop", "mq-deadline", "bfq"] {
+    for sched in ["noop", "mq-deadline", "kyber", "bfq"] {
         let (expected, stats) = run(sched, Statistics::Totals);
         let mut total = Figures::default();
         for one in &expected {

@@ -17,10 +17,11 @@ use ioslice_core::TraceEvent;
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_sim::simulation::{run_traced, SimConfig, SimOutcome};
 
-const ELEVATORS: [&str; 6] = [
+const ELEVATORS: [&str; 7] = [
     "noop",
     "deadline",
     "mq-deadline",
+    "kyber",
     "anticipatory",
     "cfq",
     "bfq",
@@ -194,7 +195,9 @@ fn throttled_above_the_elevator_rt_and_be7_share_evenly() {
 /// readers in test2), RT still beats BE7 under every elevator, by less than alone: while
 /// test1 waits for its slice the bucket fills, and the limit releases BE7's requests when
 /// the RT reader, blocked on its last read, has none held; cfq, which orders what waits in
-/// the group by class, keeps the most.
+/// the group by class, keeps the most. kyber, which knows no classes, runs on blk-mq, where
+/// each request goes to the device as it is inserted: less waits where the limit's order
+/// decides, and RT leads by 1.18 times, as noop does on blk-mq.
 #[test]
 fn rt_beats_be7_in_a_limited_group_beside_another_group() {
     for sched in ELEVATORS {
@@ -210,7 +213,11 @@ fn rt_beats_be7_in_a_limited_group_beside_another_group() {
         }));
         println!("{sched}: {jobs:?}");
         let (rt, be) = (jobs["rt0"].0, jobs["be7"].0);
-        let margin = if sched == "cfq" { 2.5 } else { 1.3 };
+        let margin = match sched {
+            "cfq" => 2.5,
+            "kyber" => 1.15,
+            _ => 1.3,
+        };
         assert!(
             rt as f64 > margin * be as f64,
             "{sched}: RT {rt} B, BE7 {be} B"

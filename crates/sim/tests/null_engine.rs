@@ -21,6 +21,7 @@ fn a_null_job_completes_every_request_without_the_disk() {
         "cfq",
         "bfq",
         "mq-deadline",
+        "kyber",
     ] {
         let outcome = run_text(NULL_JOB, &config(sched, "sim:sata-7200", 1));
         assert_eq!(outcome.submitted, 16384, "{sched}");
@@ -53,7 +54,7 @@ fn a_null_job_alone_runs_at_its_own_cpu_cost() {
 
 #[test]
 fn null_requests_pass_the_policy_and_complete_at_dispatch() {
-    for sched in ["noop", "cfq", "bfq", "mq-deadline"] {
+    for sched in ["noop", "cfq", "bfq", "mq-deadline", "kyber"] {
         let log = trace(NULL_JOB, sched, "sim:sata-7200", 1, None);
         assert_eq!(log.count("insert"), 16384, "{sched}");
         assert_eq!(log.count("dispatch") + log.count("merge"), 16384, "{sched}");
@@ -75,7 +76,7 @@ fn null_requests_pass_the_policy_and_complete_at_dispatch() {
 
 #[test]
 fn a_reader_beside_a_null_job_keeps_its_figures() {
-    for sched in ["noop", "cfq", "bfq", "mq-deadline"] {
+    for sched in ["noop", "cfq", "bfq", "mq-deadline", "kyber"] {
         let alone = run_text(READER, &config(sched, "sim:sata-7200", 1));
         let mixed = run_text(
             &format!("{READER}{NULL_JOB}"),

@@ -4,5 +4,6 @@ pub mod anticipatory;
 pub mod bfq;
 pub mod cfq;
 pub mod deadline;
+pub mod kyber;
 pub mod mq_deadline;
 pub mod noop;

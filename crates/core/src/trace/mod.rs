@@ -504,6 +504,19 @@ pub enum TraceEvent {
         /// The shared queue.
         from: QueueRef,
     },
+    /// kyber: its timer resizes a domain's tokens (`read`, `write`, `discard`).
+    DomainDepth {
+        /// The domain.
+        domain: &'static str,
+        /// Its tokens before.
+        from: u32,
+        /// Its tokens now.
+        depth: u32,
+        /// The total-latency p99 bucket (0 to 7, quarters of the target) it was scaled by.
+        p99: u8,
+        /// Whether some domain's I/O-latency p90 was past its target.
+        congested: bool,
+    },
 }
 
 impl TraceEvent {
@@ -563,6 +576,7 @@ impl TraceEvent {
             Self::Outranked { .. } => "outranked",
             Self::QueueMerge { .. } => "queue_merge",
             Self::QueueSplit { .. } => "queue_split",
+            Self::DomainDepth { .. } => "domain_depth",
         }
     }
 }

@@ -51,6 +51,7 @@
 //! | `outranked` | `process outranked` |
 //! | `queue_merge` | `process from from_group into into_group` |
 //! | `queue_split` | `process from from_group` |
+//! | `domain_depth` | `domain from depth p99 congested` |
 //!
 //! `slice_end` and `budget_end` reasons: `slice_expired`, `budget_timeout`,
 //! `budget_exhausted`, `no_more_requests`, `idle_timeout`, `preempted`, `process_exited`,
@@ -502,6 +503,19 @@ fn fields(event: &TraceEvent, names: &TraceNames, out: &mut dyn Fields) {
         TraceEvent::QueueSplit { process, from } => {
             out.number("process", u64::from(process.0));
             queue(out, names, "from", from);
+        }
+        TraceEvent::DomainDepth {
+            domain,
+            from,
+            depth,
+            p99,
+            congested,
+        } => {
+            out.word("domain", domain);
+            out.number("from", u64::from(*from));
+            out.number("depth", u64::from(*depth));
+            out.number("p99", u64::from(*p99));
+            out.flag("congested", *congested);
         }
     }
 }

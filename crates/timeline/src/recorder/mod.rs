@@ -359,7 +359,10 @@ impl TraceSink for TimelineRecorder {
     fn record(&mut self, time: Nanos, event: &TraceEvent) {
         self.now = self.now.max(time);
         match event {
-            TraceEvent::Insert { .. } | TraceEvent::Merge { .. } | TraceEvent::Coalesce { .. } => {}
+            TraceEvent::Insert { .. }
+            | TraceEvent::Merge { .. }
+            | TraceEvent::Coalesce { .. }
+            | TraceEvent::DomainDepth { .. } => {}
             TraceEvent::Dispatch { request, merged } => self.dispatch(request, *merged),
             TraceEvent::Complete { request, .. } => self.complete(request),
             TraceEvent::FifoExpired { request, late } => {
