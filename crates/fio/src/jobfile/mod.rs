@@ -1,5 +1,5 @@
 //! fio job files: the INI format ([`ini`]), variable expansion ([`expand`]), fio's value
-//! syntax ([`values`]), the option table ([`options`]) that fills [`JobSpec`]s, and fio's own
+//! syntax ([`values`]), fio's check of each value's type and bounds ([`value_check`]), the option table ([`options`]) that fills [`JobSpec`]s, and fio's own
 //! table of option names ([`fio_table`]), which tells a misspelling from an option ioslice
 //! does not act on.
 //!
@@ -13,6 +13,7 @@ pub mod fio_table;
 pub mod ini;
 pub mod options;
 pub mod source;
+pub mod value_check;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -207,7 +208,12 @@ impl Builder {
     }
 
     fn apply(&mut self, spec: &mut JobSpec, entry: &Entry) -> Result<(), JobFileError> {
-        if options::apply(spec, entry)? != Outcome::Unknown {
+        // fio's check of type and bounds; ioslice's own parser, when it refuses the value
+        // too, says more precisely what it expected.
+        let checked = value_check::check(entry, spec.kb_base);
+        let outcome = options::apply(spec, entry)?;
+        checked?;
+        if outcome != Outcome::Unknown {
             return Ok(());
         }
         if !fio_table::knows(&entry.key) {
