@@ -12,6 +12,7 @@ pub mod expand;
 pub mod fio_table;
 pub mod ini;
 pub mod options;
+pub mod showcmd;
 pub mod source;
 pub mod value_check;
 pub mod values;
@@ -37,6 +38,13 @@ pub struct ParseOptions {
     pub ncpus: u32,
     /// Value of `$mb_memory` (MiB of memory).
     pub mb_memory: u64,
+    /// Options given on the command line outside any job (before the first `--name`, or
+    /// after `--name=global`): fio's defaults for every job, applied beneath each file's own
+    /// `[global]` sections and jobs, which override them.
+    pub globals: Vec<Entry>,
+    /// `--section NAME`s: when any is given, only the sections of these names run (and
+    /// every `[global]`), as fio's `--section`.
+    pub sections: Vec<String>,
 }
 
 impl Default for ParseOptions {
@@ -47,6 +55,8 @@ impl Default for ParseOptions {
             env: BTreeMap::new(),
             ncpus: 1,
             mb_memory: 1024,
+            globals: Vec::new(),
+            sections: Vec::new(),
         }
     }
 }
@@ -66,11 +76,36 @@ pub fn parse_file(path: &Path, options: &ParseOptions) -> Result<JobFile, JobFil
 /// Parses job-file `text` as if read from `path` (used in messages and to resolve includes).
 pub fn parse_str(text: &str, path: &str, options: &ParseOptions) -> Result<JobFile, JobFileError> {
     let sections = ini::read_sections(text, path, options)?;
+    parse_sections(&sections, path, options)
+}
+
+/// Parses sections already read (a job file's, or the jobs given on the command line) as
+/// the job file `path`: the command line's globals first, then the sections `--section`
+/// keeps, in order.
+pub fn parse_sections(
+    sections: &[Section],
+    path: &str,
+    options: &ParseOptions,
+) -> Result<JobFile, JobFileError> {
     let mut builder = Builder::new(path, options.strict);
-    for section in &sections {
+    builder.section(&Section {
+        name: "global".to_string(),
+        origin: crate::job::Origin {
+            file: path.to_string(),
+            line: 0,
+        },
+        entries: options.globals.clone(),
+    })?;
+    for section in sections.iter().filter(|s| runs(s, &options.sections)) {
         builder.section(section)?;
     }
     builder.finish()
+}
+
+/// Whether `section` runs under `--section`s `only` (fio's `skip_this_section`: a
+/// `[global]` always does, a job when no `--section` is given or one names it).
+pub fn runs(section: &Section, only: &[String]) -> bool {
+    only.is_empty() || section.is_global() || only.contains(&section.name)
 }
 
 /// Refuses what ioslice cannot run yet: unsupported engines, trim workloads and zoned

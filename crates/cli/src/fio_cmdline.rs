@@ -1,0 +1,119 @@
+//! The jobs `ioslice run` runs, gathered as fio gathers them: the jobs given on the command
+//! line ([`crate::fio_args`]) first, then each job file's, every one beneath the command
+//! line's global options; `--section` keeps only the named jobs. Also `--showcmd`, each job
+//! file printed as fio's command line.
+
+use std::path::{Path, PathBuf};
+
+use ioslice_fio::jobfile::source::{read_job_text, JOB_TEXT_LIMIT};
+use ioslice_fio::jobfile::{ini, parse_file, parse_sections, showcmd, JobFileError, ParseOptions};
+use ioslice_fio::JobFile;
+
+use crate::fio_args::{CommandLineJobs, ORIGIN};
+
+/// What `run` was given to find its jobs in.
+#[derive(Debug, Clone, Copy)]
+pub struct JobSources<'a> {
+    /// The job files, in order.
+    pub job_files: &'a [PathBuf],
+    /// `--section` names.
+    pub section: &'a [String],
+    /// `--strict`.
+    pub strict: bool,
+    /// The jobs and globals of the command line.
+    pub jobs: &'a CommandLineJobs,
+}
+
+/// How `run` parses: strictness, the environment, the command line's globals and
+/// `--section`s.
+fn parse_options(args: &JobSources, jobs: &CommandLineJobs) -> ParseOptions {
+    ParseOptions {
+        strict: args.strict,
+        env: std::env::vars().collect(),
+        globals: jobs.globals.clone(),
+        sections: args.section.to_vec(),
+        ..ParseOptions::default()
+    }
+}
+
+/// The command line's jobs, then each job file's (a later file's first job a stonewall, as
+/// [`JobFile::concatenate`] makes it), with every warning printed. fio's JSON `global
+/// options` are the command line's, then the job file's `[global]`s when there is one file.
+pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
+    let jobs = args.jobs;
+    let options = parse_options(args, jobs);
+    let files = args
+        .job_files
+        .iter()
+        .map(|path| load(path, &options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let single_file = files.len() == 1;
+    let mut whole = JobFile::concatenate(files);
+    if !jobs.jobs.is_empty() {
+        let command_line =
+            parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
+        print_warnings(&command_line);
+        if args.job_files.is_empty() {
+            return Ok(command_line);
+        }
+        whole.jobs.splice(0..0, command_line.jobs);
+        whole.warnings.splice(0..0, command_line.warnings);
+    }
+    if !single_file {
+        whole.global_options = jobs
+            .globals
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+            .collect();
+    }
+    Ok(whole)
+}
+
+fn load(path: &Path, options: &ParseOptions) -> Result<JobFile, String> {
+    let job_file = parse_file(path, options).map_err(|e| e.to_string())?;
+    print_warnings(&job_file);
+    Ok(job_file)
+}
+
+fn print_warnings(job_file: &JobFile) {
+    for warning in &job_file.warnings {
+        eprintln!(
+            "ioslice: warning: {}:{}: {}",
+            warning.origin.file, warning.origin.line, warning.message
+        );
+    }
+}
+
+/// `--showcmd`: each job file as fio prints it ([`showcmd::command_line`]), once every job
+/// parses (a file whose jobs `--section` all leaves out is printed too, as fio prints it);
+/// the command line's own jobs are not printed, as fio does not print them.
+pub fn show(args: &JobSources) -> Result<String, String> {
+    let jobs = args.jobs;
+    let options = parse_options(args, jobs);
+    if !jobs.jobs.is_empty() {
+        parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
+    }
+    for path in args.job_files {
+        match parse_file(path, &options) {
+            Ok(_) | Err(JobFileError::NoJobs { .. }) => {}
+            Err(error) => return Err(error.to_string()),
+        }
+    }
+    let mut out = String::new();
+    for path in args.job_files {
+        let sections = read(path, &options)?;
+        out.push_str(&showcmd::command_line(
+            &sections,
+            &jobs.globals,
+            args.section,
+        ));
+    }
+    Ok(out)
+}
+
+fn read(path: &Path, options: &ParseOptions) -> Result<Vec<ini::Section>, String> {
+    let shown = path.display().to_string();
+    let text = read_job_text(path, JOB_TEXT_LIMIT)
+        .map_err(|reason| format!("{shown}: cannot read: {reason}"))?;
+    ini::read_sections(&text, &shown, options).map_err(|e| e.to_string())
+}
