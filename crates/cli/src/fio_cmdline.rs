@@ -37,19 +37,21 @@ fn parse_options(args: &JobSources, jobs: &CommandLineJobs) -> ParseOptions {
 }
 
 /// The command line's jobs, then each job file's (a later file's first job a stonewall, as
-/// [`JobFile::concatenate`] makes it), with every warning printed. fio's JSON `global
-/// options` are the command line's, then the job file's `[global]`s when there is one file.
+/// [`JobFile::concatenate`] makes it), with every warning printed. As in fio, which starts
+/// its defaults afresh before each later file, the command line's globals apply to its own
+/// jobs and the first job file's, not to later files'. fio's JSON `global options` are the
+/// command line's, then the first file's `[global]`s, and none when several files run.
 pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
     let jobs = args.jobs;
-    let options = parse_options(args, jobs);
     let files = args
         .job_files
         .iter()
-        .map(|path| load(path, &options))
+        .enumerate()
+        .map(|(index, path)| load(path, &file_options(args, index)))
         .collect::<Result<Vec<_>, _>>()?;
-    let single_file = files.len() == 1;
     let mut whole = JobFile::concatenate(files);
     if !jobs.jobs.is_empty() {
+        let options = parse_options(args, jobs);
         let command_line =
             parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
         print_warnings(&command_line);
@@ -59,14 +61,17 @@ pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
         whole.jobs.splice(0..0, command_line.jobs);
         whole.warnings.splice(0..0, command_line.warnings);
     }
-    if !single_file {
-        whole.global_options = jobs
-            .globals
-            .iter()
-            .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
-            .collect();
-    }
     Ok(whole)
+}
+
+/// How the job file at `index` is parsed: the first beneath the command line's globals, a
+/// later one from fio's defaults.
+fn file_options(args: &JobSources, index: usize) -> ParseOptions {
+    let mut options = parse_options(args, args.jobs);
+    if index > 0 {
+        options.globals.clear();
+    }
+    options
 }
 
 fn load(path: &Path, options: &ParseOptions) -> Result<JobFile, String> {
@@ -93,18 +98,19 @@ pub fn show(args: &JobSources) -> Result<String, String> {
     if !jobs.jobs.is_empty() {
         parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
     }
-    for path in args.job_files {
-        match parse_file(path, &options) {
+    for (index, path) in args.job_files.iter().enumerate() {
+        match parse_file(path, &file_options(args, index)) {
             Ok(_) | Err(JobFileError::NoJobs { .. }) => {}
             Err(error) => return Err(error.to_string()),
         }
     }
     let mut out = String::new();
-    for path in args.job_files {
+    for (index, path) in args.job_files.iter().enumerate() {
+        let options = file_options(args, index);
         let sections = read(path, &options)?;
         out.push_str(&showcmd::command_line(
             &sections,
-            &jobs.globals,
+            &options.globals,
             args.section,
         ));
     }

@@ -49,6 +49,16 @@ fn setup() -> tempfile::TempDir {
     std::fs::write(dir.path().join("job.fio"), JOB).expect("job");
     std::fs::write(dir.path().join("null.fio"), NULL_JOB).expect("job");
     std::fs::write(
+        dir.path().join("first.fio"),
+        "[global]\nioengine=null\nbs=2k\n[a]\nrw=read\nsize=1m\n",
+    )
+    .expect("job");
+    std::fs::write(
+        dir.path().join("second.fio"),
+        "[b]\nrw=read\nsize=1m\nioengine=null\n",
+    )
+    .expect("job");
+    std::fs::write(
         dir.path().join("twice.fio"),
         "[global]\nbs=4k\n[a]\nreadwrite=read\n[global]\nblocksize=8k\n[b]\nrw=write\nkb_base=1000\n",
     )
@@ -79,6 +89,13 @@ const SHOWCMD: &[(&[&str], &str)] = &[
         "fio --direct=1 --bs=4k --name=a --rw=read --direct=1 --bs=4k --bs=8k --name=b --kb_base=1000 --rw=write \n",
     ),
     (&["--showcmd", "--name=x", "--rw=randread", "--size=16m"], ""),
+    // fio starts its defaults afresh before a later file: the command line's globals are
+    // the first file's only.
+    (
+        &["--showcmd", "job.fio", "twice.fio", "--runtime=3"],
+        "fio --runtime=3 --bs=8k --name=a --rw=randread --size=16m --runtime=10 --name=b --rw=write --size=1m \n\
+         fio --bs=4k --name=a --rw=read --bs=4k --bs=8k --name=b --kb_base=1000 --rw=write \n",
+    ),
 ];
 
 #[test]
@@ -137,6 +154,10 @@ fn json_job_options_are_fios() {
         (
             &["null.fio", "--bs=8k"],
             r#"global {"bs":"8k","ioengine":"null"}; a {"rw":"read","size":"1m"} ios 128"#,
+        ),
+        (
+            &["first.fio", "second.fio", "--bs=8k"],
+            r#"global null; a {"rw":"read","size":"1m"} ios 512; b {"rw":"read","size":"1m","ioengine":"null"} ios 256"#,
         ),
     ];
     for (args, expected) in cases {
