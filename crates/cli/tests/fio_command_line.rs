@@ -49,6 +49,11 @@ fn setup() -> tempfile::TempDir {
     std::fs::write(dir.path().join("job.fio"), JOB).expect("job");
     std::fs::write(dir.path().join("null.fio"), NULL_JOB).expect("job");
     std::fs::write(
+        dir.path().join("alias.fio"),
+        "[global]\nioengine=null\nblocksize=8k\n[a]\nreadwrite=read\nsize=8192k\nkb_base=1000\n",
+    )
+    .expect("job");
+    std::fs::write(
         dir.path().join("first.fio"),
         "[global]\nioengine=null\nbs=2k\n[a]\nrw=read\nsize=1m\n",
     )
@@ -154,6 +159,11 @@ fn json_job_options_are_fios() {
         (
             &["null.fio", "--bs=8k"],
             r#"global {"bs":"8k","ioengine":"null"}; a {"rw":"read","size":"1m"} ios 128"#,
+        ),
+        // fio's names for aliases, and its order: kb_base is parsed first.
+        (
+            &["alias.fio"],
+            r#"global {"ioengine":"null","bs":"8k"}; a {"kb_base":"1000","rw":"read","size":"8192k"} ios 1000"#,
         ),
         (
             &["first.fio", "second.fio", "--bs=8k"],

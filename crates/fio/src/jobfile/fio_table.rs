@@ -70,6 +70,18 @@ pub fn lookup(option: &str) -> Option<FioOption> {
     options().find(|o| o.name == option || (!o.alias.is_empty() && o.alias == option))
 }
 
+/// fio's name for `option` (`blocksize` is `bs`), as fio's `--showcmd` and JSON write it;
+/// a name fio does not know stays as written.
+pub fn fio_name(option: &str) -> String {
+    lookup(&option.to_ascii_lowercase()).map_or_else(|| option.to_string(), |o| o.name.to_string())
+}
+
+/// fio's parsing priority for `option` (0 for a name fio does not know): fio parses a
+/// section's options highest first, keeping their order otherwise.
+pub fn prio(option: &str) -> i32 {
+    lookup(&option.to_ascii_lowercase()).map_or(0, |o| o.prio)
+}
+
 /// Whether fio knows `option`, by its name or its alias, as a general or an engine's option.
 pub fn knows(option: &str) -> bool {
     lookup(option).is_some()

@@ -323,10 +323,16 @@ impl Builder {
     }
 }
 
-/// A section's entries as fio's JSON shows them: name and value as written (bare keys with
-/// an empty value).
+/// A section's entries as fio's JSON shows them: under fio's names (`blocksize` is `bs`),
+/// in fio's parsing order (higher priority first, `kb_base` before sizes), values as written
+/// (bare keys with an empty value).
 fn as_written(entries: &[Entry]) -> impl Iterator<Item = (String, String)> + '_ {
-    entries
-        .iter()
-        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+    let mut ordered: Vec<&Entry> = entries.iter().collect();
+    ordered.sort_by_key(|e| std::cmp::Reverse(fio_table::prio(&e.key)));
+    ordered.into_iter().map(|e| {
+        (
+            fio_table::fio_name(&e.key),
+            e.value.clone().unwrap_or_default(),
+        )
+    })
 }

@@ -22,7 +22,7 @@ pub fn command_line(sections: &[Section], globals: &[Entry], only: &[String]) ->
         }
         let mut own: Vec<&Entry> = section.entries.iter().collect();
         // A stable sort, as glibc's qsort is for fio's short lists: higher prio first.
-        own.sort_by_key(|entry| std::cmp::Reverse(prio(&entry.key)));
+        own.sort_by_key(|entry| std::cmp::Reverse(fio_table::prio(&entry.key)));
         if section.is_global() {
             global_list.extend(own);
             global_list.iter().for_each(|entry| print(&mut line, entry));
@@ -37,14 +37,9 @@ pub fn command_line(sections: &[Section], globals: &[Entry], only: &[String]) ->
     line
 }
 
-fn prio(key: &str) -> i32 {
-    fio_table::lookup(&key.to_ascii_lowercase()).map_or(0, |o| o.prio)
-}
-
 /// One option as fio's `dump_print_option` writes it.
 fn print(line: &mut String, entry: &Entry) {
-    let lower = entry.key.to_ascii_lowercase();
-    let name = fio_table::lookup(&lower).map_or(entry.key.as_str(), |o| o.name);
+    let name = fio_table::fio_name(&entry.key);
     match &entry.value {
         Some(value) if name == "description" => line.push_str(&format!("--{name}=\"{value}\" ")),
         Some(value) => line.push_str(&format!("--{name}={value} ")),
