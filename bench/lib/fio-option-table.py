@@ -6,10 +6,10 @@
 Writes crates/fio/src/jobfile/fio-options.tsv (or OUTPUT): one line per option fio defines,
 with its alias, where it belongs (`general` for options.c and cgroup.c, `profile:NAME` for
 profiles/NAME.c, or the engines whose option it is: engines/NAME.c and .h), its value type,
-the bounds fio declares and its parsing priority, read from the `.name`, `.alias`, `.type`
+the bounds fio declares, its parsing priority and the words it takes, read from the `.name`, `.alias`, `.type`
 (FIO_OPT_INT is `int`, FIO_OPT_STR_VAL `size`, FIO_OPT_STR_VAL_TIME `time`, ...), `.minval`,
 `.maxval` (`.minfp`, `.maxfp` for floats), `.is_seconds` (a time whose bare number is in
-seconds, `time_s`, else microseconds) and `.prio` fields of fio's option tables. A bound
+seconds, `time_s`, else microseconds), `.prio` and `.posval[].ival` fields of fio's option tables. A bound
 written as a macro is resolved from fio's headers (os/os-linux.h for the platform's); one
 written as `sizeof(...)` is left out. The bounds fio's option_init adds are written in too:
 0..1 for a bool, UINT_MAX for an int and ULLONG_MAX for a ull without a maximum. ioslice reads the file to tell a misspelt
@@ -29,6 +29,7 @@ NAME = re.compile(r'\.name\s*=\s*"([^"]+)"')
 ALIAS = re.compile(r'\.alias\s*=\s*"([^"]+)"')
 TYPE = re.compile(r'\.type\s*=\s*FIO_OPT_(\w+)')
 FIELD = re.compile(r'\.(minval|maxval|minfp|maxfp|prio|is_seconds)\s*=\s*([^,\n]+?)\s*,')
+IVAL = re.compile(r'\.ival\s*=\s*"([^"]*)"')
 DEFINE = re.compile(r'^#define\s+(\w+)\s+([^/\n]+?)\s*(?:/\*.*)?$', re.M)
 
 # fio's option types under the names the table uses.
@@ -93,11 +94,12 @@ def attributes(block, defines):
     elif name == "ull" and not high:
         high = 2**64 - 1
     show = lambda v: "" if v is None else str(v)
-    return name, show(low), show(high), fields.get("prio", "0").strip()
+    words = "|".join(v for v in IVAL.findall(block) if v)
+    return name, show(low), show(high), fields.get("prio", "0").strip(), words
 
 
 def options(path, defines):
-    """(name, alias, type, min, max, prio) of every option in a C file's option tables; an engine's own
+    """(name, alias, type, min, max, prio, values) of every option in a C file's option tables; an engine's own
     `ioengine_ops` (the block holding FIO_IOOPS_VERSION) is not an option."""
     text = open(path, errors="replace").read()
     found = []
@@ -163,7 +165,7 @@ def write(source, output, label):
                 scope[name].append(where)
     with open(output, "w") as out:
         out.write(f"# fio {label}: option\talias\tscope (general, profile:NAME, or the engines it "
-                  "belongs to)\ttype\tmin\tmax\tprio\n")
+                  "belongs to)\ttype\tmin\tmax\tprio\tvalues (a word option's, separated by |)\n")
         for name in rows:
             out.write("\t".join([name, alias[name], ",".join(scope[name]), *kind[name]]) + "\n")
     print(f"fio-option-table: {len(rows)} options into {output}", file=sys.stderr)

@@ -273,12 +273,27 @@ fn bad_values_are_refused_as_fio_refuses_them() {
         );
         common::assert_user_error(&output, &[&format!("command line:4: {words}")]);
         if fio_here {
-            let fio_said = fio(dir.path(), &["--parse-only", "bad.fio"]);
-            let said = String::from_utf8_lossy(&fio_said.stderr).into_owned() + &text(&fio_said);
-            let refused = said.contains("failed parsing") || said.contains("out of range");
-            assert!(refused, "fio takes {line}: {said}");
-            if *line != "iodepth=-1" {
-                assert!(!fio_said.status.success(), "fio exits 0 on {line}");
+            let from_file = fio(dir.path(), &["--parse-only", "bad.fio"]);
+            let from_command_line = fio(
+                dir.path(),
+                &[
+                    "--parse-only",
+                    "--name=a",
+                    "--ioengine=null",
+                    "--size=1m",
+                    &command_line,
+                ],
+            );
+            for fio_said in [from_file, from_command_line] {
+                let said =
+                    String::from_utf8_lossy(&fio_said.stderr).into_owned() + &text(&fio_said);
+                let refused = ["failed parsing", "out of range", "requires an argument"]
+                    .iter()
+                    .any(|words| said.contains(words));
+                assert!(refused, "fio takes {line}: {said}");
+                if *line != "iodepth=-1" {
+                    assert!(!fio_said.status.success(), "fio exits 0 on {line}");
+                }
             }
         }
     }

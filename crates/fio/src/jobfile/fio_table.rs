@@ -14,8 +14,9 @@
 //! by edit distance (the first of equals, in its table's order), and only when the distance is
 //! at most half the name's length, rounded up (`string_distance_ok` in fio's `parse.c`).
 
-/// The generated table: `option<TAB>alias<TAB>scope<TAB>type<TAB>min<TAB>max<TAB>prio`, scope
-/// `general`, `profile:NAME` or the engines' names.
+/// The generated table: `option<TAB>alias<TAB>scope<TAB>type<TAB>min<TAB>max<TAB>prio<TAB>values`,
+/// scope `general`, `profile:NAME` or the engines' names, values the words a word option
+/// takes separated by `|`.
 const TABLE: &str = include_str!("fio-options.tsv");
 
 /// One row of the table.
@@ -38,6 +39,8 @@ pub struct FioOption {
     pub max: Option<f64>,
     /// fio's parsing priority: within a section, higher first (`kb_base` before sizes).
     pub prio: i32,
+    /// The words fio takes (its `posval`), separated by `|`; empty when it lists none.
+    pub values: &'static str,
 }
 
 fn options() -> impl Iterator<Item = FioOption> {
@@ -53,6 +56,7 @@ fn options() -> impl Iterator<Item = FioOption> {
             let min = fields.next().and_then(|v| v.parse().ok());
             let max = fields.next().and_then(|v| v.parse().ok());
             let prio = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            let values = fields.next().unwrap_or("");
             Some(FioOption {
                 name,
                 alias,
@@ -61,6 +65,7 @@ fn options() -> impl Iterator<Item = FioOption> {
                 min,
                 max,
                 prio,
+                values,
             })
         })
 }

@@ -12,9 +12,10 @@
 //! (`bsrange=4k-16k`); a stored string may not be empty (`filename=`); a deprecated option is
 //! refused. Where ioslice is stricter than fio it says so: trailing characters after a number
 //! (`bs=1abc`, which fio reads as 1) and a negative number for an option whose minimum fio
-//! does not declare negative (fio stores it wrapped around) are refused. Values of options
-//! that take words (`rw=`, `ioengine=`) are checked by the option's own parser
-//! ([`super::options`]).
+//! does not declare negative (fio stores it wrapped around) are refused. A word option
+//! (`rw=`, `clocksource=`, `verify=`) takes one of the words fio lists for it (its `posval`),
+//! matched as fio's `str_match_len` matches them: the value up to its first `,` or `:`
+//! (`rw=randrw:8`), each comma-separated item for a `str_multi` option.
 
 use super::fio_table::{self, FioOption};
 use super::ini::Entry;
@@ -28,7 +29,7 @@ pub fn check(entry: &Entry, kb_base: u32) -> Result<(), JobFileError> {
         return Ok(());
     };
     let fits = match entry.value.as_deref() {
-        None => !needs_value(option.kind),
+        None => !needs_value(&option),
         Some(text) => fits(&option, text.trim(), kb_base),
     };
     if fits {
@@ -42,22 +43,24 @@ pub fn check(entry: &Entry, kb_base: u32) -> Result<(), JobFileError> {
     })
 }
 
-/// Whether an option of this type must be given a value (fio: "requires an argument").
-fn needs_value(kind: &str) -> bool {
-    matches!(
-        kind,
-        "bool"
-            | "int"
-            | "ull"
-            | "size"
-            | "size_zone"
-            | "time"
-            | "time_s"
-            | "range"
-            | "float_list"
-            | "str_store"
-            | "deprecated"
-    )
+/// Whether `option` must be given a value (fio: "requires an argument"; a word option
+/// without its word matches none of them).
+fn needs_value(option: &FioOption) -> bool {
+    (option.kind == "str" && is_word(option))
+        || matches!(
+            option.kind,
+            "bool"
+                | "int"
+                | "ull"
+                | "size"
+                | "size_zone"
+                | "time"
+                | "time_s"
+                | "range"
+                | "float_list"
+                | "str_store"
+                | "deprecated"
+        )
 }
 
 /// Whether `text` is a value fio takes for `option`.
@@ -91,9 +94,22 @@ fn fits(option: &FioOption, text: &str, kb_base: u32) -> bool {
                 .is_ok_and(|x| x.is_finite() && within(option, x))
         }),
         "str_store" => !text.is_empty(),
+        "str" if is_word(option) => one_of(option, text),
+        "str_multi" if is_word(option) => text.split(',').all(|item| one_of(option, item)),
         "deprecated" => false,
         _ => true,
     }
+}
+
+/// Whether fio lists the words `option` takes.
+fn is_word(option: &FioOption) -> bool {
+    matches!(option.kind, "str" | "str_multi") && !option.values.is_empty()
+}
+
+/// Whether `text`, up to its first `,` or `:`, is one of `option`'s words.
+fn one_of(option: &FioOption, text: &str) -> bool {
+    let word = text.split([',', ':']).next().unwrap_or("");
+    option.values.split('|').any(|w| w == word)
 }
 
 /// fio's items: `a,b` (read,write), each split once more at `:` or `-` (a leading minus is a
@@ -175,6 +191,9 @@ fn expected(option: &FioOption) -> String {
         "float_list" => format!("numbers separated by ':'{bounds}"),
         "str_store" => "a non-empty value".to_string(),
         "deprecated" => "no such option: fio no longer takes it (deprecated)".to_string(),
+        "str" | "str_multi" if is_word(option) => {
+            format!("one of {}", option.values.replace('|', ", "))
+        }
         _ => "a value fio takes".to_string(),
     }
 }
@@ -230,6 +249,12 @@ mod tests {
         assert!(verdict("cgroup_weight", Some("50")).is_err());
         assert!(verdict("percentile_list", Some("50:101")).is_err());
         assert!(verdict("runtime", Some("abc")).is_err());
+        assert_eq!(
+            verdict("clocksource", Some("bogus")).unwrap_err(),
+            "j.fio:3: invalid value 'bogus' for clocksource: expected one of gettimeofday, clock_gettime, cpu"
+        );
+        assert!(verdict("verify", Some("none")).is_err());
+        assert!(verdict("sync_file_range", Some("write,bogus")).is_err());
     }
 
     #[test]
@@ -249,6 +274,9 @@ mod tests {
             ("percentile_list", Some("50:99.9")),
             ("size", Some("(64*4096)")),
             ("rw", Some("randread")),
+            ("rw", Some("randrw:8")),
+            ("sync_file_range", Some("write,wait_after")),
+            ("fallocate", Some("keep")),
             ("no_such_option", Some("x")),
         ] {
             assert_eq!(verdict(key, value), Ok(()), "{key}={value:?}");
