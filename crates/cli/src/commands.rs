@@ -144,7 +144,7 @@ pub struct RunArgs {
     /// file's first job waits for the jobs before it and starts a new reporting group.
     /// Jobs may also be given as fio's command line: `--name=NAME` starts a job, the
     /// `--option=value`s after it are its own, those before the first `--name` are global
-    /// (defaults for every job, the job files' too). See docs/usage.md.
+    /// (defaults for those jobs and the first job file's). See docs/usage.md.
     #[arg(value_name = "JOB_FILE")]
     pub job_files: Vec<PathBuf>,
     /// Write the report to FILE instead of stdout (fio's --output).

@@ -1,8 +1,9 @@
 //! fio's command line in `ioslice run`: jobs and options given as `--option=value`, as fio
 //! 3.33 reads them (`parse_cmd_line` in fio's `init.c`). `--name=NAME` starts a job and the
 //! options after it belong to that job; options before the first `--name` (or after
-//! `--name=global`) are global: the defaults of every job, those on the command line and
-//! those of the job files, whose own `[global]`s and jobs override them. A value may follow
+//! `--name=global`) are global: the defaults of the jobs on the command line and of the
+//! first job file's, whose own `[global]`s and jobs override them. `--section` leaves out
+//! the jobs it does not name that come after it, as fio's getopt loop does. A value may follow
 //! as the next argument (`--rw read`) except for options that may stand alone
 //! (`--time_based`), as getopt reads fio's.
 //!

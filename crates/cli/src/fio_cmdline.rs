@@ -51,7 +51,7 @@ pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut whole = JobFile::concatenate(files);
     if !jobs.jobs.is_empty() {
-        let options = parse_options(args, jobs);
+        let options = command_line_options(args);
         let command_line =
             parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
         print_warnings(&command_line);
@@ -62,6 +62,14 @@ pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
         whole.warnings.splice(0..0, command_line.warnings);
     }
     Ok(whole)
+}
+
+/// How the command line's jobs are parsed: `--section` already left out, as fio does, the
+/// jobs named before it, in [`crate::fio_args::split`].
+fn command_line_options(args: &JobSources) -> ParseOptions {
+    let mut options = parse_options(args, args.jobs);
+    options.sections.clear();
+    options
 }
 
 /// How the job file at `index` is parsed: the first beneath the command line's globals, a
@@ -94,9 +102,9 @@ fn print_warnings(job_file: &JobFile) {
 /// the command line's own jobs are not printed, as fio does not print them.
 pub fn show(args: &JobSources) -> Result<String, String> {
     let jobs = args.jobs;
-    let options = parse_options(args, jobs);
     if !jobs.jobs.is_empty() {
-        parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
+        parse_sections(&jobs.jobs, ORIGIN, &command_line_options(args))
+            .map_err(|e| e.to_string())?;
     }
     for (index, path) in args.job_files.iter().enumerate() {
         match parse_file(path, &file_options(args, index)) {

@@ -210,6 +210,19 @@ fn minimal_output_eta_and_parse_only() {
     );
     assert!(parsed.status.success(), "{}", common::stderr(&parsed));
     assert_eq!(text(&parsed), "");
+    // As in fio, --section leaves out only the jobs named after it.
+    let kept = ioslice_in(
+        dir.path(),
+        &[
+            "--parse-only",
+            "--name=x",
+            "--size=1m",
+            "--section=y",
+            "--name=z",
+            "--size=1m",
+        ],
+    );
+    assert!(kept.status.success(), "{}", common::stderr(&kept));
     let bad_eta = ioslice_in(dir.path(), &["--eta=sometimes", "null.fio"]);
     assert!(!bad_eta.status.success());
 }
