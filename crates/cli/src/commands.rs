@@ -16,6 +16,8 @@ use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::SimConfig;
 
 use crate::cgroup_arg;
+use crate::fio_args::CommandLineJobs;
+use crate::fio_cmdline::JobSources;
 use crate::report::{self, Recorders, ReportArgs, SharedRecorders};
 use crate::scenario::ScenarioDefaults;
 use crate::status::StatusLine;
@@ -140,8 +142,33 @@ impl Machine {
 pub struct RunArgs {
     /// The fio job files. Several run one after another, as fio runs them: each later
     /// file's first job waits for the jobs before it and starts a new reporting group.
-    #[arg(required = true, value_name = "JOB_FILE")]
+    /// Jobs may also be given as fio's command line: `--name=NAME` starts a job, the
+    /// `--option=value`s after it are its own, those before the first `--name` are global
+    /// (defaults for those jobs and the first job file's). See docs/usage.md.
+    #[arg(value_name = "JOB_FILE")]
     pub job_files: Vec<PathBuf>,
+    /// Write the report to FILE instead of stdout (fio's --output).
+    #[arg(long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Run only the job sections of this name (every [global] still applies); repeatable
+    /// (fio's --section).
+    #[arg(long = "section", value_name = "NAME")]
+    pub section: Vec<String>,
+    /// Parse the job files and options, print any warning, and run nothing (fio's
+    /// --parse-only).
+    #[arg(long = "parse-only")]
+    pub parse_only: bool,
+    /// Print each job file as fio's command line, as fio prints it, and run nothing (fio's
+    /// --showcmd).
+    #[arg(long = "showcmd")]
+    pub showcmd: bool,
+    /// Terse output, as --output-format=terse (fio's --minimal).
+    #[arg(long = "minimal")]
+    pub minimal: bool,
+    /// The status line on stderr: auto (on a terminal, the default), always, never (fio's
+    /// --eta).
+    #[arg(long = "eta", value_name = "WHEN", value_parser = ["auto", "always", "never"])]
+    pub eta: Option<String>,
     /// Scheduler and tunables, e.g. `deadline:read_expire=250,fifo_batch=1` (default: the job
     /// file's ioscheduler=, else deadline).
     #[arg(long = "sched", value_name = "SPEC")]
@@ -171,6 +198,16 @@ pub struct RunArgs {
     /// The HTML report of the run.
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// Where `run` finds its jobs: its job files and command line.
+fn sources<'a>(args: &'a RunArgs, jobs: &'a CommandLineJobs) -> JobSources<'a> {
+    JobSources {
+        job_files: &args.job_files,
+        section: &args.section,
+        strict: args.simulation.strict,
+        jobs,
+    }
 }
 
 /// What a command prints on stdout, and its exit status.
@@ -204,22 +241,45 @@ fn parse_io_timeout(text: &str) -> Result<Option<std::time::Duration>, String> {
 /// Run a job file, in simulation (`--device sim:…`) or for real (`--device PATH`), and
 /// render the report. SIGINT or SIGTERM ends the run early with what it measured
 /// ([`crate::signals`]).
-pub fn run(args: &RunArgs) -> Result<Printed, String> {
+pub fn run(args: &RunArgs, jobs: &CommandLineJobs) -> Result<Printed, String> {
+    if args.job_files.is_empty() && jobs.jobs.is_empty() {
+        return Err(
+            "no jobs: expected a job file, or a job on the command line (--name=NAME --rw=read ...)"
+                .into(),
+        );
+    }
+    if args.showcmd {
+        return crate::fio_cmdline::show(&sources(args, jobs)).map(Printed::from);
+    }
+    if args.parse_only {
+        crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
+        return Ok(String::new().into());
+    }
     let stop = crate::signals::stop_on_signals()?;
-    let mut printed = run_until(args, &stop)?;
+    let mut printed = run_until(args, jobs, &stop)?;
     if let Some((line, status)) = crate::signals::interrupted(&stop) {
         eprintln!("{line}");
         printed.status = status;
     }
+    if let Some(path) = &args.output {
+        std::fs::write(path, &printed.text)
+            .map_err(|e| format!("--output {}: {e}", path.display()))?;
+        printed.text.clear();
+    }
     Ok(printed)
 }
 
-fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
-    let format: OutputFormat = args.output_format.parse().map_err(|e| format!("{e}"))?;
+fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Result<Printed, String> {
+    let format = if args.minimal {
+        "terse"
+    } else {
+        &args.output_format
+    };
+    let format: OutputFormat = format.parse().map_err(|e| format!("{e}"))?;
     let trace = args.trace.resolve()?;
     if let Some(path) = args.simulation.device.as_deref() {
         if !path.starts_with("sim:") {
-            return run_real(args, path, format, trace, stop);
+            return run_real(args, jobs, path, format, trace, stop);
         }
     }
     let machine = args.simulation.with_scenario(&args.job_files)?;
@@ -233,7 +293,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
         .parse()
         .map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
+    let job_file = crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
     let scheduler = machine.scheduler(choose_scheduler(args.sched.as_deref(), &job_file)?);
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
@@ -256,7 +316,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
         .report
         .as_ref()
         .map(|_| Recorders::new(&job_file, 1));
-    let status = StatusLine::start(&progress, true);
+    let status = StatusLine::start_as(&progress, true, args.eta.as_deref());
     let outcome = trace::simulate(
         &job_file,
         &config,
@@ -282,6 +342,7 @@ fn run_until(args: &RunArgs, stop: &StopSignal) -> Result<Printed, String> {
 /// makes the exit status 1, as in fio.
 fn run_real(
     args: &RunArgs,
+    jobs: &CommandLineJobs,
     device: &str,
     format: OutputFormat,
     trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
@@ -293,7 +354,7 @@ fn run_real(
         );
     }
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = load_job_files(&args.job_files, args.simulation.strict)?;
+    let job_file = crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
     let mut scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     if let Some(kernel) = args.simulation.kernel()? {
         scheduler = ioslice_core::registry::with_kernel(&scheduler, &kernel);
@@ -315,7 +376,7 @@ fn run_real(
         logs: Some(PathBuf::new()),
         device: crate::timed::timed_device(device)?,
     };
-    let status = StatusLine::start(&progress, false);
+    let status = StatusLine::start_as(&progress, false, args.eta.as_deref());
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
@@ -410,16 +471,6 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
         );
     }
     Ok(job_file)
-}
-
-/// Parse job files (see [`load_job_file`]) and run them as one, as fio does
-/// ([`JobFile::concatenate`]).
-pub fn load_job_files(paths: &[PathBuf], strict: bool) -> Result<JobFile, String> {
-    let files = paths
-        .iter()
-        .map(|path| load_job_file(path, strict))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(JobFile::concatenate(files))
 }
 
 /// `--sched` if given, else the jobs' `ioscheduler=` (which must agree), else the default.

@@ -11,6 +11,8 @@ mod commands;
 mod compare;
 mod controller_arg;
 mod emulate;
+mod fio_args;
+mod fio_cmdline;
 mod report;
 mod scenario;
 mod seed_figure;
@@ -36,7 +38,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a fio job file and report in fio's formats.
+    /// Run fio job files, or jobs given as fio's command line (`--name=x --rw=randread
+    /// --size=16m`), and report in fio's formats.
     Run(commands::RunArgs),
     /// Run the same job file under several schedulers (and client counts) and compare.
     Compare(compare::CompareArgs),
@@ -56,9 +59,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (args, jobs) = match fio_args::split(std::env::args_os().collect()) {
+        Ok(split) => split,
+        Err(message) => {
+            eprintln!("ioslice: error: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
-        Command::Run(args) => commands::run(&args),
+        Command::Run(args) => commands::run(&args, &jobs),
         Command::Compare(args) => compare::compare(&args),
         Command::Emulate(args) => emulate::emulate(&args),
         Command::Report(args) => report::report_command(&args).map(commands::Printed::from),

@@ -31,6 +31,21 @@ impl StatusLine {
         Self::start_on(progress, simulated, Box::new(std::io::stderr()))
     }
 
+    /// No status line (`--eta never`).
+    pub fn off() -> Self {
+        Self { thread: None }
+    }
+
+    /// Follow `progress` on stderr as `--eta` asks: `never` shows nothing, `always` shows
+    /// the line even when stderr is not a terminal, `auto` (and no `--eta`) on a terminal.
+    pub fn start_as(progress: &Progress, simulated: bool, eta: Option<&str>) -> Self {
+        match eta {
+            Some("never") => Self::off(),
+            Some("always") => Self::start_on(progress, simulated, Box::new(std::io::stderr())),
+            _ => Self::start(progress, simulated),
+        }
+    }
+
     /// Follow `progress`, writing to `out` whatever it is (for tests).
     pub fn start_on(progress: &Progress, simulated: bool, out: Box<dyn Write + Send>) -> Self {
         let (stop, stopped) = mpsc::channel();

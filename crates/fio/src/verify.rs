@@ -26,7 +26,8 @@ pub enum VerifyKind {
 
 impl VerifyKind {
     /// `verify=`'s value; `None` for `verify=0` and `verify=none` (no verification) and for
-    /// names fio does not know.
+    /// names fio does not know. A job file's value is first checked against fio's own list
+    /// ([`crate::jobfile::value_check`]), which has no `none` and is case-sensitive.
     pub fn parse(text: &str) -> Option<Option<Self>> {
         let kind = match text.trim().to_ascii_lowercase().as_str() {
             "0" | "none" => return Some(None),

@@ -1,5 +1,5 @@
 //! fio job files: the INI format ([`ini`]), variable expansion ([`expand`]), fio's value
-//! syntax ([`values`]), the option table ([`options`]) that fills [`JobSpec`]s, and fio's own
+//! syntax ([`values`]), fio's check of each value's type and bounds ([`value_check`]), the option table ([`options`]) that fills [`JobSpec`]s, and fio's own
 //! table of option names ([`fio_table`]), which tells a misspelling from an option ioslice
 //! does not act on.
 //!
@@ -12,7 +12,9 @@ pub mod expand;
 pub mod fio_table;
 pub mod ini;
 pub mod options;
+pub mod showcmd;
 pub mod source;
+pub mod value_check;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -36,6 +38,13 @@ pub struct ParseOptions {
     pub ncpus: u32,
     /// Value of `$mb_memory` (MiB of memory).
     pub mb_memory: u64,
+    /// Options given on the command line outside any job (before the first `--name`, or
+    /// after `--name=global`): fio's defaults for every job, applied beneath each file's own
+    /// `[global]` sections and jobs, which override them.
+    pub globals: Vec<Entry>,
+    /// `--section NAME`s: when any is given, only the sections of these names run (and
+    /// every `[global]`), as fio's `--section`.
+    pub sections: Vec<String>,
 }
 
 impl Default for ParseOptions {
@@ -46,6 +55,8 @@ impl Default for ParseOptions {
             env: BTreeMap::new(),
             ncpus: 1,
             mb_memory: 1024,
+            globals: Vec::new(),
+            sections: Vec::new(),
         }
     }
 }
@@ -65,11 +76,36 @@ pub fn parse_file(path: &Path, options: &ParseOptions) -> Result<JobFile, JobFil
 /// Parses job-file `text` as if read from `path` (used in messages and to resolve includes).
 pub fn parse_str(text: &str, path: &str, options: &ParseOptions) -> Result<JobFile, JobFileError> {
     let sections = ini::read_sections(text, path, options)?;
+    parse_sections(&sections, path, options)
+}
+
+/// Parses sections already read (a job file's, or the jobs given on the command line) as
+/// the job file `path`: the command line's globals first, then the sections `--section`
+/// keeps, in order.
+pub fn parse_sections(
+    sections: &[Section],
+    path: &str,
+    options: &ParseOptions,
+) -> Result<JobFile, JobFileError> {
     let mut builder = Builder::new(path, options.strict);
-    for section in &sections {
+    builder.section(&Section {
+        name: "global".to_string(),
+        origin: crate::job::Origin {
+            file: path.to_string(),
+            line: 0,
+        },
+        entries: options.globals.clone(),
+    })?;
+    for section in sections.iter().filter(|s| runs(s, &options.sections)) {
         builder.section(section)?;
     }
     builder.finish()
+}
+
+/// Whether `section` runs under `--section`s `only` (fio's `skip_this_section`: a
+/// `[global]` always does, a job when no `--section` is given or one names it).
+pub fn runs(section: &Section, only: &[String]) -> bool {
+    only.is_empty() || section.is_global() || only.contains(&section.name)
 }
 
 /// Refuses what ioslice cannot run yet: unsupported engines, trim workloads and zoned
@@ -207,7 +243,12 @@ impl Builder {
     }
 
     fn apply(&mut self, spec: &mut JobSpec, entry: &Entry) -> Result<(), JobFileError> {
-        if options::apply(spec, entry)? != Outcome::Unknown {
+        // fio's check of type and bounds; ioslice's own parser, when it refuses the value
+        // too, says more precisely what it expected.
+        let checked = value_check::check(entry, spec.kb_base);
+        let outcome = options::apply(spec, entry)?;
+        checked?;
+        if outcome != Outcome::Unknown {
             return Ok(());
         }
         if !fio_table::knows(&entry.key) {
@@ -282,10 +323,16 @@ impl Builder {
     }
 }
 
-/// A section's entries as fio's JSON shows them: name and value as written (bare keys with
-/// an empty value).
+/// A section's entries as fio's JSON shows them: under fio's names (`blocksize` is `bs`),
+/// in fio's parsing order (higher priority first, `kb_base` before sizes), values as written
+/// (bare keys with an empty value).
 fn as_written(entries: &[Entry]) -> impl Iterator<Item = (String, String)> + '_ {
-    entries
-        .iter()
-        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+    let mut ordered: Vec<&Entry> = entries.iter().collect();
+    ordered.sort_by_key(|e| std::cmp::Reverse(fio_table::prio(&e.key)));
+    ordered.into_iter().map(|e| {
+        (
+            fio_table::fio_name(&e.key),
+            e.value.clone().unwrap_or_default(),
+        )
+    })
 }

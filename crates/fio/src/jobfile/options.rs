@@ -247,7 +247,7 @@ const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
 const FALLOCATE: &str = "one of none, native, posix, keep, truncate, 0 or 1";
-const VERIFY: &str = "one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern, 0 or none";
+const VERIFY: &str = "one of md5, crc32c, crc32c-intel, sha256, xxhash, pattern or 0";
 const PATTERN: &str = "hex numbers (0xdeadbeef), decimal numbers and quoted strings (\"abcd\") one after the other, and %o for the block's offset";
 const IGNORE: &str = "up to three lists READ,WRITE,VERIFY separated by commas, each of error names or numbers separated by colons, such as EAGAIN,ENOSPC:122";
 
