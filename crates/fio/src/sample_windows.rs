@@ -1,7 +1,10 @@
 //! Bandwidth and IOPS samples as fio takes them: what a job completed in each
 //! [`SAMPLE_WINDOW`] since it started, summarised as the windows close (count, sum, sum of
 //! squares, smallest and largest), so the memory is the same for a second or a year of
-//! simulated time. Group reporting adds jobs' summaries as fio does (`sum_stat` with
+//! simulated time. fio's helper thread takes a sample at the end of each window while the job
+//! runs (`calc_log_samples`, a little after the window's end), so a window that ends with
+//! the job has none, and a window in which nothing completed gives no sample (`__add_samples`
+//! skips a direction whose byte count did not move). Group reporting adds jobs' summaries as fio does (`sum_stat` with
 //! `pure_sum`: minimums, maximums, means, samples and squared deviations each summed).
 //!
 //! A job that writes a bandwidth or IOPS log samples as the log does, as in fio (whose
@@ -13,6 +16,10 @@ use ioslice_core::Nanos;
 
 /// Bandwidth/IOPS sampling window, fio's `bwavgtime`/`iopsavgtime` default.
 pub const SAMPLE_WINDOW: Nanos = 500_000_000;
+
+/// fio's `LOG_MSEC_SLACK` (1 ms on Linux): a window that ends within it of the job's end has no
+/// sample.
+const LOG_SLACK: Nanos = 1_000_000;
 
 /// Summary of bandwidth or IOPS samples taken over full [`SAMPLE_WINDOW`]s.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -121,8 +128,11 @@ impl Summary {
 /// One quantity (bytes or requests) per window since the job started, or per I/O.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowSeries {
-    /// Every window before the open one, empty ones included (or every I/O's value).
+    /// Every window with a completion before the last two (or every I/O's value).
     closed: Summary,
+    /// The last window closed, kept apart: a run can end within the slack after it, in which
+    /// case fio took no sample of it.
+    last_closed: Option<(u64, u64)>,
     /// The window being filled: its index and what it holds so far.
     open: Option<(u64, u64)>,
     /// The windows' length; 0 takes a sample per I/O.
@@ -141,6 +151,7 @@ impl WindowSeries {
     pub fn every(window: Nanos) -> Self {
         Self {
             closed: Summary::default(),
+            last_closed: None,
             open: None,
             window,
         }
@@ -161,36 +172,35 @@ impl WindowSeries {
         let window = since_start / self.window;
         match self.open {
             Some((index, value)) if window <= index => self.open = Some((index, value + amount)),
-            Some((index, value)) => {
-                self.closed.add(value, 1);
-                self.closed.add(0, window - index - 1);
+            Some(closing) => {
+                if let Some((_, value)) = self.last_closed.replace(closing) {
+                    self.closed.add(value, 1);
+                }
                 self.open = Some((window, amount));
             }
-            None => {
-                self.closed.add(0, window);
-                self.open = Some((window, amount));
-            }
+            None => self.open = Some((window, amount)),
         }
     }
 
-    /// The samples of the windows a run of `runtime` fully covers (windows without
-    /// completions count as 0), each scaled by `scale` to a per-second rate; per I/O, every
-    /// value as it is.
+    /// The samples of the windows that end before a run of `runtime` does and saw a
+    /// completion, each scaled by `scale` to a per-second rate; per I/O, every value as it is.
     pub fn samples(&self, runtime: Nanos, scale: f64) -> Samples {
         if self.per_io() {
             return self.closed.samples(1.0);
         }
-        let full = runtime / self.window;
-        if full == 0 {
-            return Samples::default();
-        }
+        // Windows 0..ended end more than fio's LOG_MSEC_SLACK before the run does: the
+        // helper thread wakes a little after a window's end, and a job that ends by then is
+        // no longer sampled.
+        let ended = runtime.saturating_sub(LOG_SLACK + 1) / self.window;
         let mut summary = self.closed;
-        if let Some((index, value)) = self.open {
-            if index < full {
+        for (index, value) in self.last_closed.into_iter().chain(self.open) {
+            if index < ended {
                 summary.add(value, 1);
             }
         }
-        summary.add(0, full.saturating_sub(summary.windows));
+        if summary.windows == 0 {
+            return Samples::default();
+        }
         summary.samples(1e9 / self.window as f64 * scale)
     }
 }
@@ -232,17 +242,30 @@ mod tests {
         series.add(W / 2, 4096);
         series.add(2 * W + 1, 8192);
         series.add(3 * W, 4096);
-        // Windows 0..4 hold 8192, 0, 8192, 4096; the run covers four whole windows.
-        let got = series.samples(4 * W + 10, 1.0 / 1024.0);
-        assert!(close(&got, &direct(&[8192, 0, 8192, 4096], 1.0 / 1024.0)));
-        assert_eq!(got.min, 0);
+        // Windows 0..4 hold 8192, nothing, 8192, 4096: the empty one gives no sample.
+        let got = series.samples(4 * W + 2 * LOG_SLACK, 1.0 / 1024.0);
+        assert!(close(&got, &direct(&[8192, 8192, 4096], 1.0 / 1024.0)));
+        assert_eq!(got.min, 8);
         assert_eq!(got.max, 16);
-        // Three whole windows: the open one (window 3) is left out.
+        // A run that ends with window 3, or within the slack after it, has no sample of it.
+        let got = series.samples(4 * W, 1.0);
+        assert!(close(&got, &direct(&[8192, 8192], 1.0)));
+        let got = series.samples(4 * W + LOG_SLACK / 2, 1.0);
+        assert!(close(&got, &direct(&[8192, 8192], 1.0)));
+        // Nor when a completion came after the window (the run's last, past its deadline).
+        let mut late = series.clone();
+        late.add(4 * W + 1000, 4096);
+        let got = late.samples(4 * W + 2000, 1.0);
+        assert!(close(&got, &direct(&[8192, 8192], 1.0)));
         let got = series.samples(4 * W - 1, 1.0);
-        assert!(close(&got, &direct(&[8192, 0, 8192], 1.0)));
-        // Six: two empty windows after the last completion.
+        assert!(close(&got, &direct(&[8192, 8192], 1.0)));
+        // Nothing completed after window 3: no samples for the windows after it.
         let got = series.samples(6 * W, 1.0);
-        assert!(close(&got, &direct(&[8192, 0, 8192, 4096, 0, 0], 1.0)));
+        assert!(close(&got, &direct(&[8192, 8192, 4096], 1.0)));
+        // A run no longer than a window has none.
+        let mut short = WindowSeries::default();
+        short.add(W / 2, 4096);
+        assert_eq!(short.samples(W, 1.0), Samples::default());
     }
 
     #[test]
@@ -250,8 +273,8 @@ mod tests {
         let mut series = WindowSeries::default();
         series.add(1_000_000 * W, 1);
         series.add(2_000_000 * W, 1);
-        let got = series.samples(2_000_001 * W, 1.0);
-        assert_eq!(got.count, 2_000_001);
+        let got = series.samples(2_000_002 * W, 1.0);
+        assert_eq!(got.count, 2);
         assert_eq!(got.max, 2);
     }
 
