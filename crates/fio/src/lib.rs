@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod direction;
+pub mod distribution;
 pub mod errno;
 pub mod job;
 pub mod jobfile;
