@@ -91,8 +91,12 @@ impl RandomGenerator {
     }
 }
 
-/// Reads a `random_distribution=` value; the error says what was expected.
-pub fn parse(text: &str, kb_base: u32) -> Result<RandomDistribution, String> {
+/// Reads a `random_distribution=` value, `bytes_of` reading `zoned_abs`'s byte counts (with
+/// the job's size suffixes); the error says what was expected.
+pub fn parse(
+    text: &str,
+    bytes_of: impl Fn(&str) -> Option<u64>,
+) -> Result<RandomDistribution, String> {
     let text = text.trim();
     let (name, rest) = match text.split_once(':') {
         Some((name, rest)) => (name.trim(), Some(rest)),
@@ -123,7 +127,7 @@ pub fn parse(text: &str, kb_base: u32) -> Result<RandomDistribution, String> {
         }
         "zoned" | "zoned_abs" => {
             let absolute = name == "zoned_abs";
-            let zones = zoned(rest.unwrap_or(""), absolute, kb_base)?;
+            let zones = zoned(rest.unwrap_or(""), absolute, &bytes_of)?;
             Ok(RandomDistribution::Zoned { absolute, zones })
         }
         _ => Err(
@@ -157,7 +161,11 @@ fn value_and_center(rest: Option<&str>, default: f64) -> Result<(f64, Option<f64
 
 /// The zones for read, write and trim: one list applies to all three, as fio's
 /// `str_split_parse` applies it; `a,b` gives trim the write list.
-fn zoned(text: &str, absolute: bool, kb_base: u32) -> Result<[Vec<ZoneShare>; 3], String> {
+fn zoned(
+    text: &str,
+    absolute: bool,
+    bytes_of: &impl Fn(&str) -> Option<u64>,
+) -> Result<[Vec<ZoneShare>; 3], String> {
     let pieces: Vec<&str> = text.split(',').collect();
     if pieces.len() > 3 {
         return Err("at most three zone lists (read,write,trim)".into());
@@ -165,7 +173,7 @@ fn zoned(text: &str, absolute: bool, kb_base: u32) -> Result<[Vec<ZoneShare>; 3]
     let last = pieces.len() - 1;
     let mut out: [Vec<ZoneShare>; 3] = Default::default();
     for (slot, zones) in out.iter_mut().enumerate() {
-        *zones = zone_list(pieces[slot.min(last)], absolute, kb_base)?;
+        *zones = zone_list(pieces[slot.min(last)], absolute, bytes_of)?;
     }
     Ok(out)
 }
@@ -175,7 +183,11 @@ const MAX_ZONES: usize = 256;
 
 /// One direction's `ACCESS/SIZE:…` list. Access percentages must add up to 100; zones
 /// without a size (or `zoned` sizes of 0) share what the others leave of 100 % equally.
-fn zone_list(text: &str, absolute: bool, kb_base: u32) -> Result<Vec<ZoneShare>, String> {
+fn zone_list(
+    text: &str,
+    absolute: bool,
+    bytes_of: &impl Fn(&str) -> Option<u64>,
+) -> Result<Vec<ZoneShare>, String> {
     let example = if absolute {
         "zoned_abs:60/20g:30/100g:10/500g"
     } else {
@@ -191,9 +203,7 @@ fn zone_list(text: &str, absolute: bool, kb_base: u32) -> Result<Vec<ZoneShare>,
         };
         let access = access.trim().parse::<u32>().map_err(|_| bad())?;
         let size = match size {
-            Some(bytes) if absolute => {
-                Some(crate::jobfile::values::size(bytes, kb_base).ok_or_else(bad)?)
-            }
+            Some(bytes) if absolute => Some(bytes_of(bytes).ok_or_else(bad)?),
             Some(pct) => Some(pct.parse::<u64>().map_err(|_| bad())?.min(100)).filter(|p| *p > 0),
             None if absolute => Some(0),
             None => None,
@@ -248,40 +258,50 @@ fn check_shares(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Sizes with a `k` or `m` suffix, in units of 1024 (the job file's reader is not
+    /// needed for these).
+    pub(crate) fn bytes(text: &str) -> Option<u64> {
+        let (number, unit) = match text.strip_suffix('k') {
+            Some(n) => (n, 1 << 10),
+            None => (text.strip_suffix('m')?, 1 << 20),
+        };
+        number.parse::<u64>().ok().map(|n| n * unit)
+    }
 
     #[test]
     fn skewed_values_with_defaults_and_centers() {
         assert_eq!(
-            parse("zipf", 1024),
+            parse("zipf", bytes),
             Ok(RandomDistribution::Zipf {
                 theta: 1.1,
                 center: None
             })
         );
         assert_eq!(
-            parse("zipf:1.2:0.25", 1024),
+            parse("zipf:1.2:0.25", bytes),
             Ok(RandomDistribution::Zipf {
                 theta: 1.2,
                 center: Some(0.25)
             })
         );
         assert_eq!(
-            parse("pareto:0.9", 1024),
+            parse("pareto:0.9", bytes),
             Ok(RandomDistribution::Pareto {
                 h: 0.9,
                 center: None
             })
         );
         assert_eq!(
-            parse("normal", 1024),
+            parse("normal", bytes),
             Ok(RandomDistribution::Normal {
                 deviation: 0.0,
                 center: None
             })
         );
-        assert_eq!(parse("random", 1024), Ok(RandomDistribution::Uniform));
+        assert_eq!(parse("random", bytes), Ok(RandomDistribution::Uniform));
     }
 
     #[test]
@@ -300,13 +320,13 @@ mod tests {
             "zoned:50/10:60/10",
             "zoned:1/2/3",
         ] {
-            assert!(parse(bad, 1024).is_err(), "{bad}");
+            assert!(parse(bad, bytes).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn zones_are_filled_and_shared_by_direction() {
-        let Ok(RandomDistribution::Zoned { absolute, zones }) = parse("zoned:60/10:30:10", 1024)
+        let Ok(RandomDistribution::Zoned { absolute, zones }) = parse("zoned:60/10:30:10", bytes)
         else {
             panic!("zoned parses");
         };
@@ -327,7 +347,7 @@ mod tests {
         ];
         assert_eq!(zones, [want.clone(), want.clone(), want]);
         let Ok(RandomDistribution::Zoned { zones, .. }) =
-            parse("zoned_abs:50/1m:50/2m,100/4k", 1024)
+            parse("zoned_abs:50/1m:50/2m,100/4k", bytes)
         else {
             panic!("zoned_abs parses");
         };

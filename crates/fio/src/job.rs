@@ -334,6 +334,12 @@ pub struct JobSpec {
     /// `randseed`: a fixed seed for this job's random offsets, if set (whatever `randrepeat`
     /// says, as in fio).
     pub randseed: Option<u64>,
+    /// `flow_id=`: the flow group the job's `flow` weight counts in (0 by default).
+    pub flow_id: u32,
+    /// `flow=`: the job's weight in its flow group; 0 (the default) leaves it out.
+    pub flow: u32,
+    /// `flow_sleep=`: how long a job held back by its flow group sleeps; 0 retries at once.
+    pub flow_sleep: Nanos,
     /// `norandommap`: random offsets drawn with replacement instead of each block once a pass.
     pub norandommap: bool,
     /// `random_distribution=`: how random offsets are spread.
@@ -414,6 +420,9 @@ impl Default for JobSpec {
             number_ios: None,
             kb_base: 1024,
             randseed: None,
+            flow_id: 0,
+            flow: 0,
+            flow_sleep: 0,
             norandommap: false,
             random_distribution: Default::default(),
             random_generator: Default::default(),

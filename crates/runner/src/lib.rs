@@ -55,6 +55,7 @@ use ioslice_fio::{
 };
 
 mod disk_stats;
+mod flow;
 mod layout;
 mod plan;
 mod progress;
@@ -252,6 +253,7 @@ pub fn run_traced(
     }
     let shared = Shared {
         started,
+        flows: flow::SharedFlows::default(),
         stop: &config.stop,
         progress: config.progress.as_ref(),
     };
@@ -408,6 +410,8 @@ fn start_engines(
 /// progress cells.
 struct Shared<'a> {
     started: Instant,
+    /// fio's flow groups (`flow_id`, `flow`), shared by every job thread.
+    flows: flow::SharedFlows,
     stop: &'a StopSignal,
     progress: Option<&'a ioslice_core::Progress>,
 }
@@ -478,6 +482,7 @@ fn worker_for(
         files,
         started: shared.started,
         stop: shared.stop.clone(),
+        flow: flow::FlowGate::new(Arc::clone(&shared.flows), spec),
         verifier,
         progress: None,
     })

@@ -100,6 +100,10 @@ pub const IGNORED: &[(&str, &str)] = &[
         "fio's state files for verify triggers; ioslice writes none",
     ),
     (
+        "flow_watermark",
+        "deprecated in fio 3.33, which ignores it too",
+    ),
+    (
         "zonecapacity",
         "only zonemode=zbd uses it (refused); strided zones ignore it, as in fio",
     ),
@@ -208,9 +212,13 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         // is checked, and `--seed` varies the offsets.
         "randrepeat" => _ = s.flag()?,
         "norandommap" => spec.norandommap = s.flag()?,
+        "flow_id" => spec.flow_id = s.number(0, u64::from(u32::MAX))? as u32,
+        "flow" => spec.flow = s.number(0, crate::flow::MAX_WEIGHT)? as u32,
+        "flow_sleep" => spec.flow_sleep = s.number(0, u64::from(u32::MAX))? * 1_000,
         "random_distribution" => {
             let kb_base = s.kb_base;
-            spec.random_distribution = s.parse_or(|t| distribution::parse(t, kb_base))?;
+            let bytes_of = |t: &str| values::size(t, kb_base);
+            spec.random_distribution = s.parse_or(|t| distribution::parse(t, bytes_of))?;
         }
         "random_generator" => {
             spec.random_generator = s.parse(

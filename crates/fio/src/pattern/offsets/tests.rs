@@ -38,7 +38,8 @@ impl RngCore for Script {
 fn spec(distribution: &str) -> JobSpec {
     JobSpec {
         pattern: Pattern::RandRead,
-        random_distribution: parse(distribution, 1024).expect("parses"),
+        random_distribution: parse(distribution, crate::distribution::tests::bytes)
+            .expect("parses"),
         ..JobSpec::default()
     }
 }
