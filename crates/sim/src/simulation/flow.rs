@@ -55,7 +55,7 @@ impl Simulation<'_> {
 
     /// Whether the process must not issue now (fio's `flow_threshold_exceeded`).
     pub(super) fn flow_holds(&mut self, index: u32) -> bool {
-        if self.stopping {
+        if self.stopping || self.flows.members.is_empty() {
             return false;
         }
         let now = self.now;
