@@ -331,8 +331,21 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// `kb_base=`: 1024 (default) or 1000.
     pub kb_base: u32,
-    /// `randrepeat`/`randseed`: a fixed seed for this job's random offsets, if set.
+    /// `randseed`: a fixed seed for this job's random offsets, if set (whatever `randrepeat`
+    /// says, as in fio).
     pub randseed: Option<u64>,
+    /// `flow_id=`: the flow group the job's `flow` weight counts in (0 by default).
+    pub flow_id: u32,
+    /// `flow=`: the job's weight in its flow group; 0 (the default) leaves it out.
+    pub flow: u32,
+    /// `flow_sleep=`: how long a job held back by its flow group sleeps; 0 retries at once.
+    pub flow_sleep: Nanos,
+    /// `norandommap`: random offsets drawn with replacement instead of each block once a pass.
+    pub norandommap: bool,
+    /// `random_distribution=`: how random offsets are spread.
+    pub random_distribution: crate::distribution::RandomDistribution,
+    /// `random_generator=`: the generator fio would use; `lfsr` keeps each block once a pass.
+    pub random_generator: crate::distribution::RandomGenerator,
     /// The kinds of error a job goes on after: those `continue_on_error=` names (none by
     /// default), with those `ignore_error=` gives a list added, as in fio.
     pub continue_on_error: crate::errno::ErrorKinds,
@@ -407,6 +420,12 @@ impl Default for JobSpec {
             number_ios: None,
             kb_base: 1024,
             randseed: None,
+            flow_id: 0,
+            flow: 0,
+            flow_sleep: 0,
+            norandommap: false,
+            random_distribution: Default::default(),
+            random_generator: Default::default(),
             continue_on_error: crate::errno::ErrorKinds::NONE,
             ignore_error: Default::default(),
             fallocate: Fallocate::default(),

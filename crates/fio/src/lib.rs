@@ -7,7 +7,9 @@
 #![warn(missing_docs)]
 
 pub mod direction;
+pub mod distribution;
 pub mod errno;
+pub mod flow;
 pub mod job;
 pub mod jobfile;
 pub mod latency_bins;

@@ -439,3 +439,37 @@ proptest! {
         let _ = parse_str(&format!("[j]\n{key}={value}\n"), "p.fio", &ParseOptions::default());
     }
 }
+
+#[test]
+fn random_offset_options_are_acted_on_without_a_warning() {
+    use ioslice_fio::distribution::{RandomDistribution, RandomGenerator};
+    let file = parse("[j]\nrw=randread\nsize=1m\nnorandommap\nrandom_generator=lfsr\nrandom_distribution=pareto:0.7:0.5\n");
+    let job = &file.jobs[0];
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    assert!(job.norandommap);
+    assert_eq!(job.random_generator, RandomGenerator::Lfsr);
+    assert_eq!(
+        job.random_distribution,
+        RandomDistribution::Pareto {
+            h: 0.7,
+            center: Some(0.5)
+        }
+    );
+    assert_eq!(
+        error("[j]\nrandom_generator=mt19937\n"),
+        "jobs.fio:2: invalid value 'mt19937' for random_generator: expected one of tausworthe, lfsr, tausworthe64"
+    );
+    assert!(error("[j]\nrandom_distribution=zipf:1\n").contains("a zipf theta other than 1"));
+}
+
+/// fio uses `randseed=` whatever `randrepeat` says, in either order.
+#[test]
+fn randrepeat_keeps_a_randseed() {
+    for text in [
+        "[j]\nrandseed=42\nrandrepeat=0\n",
+        "[j]\nrandrepeat=0\nrandseed=42\n",
+    ] {
+        assert_eq!(parse(text).jobs[0].randseed, Some(42), "{text}");
+    }
+    assert!(error("[j]\nrandrepeat=maybe\n").contains("a boolean"));
+}

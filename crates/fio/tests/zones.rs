@@ -185,6 +185,31 @@ fn random_readers_stay_in_their_zones() {
     }
 }
 
+/// Skewed and repeating random offsets are drawn over each zone's range, so they stay in it.
+#[test]
+fn skewed_random_readers_stay_in_their_zones() {
+    for option in [
+        "norandommap",
+        "random_distribution=zipf:1.2",
+        "random_distribution=pareto:0.9",
+        "random_distribution=normal:10",
+        "random_distribution=zoned:80/25:20/75",
+    ] {
+        let text = INTERLEAVED.replace("rw=read", &format!("rw=randread\n{option}"));
+        let file = parse(&text);
+        let job = &file.jobs[0];
+        let units = units(job, 1, 2000);
+        assert_eq!(units.len(), 2000, "{option}");
+        for unit in units {
+            let rel = unit.offset - 16384;
+            assert!(
+                rel % 65536 + unit.length <= 16384,
+                "{option}: {unit:?} outside its zones"
+            );
+        }
+    }
+}
+
 proptest! {
     /// Whatever the zone geometry, offset and block size: nothing panics, each I/O starts
     /// inside a zone (the first at the region's start, then every range + skip bytes),

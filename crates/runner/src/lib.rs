@@ -41,6 +41,7 @@
 //! `opened`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ioslice_core::ioband::Controller;
@@ -53,6 +54,7 @@ use ioslice_fio::{
 };
 
 mod disk_stats;
+mod flow;
 mod layout;
 mod opened;
 mod plan;
@@ -274,6 +276,7 @@ pub fn run_traced(
     }
     let shared = Shared {
         started,
+        flows: flow::SharedFlows::default(),
         stop: &config.stop,
         progress: config.progress.as_ref(),
     };
@@ -362,6 +365,8 @@ fn specs_on(job_file: &JobFile, place: &Place) -> Vec<JobSpec> {
 /// progress cells.
 struct Shared<'a> {
     started: Instant,
+    /// fio's flow groups (`flow_id`, `flow`), shared by every job thread.
+    flows: flow::SharedFlows,
     stop: &'a StopSignal,
     progress: Option<&'a ioslice_core::Progress>,
 }
@@ -432,6 +437,7 @@ fn worker_for(
         files,
         started: shared.started,
         stop: shared.stop.clone(),
+        flow: flow::FlowGate::new(Arc::clone(&shared.flows), spec),
         verifier,
         progress: None,
     })

@@ -19,6 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use ioslice_engine::{AlignedBuffer, Batch, IoOutcome, Transfer};
 
+use crate::flow::FlowGate;
 use crate::plan::ProcessPlan;
 use crate::progress::JobProgress;
 use crate::verify::{Verifier, Written};
@@ -58,6 +59,8 @@ pub(crate) struct Worker {
     pub(crate) started: Instant,
     /// Asked to end the run early (SIGINT): stop issuing, let what is in flight complete.
     pub(crate) stop: StopSignal,
+    /// The job's place in its flow group (`flow_id`, `flow`), if it has one.
+    pub(crate) flow: FlowGate,
     /// The job's `verify=`, if it verifies.
     pub(crate) verifier: Option<Verifier>,
     /// Where the job publishes its progress, if anyone follows the run's.
@@ -100,7 +103,9 @@ impl Worker {
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
             self.dry_run(&mut process);
         } else {
+            self.flow.join(&self.spec);
             self.run_workload(&mut process, &mut clock, &fill, &mut state);
+            self.flow.leave();
         }
         // The read-back phase, unless an error or a stop ended the job (as in fio).
         let ended_early = state.stopped_by_error || self.stop.is_set();
@@ -150,9 +155,14 @@ impl Worker {
             if self.verifier.as_ref().is_some_and(Verifier::backlog_due) {
                 self.check_backlog(state, clock);
             }
+            if !self.stop.is_set() && self.flow.holds_back() {
+                self.held_back(state, clock);
+                continue;
+            }
             let now = self.now();
             match clock.poll(now, &mut process.rng) {
                 Step::Submit(unit) => {
+                    self.flow.issued();
                     let check = self.check_of(&unit);
                     self.submit(&unit, fill, now, clock.in_flight(), check, state);
                 }
@@ -161,6 +171,20 @@ impl Worker {
                 Step::Done => return,
             }
         }
+    }
+
+    /// Held back by the flow group: with `flow_sleep`, let what is in flight complete, then
+    /// sleep; without, give the CPU up for a moment (fio spins).
+    fn held_back(&mut self, state: &mut State, clock: &mut JobClock) {
+        if self.flow.sleep == 0 {
+            std::thread::yield_now();
+            return;
+        }
+        while clock.in_flight() > 0 && !self.stop.is_set() {
+            self.wait(state, clock, None);
+        }
+        let until = self.now() + self.flow.sleep;
+        self.sleep_until(until);
     }
 
     /// What verification makes of a unit the clock issues.

@@ -7,6 +7,7 @@ use ioslice_core::{IoPriority, PriorityClass};
 use super::ini::Entry;
 use super::values;
 use super::JobFileError;
+use crate::distribution::{self, RandomGenerator};
 use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::job::{BlockSize, Extent, Fallocate, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
 use crate::logs::options::{LogOptions, MAX_HIST_COARSENESS};
@@ -97,6 +98,10 @@ pub const IGNORED: &[(&str, &str)] = &[
     (
         "verify_state_save",
         "fio's state files for verify triggers; ioslice writes none",
+    ),
+    (
+        "flow_watermark",
+        "deprecated in fio 3.33, which ignores it too",
     ),
     (
         "zonecapacity",
@@ -200,7 +205,27 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "number_ios" => spec.number_ios = Some(s.size()?).filter(|n| *n > 0),
         "kb_base" => spec.kb_base = s.parse(kb_base, "1000 or 1024")?,
         "randseed" => spec.randseed = Some(s.number(0, u64::MAX)?),
-        "randrepeat" => repeat(spec, s.flag()?),
+        // fio's `randrepeat=1` (its default) repeats the same offsets run after run;
+        // `randrepeat=0` asks fio for fresh seeds each run unless `randseed=` is set, which
+        // wins either way (`setup_random_seeds`, fio's `init.c`). ioslice's offsets always
+        // come from `randseed=` or the run's `--seed`, so both values read alike: the value
+        // is checked, and `--seed` varies the offsets.
+        "randrepeat" => _ = s.flag()?,
+        "norandommap" => spec.norandommap = s.flag()?,
+        "flow_id" => spec.flow_id = s.number(0, u64::from(u32::MAX))? as u32,
+        "flow" => spec.flow = s.number(0, crate::flow::MAX_WEIGHT)? as u32,
+        "flow_sleep" => spec.flow_sleep = s.number(0, u64::from(u32::MAX))? * 1_000,
+        "random_distribution" => {
+            let kb_base = s.kb_base;
+            let bytes_of = |t: &str| values::size(t, kb_base);
+            spec.random_distribution = s.parse_or(|t| distribution::parse(t, bytes_of))?;
+        }
+        "random_generator" => {
+            spec.random_generator = s.parse(
+                RandomGenerator::parse,
+                "one of tausworthe, lfsr, tausworthe64",
+            )?
+        }
         "continue_on_error" => spec.continue_on_error = s.parse(ErrorKinds::parse, CONTINUE)?,
         "ignore_error" => ignore_error(spec, s.parse(errno::parse_ignore_error, IGNORE)?),
         "fallocate" => spec.fallocate = s.parse(Fallocate::parse, FALLOCATE)?,
@@ -277,6 +302,11 @@ impl Setting<'_> {
         expected: &str,
     ) -> Result<T, JobFileError> {
         item(self.text()).ok_or_else(|| self.invalid(expected))
+    }
+
+    /// Like [`Self::parse`], for an item that says itself what it expected.
+    fn parse_or<T>(&self, item: impl Fn(&str) -> Result<T, String>) -> Result<T, JobFileError> {
+        item(self.text()).map_err(|expected| self.invalid(&expected))
     }
 
     fn string(&self) -> Result<String, JobFileError> {
@@ -566,12 +596,4 @@ fn with_class(spec: &JobSpec, number: u32) -> Option<IoPriority> {
     }
     let class = PriorityClass::from_number(number)?;
     IoPriority::new(class, level.unwrap_or(0))
-}
-
-/// `randrepeat=0` asks for a fresh seed each run: drop any fixed seed. `randrepeat=1` (fio's
-/// default) keeps whatever seed there is.
-fn repeat(spec: &mut JobSpec, repeat: bool) {
-    if !repeat {
-        spec.randseed = None;
-    }
 }

@@ -6,7 +6,8 @@
 //!
 //! Random patterns visit block-aligned offsets (in units of the smallest block size) in a
 //! pseudo-random permutation, so each block is touched once per pass, like fio's default
-//! random map, in O(1) memory ([`Permutation`]).
+//! random map, in O(1) memory ([`Permutation`]); `norandommap` draws blocks with
+//! replacement and `random_distribution=` skews them, as fio does ([`BlockChooser`]).
 //!
 //! Strided zones (`zonemode=strided`, see [`StridedZones`]) walk a job's single file zone
 //! by zone as fio does: `zonesize` bytes in a zone, then `zonerange + zoneskip` bytes on,
@@ -21,6 +22,9 @@ use rand::{Rng, RngCore};
 
 pub use crate::direction::DataDirection;
 use crate::job::{BlockSize, Extent, JobSpec, Origin, Pattern, StridedZones};
+
+mod offsets;
+pub use offsets::{BlockChooser, Permutation};
 
 /// One I/O the job issues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,66 +235,6 @@ pub fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A pseudo-random permutation of `0..len` in O(1) memory: a 4-round Feistel network over
-/// the smallest even-bit power of two that holds `len`, with cycle walking to stay in range.
-/// A new key (drawn at the start of each pass) gives a new order.
-#[derive(Debug, Clone)]
-pub struct Permutation {
-    len: u64,
-    half_bits: u32,
-    key: u64,
-    position: u64,
-    keyed: bool,
-}
-
-impl Permutation {
-    /// A permutation of `0..len`; its key is drawn on first use.
-    pub fn new(len: u64) -> Self {
-        let bits = 64 - len.saturating_sub(1).leading_zeros();
-        Self {
-            len,
-            half_bits: bits.div_ceil(2).max(1),
-            key: 0,
-            position: 0,
-            keyed: false,
-        }
-    }
-
-    /// Starts a new pass (with a fresh key) at the next call.
-    pub fn restart(&mut self) {
-        self.keyed = false;
-    }
-
-    /// The next index; a new pass (with a fresh key) starts after every `len` calls.
-    /// Returns 0 for an empty domain.
-    pub fn next(&mut self, rng: &mut impl RngCore) -> u64 {
-        if self.len == 0 {
-            return 0;
-        }
-        if !self.keyed || self.position == self.len {
-            self.key = rng.next_u64();
-            self.keyed = true;
-            self.position = 0;
-        }
-        let mut value = self.encrypt(self.position);
-        while value >= self.len {
-            value = self.encrypt(value);
-        }
-        self.position += 1;
-        value
-    }
-
-    fn encrypt(&self, value: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut left, mut right) = (value >> self.half_bits, value & mask);
-        for round in 0..4u64 {
-            let f = mix(right ^ self.key.wrapping_add(round.wrapping_mul(0x51_7cc1))) & mask;
-            (left, right) = (right, left ^ f);
-        }
-        (left << self.half_bits) | right
-    }
-}
-
 /// One file's region and where the job is in it.
 #[derive(Debug, Clone)]
 struct Region {
@@ -300,7 +244,7 @@ struct Region {
     cursor: u64,
     /// Sequential I/Os still to follow the last random offset (`randread:N`).
     sequential_left: u64,
-    order: Permutation,
+    order: BlockChooser,
     /// Where the job is in its strided zones, when it has them.
     zone: Option<ZoneWalk>,
 }
@@ -320,12 +264,12 @@ struct ZoneWalk {
     bytes: u64,
     /// Next sequential position, relative to `base`.
     cursor: u64,
-    /// Random order of the zone's blocks.
-    order: Permutation,
+    /// Random choice of the zone's blocks.
+    order: BlockChooser,
 }
 
 impl ZoneWalk {
-    fn new(zones: StridedZones, first: u64, file_end: u64, unit: u64) -> Self {
+    fn new(zones: StridedZones, first: u64, file_end: u64, order: BlockChooser) -> Self {
         Self {
             zones,
             first,
@@ -333,7 +277,7 @@ impl ZoneWalk {
             base: first,
             bytes: 0,
             cursor: 0,
-            order: Permutation::new(zones.range / unit),
+            order,
         }
     }
 
@@ -362,9 +306,15 @@ impl ZoneWalk {
     /// A position for the next I/O, relative to the zone's start: the sequential one
     /// (moved by `modifier` except at the zone's start, wrapping within the range), or a
     /// random block.
-    fn position(&mut self, random: bool, modifier: i64, unit: u64, rng: &mut impl RngCore) -> u64 {
-        if random {
-            return self.order.next(rng) * unit;
+    fn position(
+        &mut self,
+        random: Option<DataDirection>,
+        modifier: i64,
+        unit: u64,
+        rng: &mut impl RngCore,
+    ) -> u64 {
+        if let Some(direction) = random {
+            return self.order.next(direction, rng) * unit;
         }
         if self.cursor == 0 || modifier == 0 {
             return self.cursor;
@@ -509,9 +459,10 @@ impl IoPattern {
         let (modifier, unit) = (self.modifier, self.unit);
         let region = &mut self.regions[file];
         let (offset, length) = if region.zone.is_some() {
-            region.zone_position(length, random, modifier, unit, rng)?
+            region.zone_position((direction, length), random, modifier, unit, rng)?
         } else if random {
-            let (position, length) = region.random_position(length, modifier, unit, rng);
+            let (position, length) =
+                region.random_position((direction, length), modifier, unit, rng);
             (region.start + position, length)
         } else {
             let (position, length) = region.sequential_position(length, modifier);
@@ -551,7 +502,7 @@ impl Region {
     /// run lasts; returns (position, length).
     fn random_position(
         &mut self,
-        length: u64,
+        (direction, length): (DataDirection, u64),
         modifier: i64,
         unit: u64,
         rng: &mut impl RngCore,
@@ -560,7 +511,7 @@ impl Region {
             self.sequential_left -= 1;
             return self.sequential_position(length, 0);
         }
-        let position = self.order.next(rng) * unit;
+        let position = self.order.next(direction, rng) * unit;
         self.sequential_left = u64::try_from(modifier).unwrap_or(0).saturating_sub(1);
         let length = length.min(self.len - position);
         self.cursor = self.advance(position, length, 0);
@@ -581,7 +532,7 @@ impl Region {
     /// every I/O is cut at the file's end.
     fn zone_position(
         &mut self,
-        length: u64,
+        (direction, length): (DataDirection, u64),
         random: bool,
         modifier: i64,
         unit: u64,
@@ -600,7 +551,7 @@ impl Region {
             self.sequential_left = u64::try_from(modifier).unwrap_or(0).saturating_sub(1);
             (true, 0)
         };
-        let position = zone.position(random, modifier, unit, rng);
+        let position = zone.position(random.then_some(direction), modifier, unit, rng);
         let offset = zone.base.checked_add(position)?;
         if offset >= zone.file_end {
             return None;
@@ -715,17 +666,26 @@ fn region_for(
         );
         return Err(PatternError::bad_region(spec, reason));
     }
+    let chooser = |blocks: u64| {
+        BlockChooser::new(spec, blocks, unit)
+            .map_err(|reason| PatternError::bad_region(spec, format!("{}: {reason}", file.name)))
+    };
     // fio walks strided zones only in a job with one file.
-    let zone = spec
-        .strided_zones()
-        .filter(|_| files == 1)
-        .map(|zones| ZoneWalk::new(zones, start, file.size, unit));
+    let zone = match spec.strided_zones().filter(|_| files == 1) {
+        Some(zones) => Some(ZoneWalk::new(
+            zones,
+            start,
+            file.size,
+            chooser(zones.range / unit)?,
+        )),
+        None => None,
+    };
     Ok(Region {
         start,
         len,
         cursor: 0,
         sequential_left: 0,
-        order: Permutation::new(blocks),
+        order: chooser(blocks)?,
         zone,
     })
 }

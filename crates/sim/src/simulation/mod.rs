@@ -16,7 +16,7 @@
 //! policy, in `tracing`; what a completion sets off, in `completion`; which statistics each
 //! job keeps, in `statistics`; ending a run early when asked (SIGINT), in `stop`; fio's
 //! `null` engine, whose requests pass the policy but not the device, in `null_engine`; the
-//! pending events in time order, in `events`.
+//! pending events in time order, in `events`; fio's flow control between jobs, in `flow`.
 
 use std::collections::VecDeque;
 
@@ -47,6 +47,7 @@ use crate::readahead::FileReadahead;
 
 mod completion;
 mod events;
+mod flow;
 mod memory;
 mod null_engine;
 mod progress;
@@ -309,6 +310,8 @@ struct Simulation<'a> {
     dispatching: bool,
     /// A submission during `pump_dispatch` asked for another round.
     redispatch: bool,
+    /// fio's flow groups (`flow_id`, `flow`): empty unless a job has a weight.
+    flows: flow::Flows,
 }
 
 impl<'a> Simulation<'a> {
@@ -390,6 +393,7 @@ impl<'a> Simulation<'a> {
             null_processes,
             dispatching: false,
             redispatch: false,
+            flows: flow::Flows::default(),
         })
     }
 
@@ -483,6 +487,7 @@ impl<'a> Simulation<'a> {
                 }
                 process.clock = Some(clock);
                 process.lifecycle = Lifecycle::Running;
+                self.flow_join(index);
                 self.pump_job(index);
             }
             Event::Reap(index) => self.reap(index),
@@ -500,6 +505,9 @@ impl<'a> Simulation<'a> {
     /// Let a job issue all it wants to now.
     fn pump_job(&mut self, index: u32) {
         loop {
+            if self.flow_holds(index) {
+                return;
+            }
             let process = &mut self.processes[index as usize];
             if process.lifecycle != Lifecycle::Running {
                 return;
@@ -509,7 +517,10 @@ impl<'a> Simulation<'a> {
                 .as_mut()
                 .expect("running processes have a clock");
             match clock.poll(self.now, &mut process.rng) {
-                Step::Submit(unit) => self.submit(index, unit),
+                Step::Submit(unit) => {
+                    self.flow_issued(index);
+                    self.submit(index, unit);
+                }
                 Step::WaitUntil(at) => {
                     if process.wake_at.is_none_or(|t| at < t) {
                         process.wake_at = Some(at);
@@ -522,6 +533,7 @@ impl<'a> Simulation<'a> {
                     process.lifecycle = Lifecycle::Done;
                     process.end = self.now;
                     let pid = process.pid;
+                    self.flow_leave(index);
                     self.scheduler.process_exited(pid, self.now);
                     if self.trace.is_some() {
                         self.trace_collect();
