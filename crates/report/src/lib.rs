@@ -60,6 +60,7 @@ pub mod html;
 pub mod load;
 pub mod model;
 pub mod settings;
+pub mod smoothing;
 pub mod text;
 
 pub use bandwidth::{BandwidthRecorder, BandwidthSeries, ProcessSeries};
