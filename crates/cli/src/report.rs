@@ -23,9 +23,9 @@ pub const PAGE_BUDGET: usize = 3_000_000;
 
 /// What the timelines' finer records (drawn when zoomed in) of one page may take, in bytes
 /// of compressed data: enough for seed 000's 30 s runs to keep every mark at the base
-/// resolution, one run to a page, and to keep group turns apart at a one-second zoom with
-/// eight runs to a page.
-pub const DETAIL_BUDGET: usize = 8_000_000;
+/// resolution up to four runs to a page, and to keep group turns apart at a one-second
+/// zoom with eight.
+pub const DETAIL_BUDGET: usize = 6_000_000;
 
 /// The most a file given to `ioslice report` may hold: 256 MiB, far beyond any report.
 const REPORT_FILE_LIMIT: u64 = 256 << 20;

@@ -17,13 +17,25 @@
 //! Centred: the point of window `i` averages windows `i - m/2 .. i - m/2 + m` (`m` windows
 //! of the recorded length), and near the run's ends only the windows that exist, so no
 //! point is pulled down by windows outside the run. A line keeps at most about
-//! [`LINE_POINTS`] points: every `s`-th window, with `s` at least a quarter of `m` (an
-//! average over `m` windows changes little from one window to the next).
+//! [`line_points`] points (300 for a chart of up to 8 lines, fewer past that, so that a
+//! layer holds about [`LAYER_POINTS`]): every `s`-th window, with `s` at least a quarter
+//! of `m` (an average over `m` windows changes little from one window to the next).
 
 use ioslice_core::Nanos;
 
 /// The most points a drawn line keeps (about).
-pub const LINE_POINTS: usize = 500;
+pub const LINE_POINTS: usize = 300;
+
+/// About the most points a chart's layer keeps over all its lines.
+pub const LAYER_POINTS: usize = 2400;
+
+/// The fewest points a line keeps, however many lines share its layer.
+const FEWEST_LINE_POINTS: usize = 40;
+
+/// The most points each of `lines` lines keeps.
+pub fn line_points(lines: usize) -> usize {
+    (LAYER_POINTS / lines.max(1)).clamp(FEWEST_LINE_POINTS, LINE_POINTS)
+}
 
 /// Smoothing windows the page offers, ns, before rounding to whole recorded windows.
 const NICE_WINDOWS_NS: [Nanos; 11] = [
@@ -110,14 +122,21 @@ pub fn default_window(levels: &[Level], slice_ns: Option<Nanos>, lines: usize) -
         })
 }
 
-/// The stride between drawn points for `windows` windows averaged `m` at a time.
-pub fn stride(windows: usize, m: usize) -> usize {
-    windows.div_ceil(LINE_POINTS).max(m / 4).max(1)
+/// The stride between drawn points for `windows` windows averaged `m` at a time, keeping
+/// at most about `points`.
+pub fn stride(windows: usize, m: usize, points: usize) -> usize {
+    windows.div_ceil(points.max(1)).max(m / 4).max(1)
 }
 
 /// The centred moving average of `bytes` over `m` windows of `window_ns`, in bytes per
-/// second, as `(window index, value)` at every [`stride`]-th window (and the last).
-pub fn moving_average(bytes: &[u64], m: usize, window_ns: Nanos) -> Vec<(usize, f64)> {
+/// second, as `(window index, value)` at every [`stride`]-th window (and the last), about
+/// `points` at most.
+pub fn moving_average(
+    bytes: &[u64],
+    m: usize,
+    window_ns: Nanos,
+    points: usize,
+) -> Vec<(usize, f64)> {
     let n = bytes.len();
     if n == 0 || window_ns == 0 {
         return Vec::new();
@@ -130,7 +149,7 @@ pub fn moving_average(bytes: &[u64], m: usize, window_ns: Nanos) -> Vec<(usize, 
         prefix.push(last + u128::from(b));
     }
     let seconds = window_ns as f64 / 1e9;
-    let step = stride(n, m);
+    let step = stride(n, m, points);
     let mut points: Vec<usize> = (0..n).step_by(step).collect();
     if points.last() != Some(&(n - 1)) {
         points.push(n - 1);
@@ -247,9 +266,9 @@ mod tests {
         // One queue served for 3 windows of every 4 at 4 bytes a window: 3 bytes a window on
         // average. 1 ms windows make bytes per window bytes per ms.
         let bytes: Vec<u64> = (0..400).map(|i| if i % 4 < 3 { 4 } else { 0 }).collect();
-        let raw = moving_average(&bytes, 1, MS);
+        let raw = moving_average(&bytes, 1, MS, LINE_POINTS);
         assert!(raw.iter().any(|&(_, v)| v == 0.0));
-        let smooth = moving_average(&bytes, 8, MS);
+        let smooth = moving_average(&bytes, 8, MS, LINE_POINTS);
         for &(i, value) in &smooth {
             assert!((value - 3000.0).abs() < 1e-9, "window {i}: {value}");
         }
@@ -260,16 +279,26 @@ mod tests {
     #[test]
     fn the_ends_average_only_windows_of_the_run() {
         let bytes = [10u64, 10, 10, 10];
-        let points = moving_average(&bytes, 3, 1_000_000_000);
+        let points = moving_average(&bytes, 3, 1_000_000_000, LINE_POINTS);
         assert_eq!(points, [(0, 10.0), (1, 10.0), (2, 10.0), (3, 10.0)]);
-        assert!(moving_average(&[], 3, MS).is_empty());
+        assert!(moving_average(&[], 3, MS, LINE_POINTS).is_empty());
     }
 
     #[test]
     fn long_series_keep_few_points() {
         let bytes = vec![1u64; 5000];
-        assert!(moving_average(&bytes, 1, MS).len() <= LINE_POINTS + 1);
-        assert_eq!(moving_average(&bytes, 100, MS).len(), 5000 / 25 + 1);
+        assert!(moving_average(&bytes, 1, MS, LINE_POINTS).len() <= LINE_POINTS + 1);
+        assert_eq!(
+            moving_average(&bytes, 100, MS, LINE_POINTS).len(),
+            5000 / 25 + 1
+        );
+        assert_eq!(line_points(4), LINE_POINTS);
+        assert_eq!(line_points(64), 40);
+        assert_eq!(line_points(20), 120);
+        assert_eq!(
+            moving_average(&bytes, 1, MS, line_points(20)).len(),
+            5000usize.div_ceil(42) + 1
+        );
     }
 
     #[test]

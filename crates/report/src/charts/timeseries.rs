@@ -186,10 +186,15 @@ fn rate_layer(chart: &TimeChart, level: &Level) -> Layer {
         .lines
         .iter()
         .map(|line| {
-            smoothing::moving_average(line.bytes, level.windows, chart.window_ns)
-                .into_iter()
-                .map(|(i, bytes_per_s)| ((i as f64 + 0.5) * window_s, bytes_per_s / 1e6))
-                .collect()
+            smoothing::moving_average(
+                line.bytes,
+                level.windows,
+                chart.window_ns,
+                smoothing::line_points(chart.lines.len()),
+            )
+            .into_iter()
+            .map(|(i, bytes_per_s)| ((i as f64 + 0.5) * window_s, bytes_per_s / 1e6))
+            .collect()
         })
         .collect();
     let caption = if level.windows == 1 {
@@ -216,10 +221,11 @@ fn rate_layer(chart: &TimeChart, level: &Level) -> Layer {
     }
 }
 
-/// Every `stride`-th window's value of `values`, and the last, as `(x in s, y)`.
-fn sampled(values: &[f64], window_s: f64) -> Vec<(f64, f64)> {
+/// Every `stride`-th window's value of `values`, and the last, as `(x in s, y)`, for a
+/// chart of `lines` lines.
+fn sampled(values: &[f64], window_s: f64, lines: usize) -> Vec<(f64, f64)> {
     let n = values.len();
-    let step = smoothing::stride(n, 1);
+    let step = smoothing::stride(n, 1, smoothing::line_points(lines));
     let mut at: Vec<usize> = (0..n).step_by(step).collect();
     if n > 0 && at.last() != Some(&(n - 1)) {
         at.push(n - 1);
@@ -239,7 +245,7 @@ fn bytes_layer(chart: &TimeChart) -> Layer {
                 .into_iter()
                 .map(|b| b as f64 / 1e6)
                 .collect();
-            sampled(&done, window_s)
+            sampled(&done, window_s, chart.lines.len())
         })
         .collect();
     Layer {
@@ -260,7 +266,7 @@ fn share_layer(chart: &TimeChart) -> Layer {
         .into_iter()
         .map(|share| {
             let percent: Vec<f64> = share.into_iter().map(|s| s * 100.0).collect();
-            sampled(&percent, window_s)
+            sampled(&percent, window_s, chart.lines.len())
         })
         .collect();
     Layer {
@@ -392,7 +398,8 @@ fn draw_layer(out: &mut String, layer: &Layer, run_s: f64, shown: bool) {
             if n > 0 {
                 out.push(' ');
             }
-            let _ = write!(out, "{x:.1},{y:.1}");
+            // Whole pixels: finer than the chart is drawn at, and half the bytes.
+            let _ = write!(out, "{x:.0},{y:.0}");
         }
         out.push_str("\"/>");
     }
