@@ -27,7 +27,7 @@ figure.chart-box svg.chart{flex:1 1 640px;min-width:0;width:100%;margin:0}\
 figure.chart-box figcaption{flex:1 0 100%}\
 .ts-controls{flex:1 0 100%;font-size:.9em}.ts-controls label{margin-right:1.2em}\
 ul.legend{flex:0 1 190px;list-style:none;margin:28px 0 0;padding:0;font-size:.8em;max-height:340px;overflow-y:auto}\
-ul.legend li{white-space:nowrap;margin:1px 0}ul.legend svg{vertical-align:middle;margin-right:4px}\
+ul.legend li{display:flex;align-items:flex-start;gap:4px;margin:1px 0;overflow-wrap:anywhere}ul.legend svg{flex:0 0 26px;margin-top:2px}\
 .chart-error{color:#a00}nav li{margin:2px 0}";
 
 /// The most points a bandwidth chart draws over all its series.

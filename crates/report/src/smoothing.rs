@@ -103,8 +103,8 @@ pub fn levels(window_ns: Nanos, windows: usize) -> Vec<Level> {
 }
 
 /// The level the page starts at, for a chart of `lines` lines: the shortest that spans at
-/// least [`SLICES_PER_WINDOW`] of the scheduler's time slices (`slice_ns`, when it has
-/// slices) and [`ROUNDS_PER_WINDOW`] rounds in which each line has a slice, and at least
+/// least four of the scheduler's time slices (`slice_ns`, when it has
+/// slices) and two rounds in which each line has a slice, and at least
 /// 100 ms; the longest offered when none is that long.
 pub fn default_window(levels: &[Level], slice_ns: Option<Nanos>, lines: usize) -> Level {
     let slices = SLICES_PER_WINDOW.max(ROUNDS_PER_WINDOW.saturating_mul(lines as u64));
