@@ -41,7 +41,7 @@ pub fn cap_for(bytes: usize, timelines: usize) -> usize {
     (bytes / timelines.max(1) / BYTES_PER_MARK).max(100)
 }
 
-/// About the most a mark of the detail takes, compressed ([`crate::detail`]; 11 to 12
+/// About the most a mark of the detail takes, compressed (raw deflate in base64; 11 to 12
 /// bytes in seed 000's runs).
 pub const DETAIL_BYTES_PER_MARK: usize = 12;
 
