@@ -275,7 +275,9 @@ if (wanted) {
   }
 }
 apply();
-if (wanted && section && section.scrollIntoView) {
+// Scrolled to: the first timeline the address names.
+var first = window.location.hash.replace(/^#/, "").split("&")[0].split("=")[0];
+if (wanted && first === ID && section && section.scrollIntoView) {
   section.scrollIntoView();
   // Once laid out in full (the browser may restore its own position on load), again.
   window.addEventListener("load", function () { section.scrollIntoView(); });
