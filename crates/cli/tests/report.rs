@@ -130,10 +130,12 @@ fn a_comparison_puts_the_seeds_figures_beside_ioslices() {
     let terminal = String::from_utf8_lossy(&output.stdout);
     assert!(terminal.contains("Bandwidth in KB/s (1000 bytes)"));
     assert!(html.contains("Bandwidths in KB/s of 1000 bytes, the figures of the terminal's table"));
-    for row in terminal
+    let rows: Vec<&str> = terminal
         .lines()
         .filter(|line| line.trim_start().starts_with("2 "))
-    {
+        .collect();
+    assert_eq!(rows.len(), 3, "a row a scheduler:\n{terminal}");
+    for row in rows {
         let figures: Vec<&str> = row.split_whitespace().collect();
         let (max, min, aggregate) = (figures[1], figures[2], figures[3]);
         assert!(
