@@ -139,6 +139,7 @@ function drawDetail() {
   }
   if (picked.length > MAX_FINE) {
     showOverview();
+    if (range) range.textContent += " \u2014 overview: zoom in further for the finer record";
     return;
   }
   picked.sort(function (a, b) {
