@@ -3,12 +3,59 @@
 //! compressed with raw deflate and written in base64 inside a `<script>` element that is not
 //! run. The page's script inflates it with the browser's `DecompressionStream` the first
 //! time the view is zoomed in, and draws the marks in view from it.
+//!
+//! A record's JSON ([`Stored`]) keeps the marks the same way, losslessly: base64 of raw
+//! deflate of the marks' own JSON.
 
 use miniz_oxide::deflate::compress_to_vec;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::kind::{Band, MarkKind};
-use crate::Detail;
+use crate::{Detail, Mark, Sampling, DETAIL_MAX_CAP};
+
+/// The most bytes a stored detail's marks may inflate to: a kilobyte a mark.
+const INFLATED_LIMIT: usize = DETAIL_MAX_CAP * 1024;
+
+/// A [`Detail`] as a record's JSON keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stored {
+    /// How the marks were down-sampled.
+    sampling: Sampling,
+    /// Base64 of raw deflate of the marks' JSON.
+    deflated_marks: String,
+}
+
+impl From<Detail> for Stored {
+    fn from(detail: Detail) -> Self {
+        let json = serde_json::to_vec(&detail.marks).unwrap_or_default();
+        Stored {
+            sampling: detail.sampling,
+            deflated_marks: base64(&compress_to_vec(&json, LEVEL)),
+        }
+    }
+}
+
+impl TryFrom<Stored> for Detail {
+    type Error = String;
+
+    fn try_from(stored: Stored) -> Result<Self, String> {
+        let deflated = unbase64(&stored.deflated_marks)
+            .ok_or("timeline detail: deflated_marks is not base64")?;
+        let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, INFLATED_LIMIT)
+            .map_err(|e| {
+                format!(
+                    "timeline detail: deflated_marks does not inflate to at most {INFLATED_LIMIT} bytes ({e})"
+                )
+            })?;
+        let marks: Vec<Mark> = serde_json::from_slice(&json)
+            .map_err(|e| format!("timeline detail: expected marks, found {e}"))?;
+        Ok(Detail {
+            marks,
+            sampling: stored.sampling,
+        })
+    }
+}
 
 /// How hard to compress: miniz's default level.
 const LEVEL: u8 = 6;
@@ -77,10 +124,62 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Standard base64 (padding optional) back to bytes; `None` for any other character.
+fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut bits, mut count) = (0u32, 0u32);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let value = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(value);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Mark, Sampling};
+
+    #[test]
+    fn a_stored_detail_comes_back_the_same() {
+        let detail = Detail {
+            marks: vec![Mark {
+                lane: 1,
+                start: 7,
+                end: 9_000,
+                kind: "service".into(),
+                label: "3 requests".into(),
+                count: 3,
+                coverage: 450,
+            }],
+            sampling: Sampling {
+                cap: 10,
+                ..Sampling::default()
+            },
+        };
+        let json = serde_json::to_string(&detail).expect("JSON");
+        assert!(json.contains("\"deflated_marks\":\""));
+        let back: Detail = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back, detail);
+        let broken = json.replace("deflated_marks\":\"", "deflated_marks\":\"!");
+        let error = serde_json::from_str::<Detail>(&broken).expect_err("not base64");
+        assert!(error.to_string().contains("deflated_marks is not base64"));
+        assert_eq!(unbase64("Zm9vYmFy"), Some(b"foobar".to_vec()));
+        assert_eq!(unbase64("Zg=="), Some(b"f".to_vec()));
+    }
 
     #[test]
     fn base64_is_the_standard_one() {
