@@ -6,7 +6,8 @@
 //! A reported run is traced into two recorders beside any `--trace` file: the bandwidth
 //! each process got at the device over time ([`BandwidthRecorder`]) and the decision
 //! timeline ([`TimelineRecorder`]), whose marks are capped so that the page stays under
-//! [`PAGE_BUDGET`] bytes however many runs it shows.
+//! [`PAGE_BUDGET`] bytes however many runs it shows, with a finer record of each for
+//! zooming in, compressed, under [`DETAIL_BUDGET`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,10 +16,16 @@ use clap::Args;
 use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
 use ioslice_fio::JobFile;
 use ioslice_report::{BandwidthRecorder, Report, RunRecord, Settings};
-use ioslice_timeline::{cap_for, TimelineRecorder};
+use ioslice_timeline::{cap_for, detail_cap_for, TimelineRecorder};
 
 /// What the timelines of one page may take, in bytes of HTML.
 pub const PAGE_BUDGET: usize = 3_000_000;
+
+/// What the timelines' finer records (drawn when zoomed in) of one page may take, in bytes
+/// of compressed data: enough for seed 000's 30 s runs to keep every mark at the base
+/// resolution up to four runs to a page, and to keep group turns apart at a one-second
+/// zoom with eight.
+pub const DETAIL_BUDGET: usize = 6_000_000;
 
 /// The most a file given to `ioslice report` may hold: 256 MiB, far beyond any report.
 const REPORT_FILE_LIMIT: u64 = 256 << 20;
@@ -59,7 +66,8 @@ impl Recorders {
         let names = process_names(job_file);
         Self {
             bandwidth: BandwidthRecorder::new(names.len()),
-            timeline: TimelineRecorder::with_cap(names.clone(), cap_for(PAGE_BUDGET, runs)),
+            timeline: TimelineRecorder::with_cap(names.clone(), cap_for(PAGE_BUDGET, runs))
+                .with_detail(detail_cap_for(DETAIL_BUDGET, runs)),
             names,
         }
     }

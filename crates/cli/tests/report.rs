@@ -126,6 +126,26 @@ fn a_comparison_puts_the_seeds_figures_beside_ioslices() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).expect("the page");
+    // The page's table gives the terminal's figures, in its unit (KB/s of 1000 bytes).
+    let terminal = String::from_utf8_lossy(&output.stdout);
+    assert!(terminal.contains("Bandwidth in KB/s (1000 bytes)"));
+    assert!(html.contains("Bandwidths in KB/s of 1000 bytes, the figures of the terminal's table"));
+    let rows: Vec<&str> = terminal
+        .lines()
+        .filter(|line| line.trim_start().starts_with("2 "))
+        .collect();
+    assert_eq!(rows.len(), 3, "a row a scheduler:\n{terminal}");
+    for row in rows {
+        let figures: Vec<&str> = row.split_whitespace().collect();
+        let (max, min, aggregate) = (figures[1], figures[2], figures[3]);
+        assert!(
+            html.contains(&format!("<td class=\"n\">{aggregate} ("))
+                && html.contains(&format!(
+                    "<td class=\"n\">{max}</td><td class=\"n\">{min}</td>"
+                )),
+            "the terminal's row {row:?} on the page"
+        );
+    }
     for seed in ["(4230)", "(18434)", "(17312)"] {
         assert!(
             html.contains(seed),
@@ -140,6 +160,25 @@ fn a_comparison_puts_the_seeds_figures_beside_ioslices() {
         );
     }
     assert!(html.len() < 5_000_000, "{} bytes", html.len());
+}
+
+#[test]
+fn a_comparison_without_the_posts_figures_does_not_speak_of_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("groups.html");
+    let output = ioslice(&[
+        "compare",
+        "scenarios/bfq/weighted-readers-2-groups.fio",
+        "--sched",
+        "cfq,bfq",
+        "--report",
+        page.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.contains("chart-bars"));
+    assert!(!html.contains("original post"), "no post, no post legend");
+    assert!(!html.contains("(post)"));
 }
 
 #[test]

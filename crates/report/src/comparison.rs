@@ -9,11 +9,11 @@ use std::fmt::Write;
 
 use crate::charts::bars::{self, Bar};
 use crate::model::{ComparisonCell, ComparisonRecord};
-use crate::text::{escape, latency_label};
+use crate::text::{escape, kb_per_s, latency_label};
 
-/// KiB/s of bytes/s, as fio and the posts print bandwidth.
-fn kib(bw_bytes: u64) -> f64 {
-    bw_bytes as f64 / 1024.0
+/// KB/s (1000 bytes) of bytes/s, as the terminal's tables and the posts print bandwidth.
+fn kb(bw_bytes: u64) -> f64 {
+    kb_per_s(bw_bytes) as f64
 }
 
 /// The section of comparison `index`.
@@ -23,11 +23,17 @@ pub fn section(out: &mut String, index: usize, comparison: &ComparisonRecord) {
         "<section class=\"comparison\" id=\"comparison-{index}\">\n<h2>{}</h2>",
         escape(&comparison.title)
     );
+    let with_post = comparison.cells.iter().any(|c| c.seed.is_some());
     let _ = writeln!(
         out,
-        "<p class=\"note\">Job file {} on {}. Bandwidths in KiB/s; the original post's figures (KB/s as posted) are the lighter bars and the figures in parentheses.</p>",
+        "<p class=\"note\">Job file {} on {}. Bandwidths in KB/s of 1000 bytes, the figures of the terminal's table{}.</p>",
         escape(&comparison.job_file),
-        escape(&comparison.device)
+        escape(&comparison.device),
+        if with_post {
+            "; the original post's figures (KB/s as posted) are the lighter bars and the figures in parentheses"
+        } else {
+            ""
+        }
     );
     if comparison.cells.is_empty() {
         out.push_str("<p class=\"missing\">The comparison has no runs.</p>\n</section>\n");
@@ -52,6 +58,15 @@ fn schedulers(cells: &[ComparisonCell]) -> Vec<String> {
     names
 }
 
+/// ` (post)` in a column's heading when some cell has the original post's figures.
+fn post_mark(comparison: &ComparisonRecord) -> &'static str {
+    if comparison.cells.iter().any(|c| c.seed.is_some()) {
+        " (post)"
+    } else {
+        ""
+    }
+}
+
 fn seed_text(value: Option<f64>) -> String {
     value.map_or_else(String::new, |v| format!(" ({v:.0})"))
 }
@@ -66,18 +81,22 @@ fn ungrouped(out: &mut String, comparison: &ComparisonRecord) {
                 .clients
                 .map_or_else(|| "own".to_string(), |n| format!("×{n}")),
             series: names.iter().position(|n| *n == cell.scheduler).unwrap_or(0),
-            value: kib(cell.aggregate_bw_bytes),
+            value: kb(cell.aggregate_bw_bytes),
             seed: cell.seed.as_ref().and_then(|s| s.aggregate_kb_s),
         })
         .collect();
     let chart = bars::grouped(
         "Aggregate bandwidth by scheduler and clients",
-        "KiB/s",
+        "KB/s",
         &names,
         &bars,
     );
-    out.push_str(&chart.svg);
-    out.push_str("<table><tr><th>scheduler</th><th>clients</th><th>aggregate KiB/s (post)</th><th>max client</th><th>min client</th><th>max latency</th></tr>\n");
+    out.push_str(&chart.figure());
+    let _ = writeln!(
+        out,
+        "<table><tr><th>scheduler</th><th>clients</th><th>aggregate KB/s{}</th><th>max client KB/s</th><th>min client KB/s</th><th>max latency</th></tr>",
+        post_mark(comparison)
+    );
     for cell in &comparison.cells {
         let max = cell.client_bw.iter().map(|c| c.bw_bytes).max().unwrap_or(0);
         let min = cell.client_bw.iter().map(|c| c.bw_bytes).min().unwrap_or(0);
@@ -86,10 +105,10 @@ fn ungrouped(out: &mut String, comparison: &ComparisonRecord) {
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}{}</td><td class=\"n\">{:.0}</td><td class=\"n\">{:.0}</td><td class=\"n\">{}</td></tr>",
             escape(&cell.scheduler),
             cell.clients.map_or_else(|| "job file's".to_string(), |n| n.to_string()),
-            kib(cell.aggregate_bw_bytes),
+            kb(cell.aggregate_bw_bytes),
             escape(&seed_text(cell.seed.as_ref().and_then(|s| s.aggregate_kb_s))),
-            kib(max),
-            kib(min),
+            kb(max),
+            kb(min),
             escape(&latency_label(cell.max_clat_ns as f64)),
         );
     }
@@ -121,19 +140,23 @@ fn grouped(out: &mut String, comparison: &ComparisonRecord) {
                     .group_bw
                     .iter()
                     .find(|g| g.name == *name)
-                    .map_or(0.0, |g| kib(g.bw_bytes)),
+                    .map_or(0.0, |g| kb(g.bw_bytes)),
                 seed: seed_of(cell, name),
             })
             .collect();
         let title = format!("Bandwidth per cgroup: {}", cell.label());
-        let chart = bars::grouped(&title, "KiB/s", &[cell.label()], &bars);
-        out.push_str(&chart.svg);
+        let chart = bars::grouped(&title, "KB/s", &[cell.label()], &bars);
+        out.push_str(&chart.figure());
     }
     out.push_str("<table><tr><th>scheduler</th><th>clients</th>");
     for name in &columns {
         let _ = write!(out, "<th>{}</th>", escape(name));
     }
-    out.push_str("<th>total (post)</th><th>max latency</th></tr>\n");
+    let _ = writeln!(
+        out,
+        "<th>total KB/s{}</th><th>max latency</th></tr>",
+        post_mark(comparison)
+    );
     for cell in &comparison.cells {
         let _ = write!(
             out,
@@ -147,7 +170,7 @@ fn grouped(out: &mut String, comparison: &ComparisonRecord) {
                 .group_bw
                 .iter()
                 .find(|g| g.name == *name)
-                .map_or(0.0, |g| kib(g.bw_bytes));
+                .map_or(0.0, |g| kb(g.bw_bytes));
             let _ = write!(
                 out,
                 "<td class=\"n\">{value:.0}{}</td>",
@@ -157,7 +180,7 @@ fn grouped(out: &mut String, comparison: &ComparisonRecord) {
         let _ = writeln!(
             out,
             "<td class=\"n\">{:.0}{}</td><td class=\"n\">{}</td></tr>",
-            kib(cell.aggregate_bw_bytes),
+            kb(cell.aggregate_bw_bytes),
             escape(&seed_text(
                 cell.seed.as_ref().and_then(|s| s.aggregate_kb_s)
             )),

@@ -6,10 +6,10 @@
 use std::fmt::Write;
 
 use crate::charts::latency::{self, LatencyLine};
-use crate::charts::timeseries::{self, Layer};
+use crate::charts::timeseries::{self, Line, TimeChart};
 use crate::model::{Report, RunRecord};
 use crate::settings::Setting;
-use crate::text::{bytes, escape, latency_label};
+use crate::text::{bytes, escape, kb_per_s, latency_label, BANDWIDTH_UNIT};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:0 auto;max-width:1040px;padding:0 16px 48px;color:#222;background:#fff}\
 h1{font-size:1.6em;border-bottom:2px solid #1f77b4;padding-bottom:4px}\
@@ -22,6 +22,12 @@ tr.set td{font-weight:bold}\
 details{margin:.3em 0}summary{cursor:pointer;font-weight:bold}\
 .note{color:#555;font-size:.9em}.missing{color:#8a5a00;background:#fff6e0;padding:4px 8px;border-left:3px solid #e0a000}\
 svg.chart{display:block;max-width:100%;height:auto;margin:.6em 0}\
+figure.chart-box{display:flex;flex-wrap:wrap;align-items:flex-start;gap:4px 12px;margin:.6em 0}\
+figure.chart-box svg.chart{flex:1 1 640px;min-width:0;width:100%;margin:0}\
+figure.chart-box figcaption{flex:1 0 100%}\
+.ts-controls{flex:1 0 100%;font-size:.9em}.ts-controls label{margin-right:1.2em}\
+ul.legend{flex:0 1 190px;list-style:none;margin:28px 0 0;padding:0;font-size:.8em;max-height:340px;overflow-y:auto}\
+ul.legend li{display:flex;align-items:flex-start;gap:4px;margin:1px 0;overflow-wrap:anywhere}ul.legend svg{flex:0 0 26px;margin-top:2px}\
 .chart-error{color:#a00}nav li{margin:2px 0}";
 
 /// The most points a bandwidth chart draws over all its series.
@@ -61,6 +67,11 @@ pub fn page(report: &Report) -> String {
     for (i, run) in report.runs.iter().enumerate() {
         run_section(&mut out, i, run);
     }
+    if report.runs.iter().any(|run| run.bandwidth.is_some()) {
+        out.push_str("<script>");
+        out.push_str(timeseries::SCRIPT);
+        out.push_str("</script>\n");
+    }
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -89,28 +100,7 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
     }
     jobs_table(out, run);
     if let Some(series) = &run.bandwidth {
-        let series = &series.thinned(CHART_POINTS);
-        out.push_str("<h3>Bandwidth over time</h3>\n");
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">Bytes completed at the device per {} window (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points).</p>",
-            escape(&latency_label(series.window_ns as f64))
-        );
-        let chart = timeseries::bandwidth_lines("Bandwidth per job", series);
-        out.push_str(&chart.svg);
-        if run.has_cgroups() {
-            let layers = cgroup_layers(run, series);
-            let layers: Vec<Layer> = layers
-                .iter()
-                .map(|(name, bytes)| Layer {
-                    name: name.clone(),
-                    bytes,
-                })
-                .collect();
-            let chart =
-                timeseries::stacked_areas("Bandwidth per cgroup", series.window_ns, &layers);
-            out.push_str(&chart.svg);
-        }
+        bandwidth_charts(out, index, run, &series.thinned(CHART_POINTS));
     }
     let lines: Vec<LatencyLine> = run
         .jobs
@@ -127,14 +117,21 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
     if lines.is_empty() {
         out.push_str("<p class=\"missing\">No completion latency was recorded.</p>\n");
     } else {
-        out.push_str(&latency::percentiles("Latency percentiles per job", &lines).svg);
+        out.push_str(&latency::percentiles("Latency percentiles per job", &lines).figure());
+        if let Some(note) = latency::below_resolution(&lines) {
+            let _ = writeln!(
+                out,
+                "<p class=\"note below-resolution\">{}</p>",
+                escape(&note)
+            );
+        }
         let from = if lines.iter().all(|l| !l.latency.bins.is_empty()) {
             "from fio's latency bins, thinned to at most 300 points a line"
         } else {
             "from the bins where the source has them, else from the percentiles alone"
         };
         let _ = writeln!(out, "<p class=\"note\">The CDF is drawn {from}.</p>");
-        out.push_str(&latency::cdf("Latency CDF per job", &lines).svg);
+        out.push_str(&latency::cdf("Latency CDF per job", &lines).figure());
     }
     if let Some(timeline) = &run.timeline {
         out.push_str("<h3>Decision timeline</h3>\n");
@@ -145,6 +142,77 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
         out.push('\n');
     }
     out.push_str("</section>\n");
+}
+
+/// Bandwidth over time per job, and per cgroup when jobs name cgroups.
+fn bandwidth_charts(
+    out: &mut String,
+    index: usize,
+    run: &RunRecord,
+    series: &crate::bandwidth::BandwidthSeries,
+) {
+    out.push_str("<h3>Bandwidth over time</h3>\n");
+    let tunables: Vec<(String, String)> = run
+        .settings
+        .scheduler
+        .tunables
+        .iter()
+        .map(|t| (t.name.clone(), t.value.clone()))
+        .collect();
+    let scheduler = run
+        .settings
+        .scheduler
+        .name
+        .as_deref()
+        .unwrap_or(&run.settings.scheduler.spec);
+    let slice_ns = crate::smoothing::slice_of(scheduler, &tunables);
+    let default_why = match slice_ns {
+        Some(slice) => format!(
+            "starts at the shortest window of at least four of {scheduler}'s {} slices and two rounds in which each line has one, so that weighted shares show through the time slicing",
+            latency_label(slice as f64)
+        ),
+        None => "starts at the shortest window of at least 100 ms".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Bytes completed at the device, recorded in windows of {} (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points). The smoothing window {default_why}; the view shows instead the bytes each line has done, or its share of all the bytes done, since the start. {}.</p>",
+        escape(&latency_label(series.window_ns as f64)),
+        escape(BANDWIDTH_UNIT)
+    );
+    let lines: Vec<Line> = series
+        .series
+        .iter()
+        .map(|s| Line {
+            name: format!("{} ({})", s.name, s.direction),
+            bytes: &s.bytes,
+        })
+        .collect();
+    out.push_str(&timeseries::render(&TimeChart {
+        id: format!("run-{index}-jobs"),
+        kind: "bandwidth",
+        title: "Bandwidth per job".to_string(),
+        window_ns: series.window_ns,
+        lines,
+        slice_ns,
+    }));
+    if run.has_cgroups() {
+        let layers = cgroup_layers(run, series);
+        let lines: Vec<Line> = layers
+            .iter()
+            .map(|(name, bytes)| Line {
+                name: name.clone(),
+                bytes,
+            })
+            .collect();
+        out.push_str(&timeseries::render(&TimeChart {
+            id: format!("run-{index}-cgroups"),
+            kind: "cgroups",
+            title: "Bandwidth per cgroup".to_string(),
+            window_ns: series.window_ns,
+            lines,
+            slice_ns,
+        }));
+    }
 }
 
 /// Per cgroup (`/` for the root, `flusher` for the flusher), the bytes of its processes
@@ -295,8 +363,14 @@ fn settings_table(out: &mut String, title: &str, note: &str, rows: &[Setting], o
 
 /// Every job and direction: bytes, bandwidth, IOPS, completion latency.
 fn jobs_table(out: &mut String, run: &RunRecord) {
-    out.push_str("<h3>Jobs</h3>\n<table class=\"jobs\"><tr><th>job</th><th>cgroup</th><th>dir</th><th>bytes</th><th>KiB/s</th><th>IOPS</th><th>clat min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
-    let ns = |v: u64| latency_label(v as f64);
+    out.push_str("<h3>Jobs</h3>\n<table class=\"jobs\"><tr><th>job</th><th>cgroup</th><th>dir</th><th>bytes</th><th>KB/s</th><th>IOPS</th><th>clat min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
+    let ns = |v: u64| {
+        if v == 0 {
+            "below resolution".to_string()
+        } else {
+            latency_label(v as f64)
+        }
+    };
     for job in &run.jobs {
         for d in &job.directions {
             let percentile = |wanted: f64| {
@@ -313,7 +387,7 @@ fn jobs_table(out: &mut String, run: &RunRecord) {
                 escape(if job.cgroup.is_empty() { "/" } else { &job.cgroup }),
                 escape(&d.direction),
                 escape(&bytes(d.io_bytes)),
-                d.bw_bytes / 1024,
+                kb_per_s(d.bw_bytes),
                 d.iops(),
                 escape(&ns(d.clat.min_ns)),
                 escape(&ns(d.clat.mean_ns)),
@@ -324,5 +398,9 @@ fn jobs_table(out: &mut String, run: &RunRecord) {
             );
         }
     }
-    out.push_str("</table>\n");
+    let _ = writeln!(
+        out,
+        "</table>\n<p class=\"note\">{}; a latency below the clock's resolution (recorded as 0 ns) is said as such.</p>",
+        escape(BANDWIDTH_UNIT)
+    );
 }

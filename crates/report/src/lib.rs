@@ -20,22 +20,28 @@
 //! # The page
 //!
 //! Per run: the settings (device with every parameter, scheduler with every tunable, value,
-//! default and unit, controller, host, seed), a table of the jobs, bandwidth over time per
-//! job, stacked per cgroup when jobs name cgroups, latency percentiles per job (p1 …
-//! p99.99, log axis) and the latency CDF per job (log axis), and the decision timeline
-//! ([`ioslice_timeline::render_html`]) when recorded. Per comparison: grouped bars
-//! (scheduler × clients, or per cgroup for a job file with cgroups) with the original
-//! post's figures beside ioslice's in a lighter shade, and a table. Every chart's `<svg>`
-//! carries `class="chart"` and `data-points="N"`, the data points or bars it drew.
+//! default and unit, controller, host, seed), a table of the jobs (bandwidth in KB/s of 1000
+//! bytes, as the terminal's tables print it), bandwidth over time per job and, when jobs
+//! name cgroups, per cgroup ([`charts::timeseries`]: a smoothing window and a view the
+//! reader picks, see [`smoothing`]), latency percentiles per job (p1 … p99.99, log axis)
+//! and the latency CDF per job (log axis), latencies below the clock's resolution left out
+//! and said, and the decision timeline ([`ioslice_timeline::render_html`]) when recorded.
+//! Per comparison: grouped bars (scheduler × clients, or per cgroup for a job file with
+//! cgroups) with the original post's figures beside ioslice's in a lighter shade where there
+//! are any, and a table. Every chart's `<svg>` carries `class="chart"`, `data-points="N"`,
+//! the data points or bars it drew, and `data-plot`, its plotting area; its legend is an
+//! HTML list beside it, never over the data ([`charts::palette`]).
 //!
-//! Nothing is fetched: CSS and SVG are inline, and the only script is the timeline's. All
-//! text is escaped. The same report gives the same bytes: no time stamps, no hash-map order,
-//! and plotters' output is a function of its input.
+//! Nothing is fetched: CSS and SVG are inline, and the scripts (the bandwidth charts'
+//! controls, the timeline's zoom) are inline too. All text is escaped. The same report
+//! gives the same bytes: no time stamps, no hash-map order, and plotters' output is a
+//! function of its input.
 //!
 //! # Charts and fonts
 //!
-//! The charts are drawn by `plotters` with `default-features = false` and only the features
-//! `svg_backend`, `line_series` and `area_series`. Without `ttf` or `ab_glyph`, plotters
+//! The bars and latency charts are drawn by `plotters` with `default-features = false` and
+//! only the features `svg_backend`, `line_series` and `area_series` (the bandwidth charts
+//! are written directly, see [`charts::timeseries`]). Without `ttf` or `ab_glyph`, plotters
 //! sizes text with its built-in estimate (0.7 em a character) instead of a font file, which
 //! is all an SVG needs: the SVG backend writes `<text>` elements, and the browser draws
 //! them in its own sans-serif face. So the crate needs no fontconfig, no FreeType and no
@@ -44,11 +50,12 @@
 //! # Size
 //!
 //! Bandwidth series are bounded by successive halving of their windows (at most 1000
-//! points; see [`bandwidth`]); a CDF line is thinned to at most 300 points (every `k`-th
+//! points; see [`bandwidth`]), and each drawn line of each view to 300 points (fewer past
+//! eight lines; see [`smoothing`]); a CDF line is thinned to at most 300 points (every `k`-th
 //! bin, see [`charts::latency`]); a percentile line has fio's 17 points. The record and page
-//! of a 30 s, 4-job simulated run (751 windows of 40 ms, 17 719 timeline marks) take about
-//! 3 ms and 102 KiB, the timeline's fragment included as it renders today
-//! (`bench/report-size.sh`).
+//! of a 30 s, 4-job simulated run (751 windows of 40 ms, 8819 timeline marks kept) take
+//! about 9 ms and 1.9 MB: 71 KB for the bandwidth chart with all its views, 1.76 MB for the
+//! timeline's fragment (`bench/report-size.sh`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -60,6 +67,7 @@ pub mod html;
 pub mod load;
 pub mod model;
 pub mod settings;
+pub mod smoothing;
 pub mod text;
 
 pub use bandwidth::{BandwidthRecorder, BandwidthSeries, ProcessSeries};

@@ -1,5 +1,6 @@
 //! Text on the page: HTML escaping, and the units figures are printed in (bytes in binary
-//! units, latencies in the unit that suits them).
+//! units, latencies in the unit that suits them, bandwidth in KB/s of 1000 bytes as the
+//! terminal's tables print it, [`kb_per_s`]).
 
 /// Text made safe for HTML content and attribute values (the timeline's escaping, so the
 /// page escapes one way throughout).
@@ -23,6 +24,15 @@ pub fn bytes(n: u64) -> String {
     } else {
         format!("{value:.1} {}", UNITS[unit])
     }
+}
+
+/// What the page says of its bandwidth unit.
+pub const BANDWIDTH_UNIT: &str = "KB/s are 1000 bytes a second, as in the terminal's tables; \
+     the charts over time give MB/s and MB of 10\u{2076} bytes";
+
+/// Bytes/s as KB/s of 1000 bytes, rounded to the nearest: the terminal's tables' figure.
+pub fn kb_per_s(bytes_per_second: u64) -> u64 {
+    bytes_per_second.saturating_add(500) / 1000
 }
 
 /// A latency in ns as the axes print it: `850ns`, `12.5µs`, `3.2ms`, `1.5s`.
@@ -53,6 +63,14 @@ mod tests {
         );
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(16 << 20), "16.0 MiB");
+    }
+
+    #[test]
+    fn bandwidth_is_in_kb_of_1000_bytes_as_in_the_terminal() {
+        assert_eq!(kb_per_s(6_133_999), 6134);
+        assert_eq!(kb_per_s(499), 0);
+        assert_eq!(kb_per_s(500), 1);
+        assert_eq!(kb_per_s(u64::MAX), u64::MAX / 1000);
     }
 
     #[test]

@@ -8,69 +8,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
+use common::browser::{chromium, file_url, run_chromium, script_errors};
 use common::{comparisons, simulate, TWO_GROUPS};
 use ioslice_report::{render_html, Report};
-
-/// The first Chromium on the PATH.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| {
-            ["chromium", "chromium-browser", "google-chrome"]
-                .into_iter()
-                .map(move |name| dir.join(name))
-        })
-        .find(|candidate| candidate.is_file())
-}
-
-/// What a Chromium run printed.
-struct Printed {
-    stdout: String,
-    stderr: String,
-}
-
-/// Run Chromium headless on `page` with `args`, in a profile of its own (`profile`, also
-/// where its output goes: to files, so that a full pipe never stalls it), for at most 90 s.
-fn run_chromium(browser: &Path, profile: &Path, args: &[String], page: &Path) -> Printed {
-    std::fs::create_dir_all(profile).expect("profile directory");
-    let (out_path, err_path) = (profile.join("stdout.txt"), profile.join("stderr.txt"));
-    let file = |path: &Path| std::fs::File::create(path).expect("output file");
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(file(&out_path))
-        .stderr(file(&err_path))
-        .spawn()
-        .expect("chromium starts");
-    let started = Instant::now();
-    while child.try_wait().expect("chromium runs").is_none() {
-        if started.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium took more than 90 s on {}", page.display());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let read = |path: &Path| {
-        String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
-    };
-    Printed {
-        stdout: read(&out_path),
-        stderr: read(&err_path),
-    }
-}
 
 /// The share of pixels of a PNG that are not white.
 fn non_white_share(png_path: &Path) -> f64 {
@@ -100,7 +42,7 @@ fn screenshot(browser: &Path, dir: &Path, page: &Path, name: &str) {
             format!("--screenshot={}", shot.display()),
             "--window-size=1400,3000".to_string(),
         ],
-        page,
+        &file_url(page),
     );
     assert!(shot.is_file(), "no screenshot: {}", output.stderr);
     let share = non_white_share(&shot);
@@ -126,16 +68,9 @@ fn dump_dom(browser: &Path, dir: &Path, page: &Path, name: &str) -> (String, Str
             "--enable-logging=stderr".to_string(),
             "--v=0".to_string(),
         ],
-        page,
+        &file_url(page),
     );
     (output.stdout, output.stderr)
-}
-
-/// Lines of the browser's log that report a script error.
-fn script_errors(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|line| line.contains("Uncaught") || line.contains(":ERROR:CONSOLE"))
-        .collect()
 }
 
 #[test]

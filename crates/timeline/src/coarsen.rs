@@ -41,6 +41,20 @@ pub fn cap_for(bytes: usize, timelines: usize) -> usize {
     (bytes / timelines.max(1) / BYTES_PER_MARK).max(100)
 }
 
+/// About the most a mark of the detail takes, compressed (raw deflate in base64; 11 to 12
+/// bytes in seed 000's runs).
+pub const DETAIL_BYTES_PER_MARK: usize = 12;
+
+/// The most marks a detail keeps, whatever its share of a page: bounds the recorder's
+/// memory.
+pub const DETAIL_MAX_CAP: usize = 150_000;
+
+/// The detail's cap for each of `timelines` timelines on one page whose details take at
+/// most about `bytes` (at least 1000 marks, at most [`DETAIL_MAX_CAP`]).
+pub fn detail_cap_for(bytes: usize, timelines: usize) -> usize {
+    (bytes / timelines.max(1) / DETAIL_BYTES_PER_MARK).clamp(1000, DETAIL_MAX_CAP)
+}
+
 /// A span (or an instant, `start == end`) on a lane, or several merged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Span {
@@ -151,6 +165,25 @@ impl Span {
             out.push_str(&listed.join(", "));
         }
         out
+    }
+}
+
+/// The overview's store and, when asked for, the detail's: every span goes to both.
+#[derive(Debug)]
+pub(crate) struct Stores {
+    /// The marks drawn at first.
+    pub overview: Store,
+    /// A finer record of the same spans, for zooming in.
+    pub detail: Option<Store>,
+}
+
+impl Stores {
+    /// Keep a closed span in each store.
+    pub fn push(&mut self, span: Span) {
+        if let Some(detail) = &mut self.detail {
+            detail.push(span.clone());
+        }
+        self.overview.push(span);
     }
 }
 
@@ -325,6 +358,9 @@ mod tests {
 
     #[test]
     fn caps_share_a_page() {
+        assert_eq!(detail_cap_for(8_000_000, 8), 83_333);
+        assert_eq!(detail_cap_for(8_000_000, 1), DETAIL_MAX_CAP);
+        assert_eq!(detail_cap_for(1_000, 8), 1000);
         assert_eq!(cap_for(5_000_000, 4), 5_000);
         assert_eq!(cap_for(5_000_000, 0), 20_000);
         assert_eq!(cap_for(1_000, 3), 100);

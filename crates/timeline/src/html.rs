@@ -62,6 +62,14 @@ pub fn render_html(timeline: &Timeline, id: &str) -> String {
     );
     out.push_str("<p class=\"ioslice-tl-note\">");
     escape_into(&mut out, &timeline.sampling_note());
+    if let Some(detail) = &timeline.detail {
+        let _ = write!(
+            out,
+            " <span id=\"{attr_id}-detail-note\">Zoomed in, the marks in view come from a finer record: "
+        );
+        escape_into(&mut out, &detail.sampling.note(detail.marks.len()));
+        out.push_str("</span>");
+    }
     out.push_str("</p>\n");
 
     let _ = writeln!(
@@ -81,13 +89,23 @@ pub fn render_html(timeline: &Timeline, id: &str) -> String {
          preserveAspectRatio=\"none\">",
         number(total)
     );
+    let _ = writeln!(out, "<g id=\"{attr_id}-coarse\">");
     marks(&mut out, timeline);
+    let _ = writeln!(out, "</g><g id=\"{attr_id}-fine\"></g>");
     out.push_str("</svg>\n</svg>\n");
     legend(&mut out, timeline);
+    if let Some(detail) = &timeline.detail {
+        let _ = writeln!(
+            out,
+            "<script type=\"application/octet-stream\" id=\"{attr_id}-detail\" data-marks=\"{}\">{}</script>",
+            detail.marks.len(),
+            crate::detail::encode(detail, LANE)
+        );
+    }
     let _ = write!(
         out,
-        "<script>(function (ID, TOTAL, LABELS, PLOT, TOP) {{\n{SCRIPT}}})({}, {}, {LABELS}, \
-         {PLOT}, {TOP});</script>\n</section>\n",
+        "<script>(function (ID, TOTAL, LABELS, PLOT, TOP, LANE) {{\n{SCRIPT}}})({}, {}, {LABELS}, \
+         {PLOT}, {TOP}, {LANE});</script>\n</section>\n",
         js_string(id),
         number(total)
     );
@@ -233,13 +251,7 @@ fn marks(out: &mut String, timeline: &Timeline) {
         let Some(mark) = timeline.marks.get(index) else {
             continue;
         };
-        let (offset, height) = match band {
-            Band::Background => (1, LANE - 2),
-            Band::Strip => (1, 4),
-            Band::Service => (7, 11),
-            Band::Wait => (19, 7),
-            Band::Instant => (0, LANE),
-        };
+        let (offset, height) = band.geometry(LANE);
         let y = mark.lane.saturating_mul(LANE).saturating_add(offset);
         out.push_str("<rect class=\"tl-");
         escape_into(out, &mark.kind);

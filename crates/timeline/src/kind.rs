@@ -60,6 +60,19 @@ pub enum Band {
     Instant,
 }
 
+impl Band {
+    /// Where in a lane `lane` high the band is drawn: offset from the lane's top, height.
+    pub(crate) fn geometry(self, lane: u32) -> (u32, u32) {
+        match self {
+            Band::Background => (1, lane.saturating_sub(2)),
+            Band::Strip => (1, 4),
+            Band::Service => (7, 11),
+            Band::Wait => (19, 7),
+            Band::Instant => (0, lane),
+        }
+    }
+}
+
 impl MarkKind {
     /// Every kind, in legend order.
     pub const ALL: [MarkKind; 18] = [

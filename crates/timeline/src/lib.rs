@@ -26,7 +26,15 @@
 //!    most three quarters of the cap remain.
 //!
 //! The rule applied is in [`Timeline::sampling`] ([`Sampling::note`] says it in a sentence
-//! for the page). Nothing else is dropped: a merged mark counts what it stands for, and says
+//! for the page).
+//!
+//! Several runs on one page share its budget, so each timeline's overview may be coarsened
+//! until marks hundreds of milliseconds apart merge, and a zoom to one second would show
+//! every cgroup in service at once. A recorder made [`TimelineRecorder::with_detail`] also
+//! keeps the same spans under a much larger cap ([`detail_cap_for`]); when the overview
+//! was coarsened, the timeline carries that record as its [`Detail`], which the page embeds
+//! compressed (raw deflate, base64: about 12 bytes a mark) and draws, for the marks in view,
+//! once zoomed in. Nothing else is dropped: a merged mark counts what it stands for, and says
 //! why its parts ended. The recorder builds spans as events come and keeps no event, so its
 //! memory is bounded by the cap and what is open (requests at the device, held requests, one
 //! span per lane and kind).
@@ -38,6 +46,8 @@
 //! ([`MarkKind::band`]); a mark merged across gaps is paler the less of it its parts
 //! cover. The mouse wheel zooms about the pointer, dragging pans, a double click zooms
 //! in, and buttons zoom in, out and back to the whole run; the axis follows in ms or s.
+//! The page's address follows the zoom (`#ID=FROM-TO`, seconds), and an address with it
+//! opens the timeline so zoomed and scrolled into view.
 //!
 //! ```
 //! use ioslice_core::trace::{RequestInfo, TraceEvent};
@@ -78,6 +88,7 @@
 #![forbid(unsafe_code)]
 
 mod coarsen;
+mod detail;
 mod html;
 mod kind;
 mod label;
@@ -85,7 +96,10 @@ mod lanes;
 mod recorder;
 mod text;
 
-pub use coarsen::{cap_for, BASE_RESOLUTION, BYTES_PER_MARK, DEFAULT_CAP};
+pub use coarsen::{
+    cap_for, detail_cap_for, BASE_RESOLUTION, BYTES_PER_MARK, DEFAULT_CAP, DETAIL_BYTES_PER_MARK,
+    DETAIL_MAX_CAP,
+};
 pub use html::render_html;
 pub use kind::{Band, MarkKind};
 pub use recorder::TimelineRecorder;
@@ -188,6 +202,18 @@ impl Sampling {
     }
 }
 
+/// A finer record of a timeline than its overview, for zooming in: the same spans merged
+/// under a larger cap ([`TimelineRecorder::with_detail`]). In JSON its marks are stored as
+/// base64 of raw deflate of their JSON (`deflated_marks`), a tenth of their plain size.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "detail::Stored", try_from = "detail::Stored")]
+pub struct Detail {
+    /// The marks, by start time.
+    pub marks: Vec<Mark>,
+    /// How they were down-sampled.
+    pub sampling: Sampling,
+}
+
 /// A run's decision timeline.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timeline {
@@ -200,6 +226,10 @@ pub struct Timeline {
     /// How the marks were down-sampled.
     #[serde(default)]
     pub sampling: Sampling,
+    /// A finer record, when one was kept and the marks above were coarsened: the page
+    /// draws from it when zoomed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Detail>,
 }
 
 impl Timeline {

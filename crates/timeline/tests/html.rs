@@ -108,6 +108,7 @@ fn instants_and_empty_timelines_render() {
         }],
         duration: 2 * MS,
         sampling: Default::default(),
+        detail: None,
     };
     let html = render_html(&timeline, "i");
     // An instant is drawn a nanosecond wide, its stroke makes it visible.

@@ -631,3 +631,47 @@ fn same_events_same_timeline_and_bytes() {
         ioslice_timeline::render_html(&second, "t")
     );
 }
+
+/// Two processes taking turns of 10 ms, one 4 ms request at a time, for `turns` turns.
+fn turns_of_two(recorder: &mut TimelineRecorder, turns: u64) {
+    let mut id = 0;
+    for turn in 0..turns {
+        let process = 1 + (turn % 2) as u32;
+        for step in 0..2 {
+            id += 1;
+            let at = turn * 10 * MS + step * 5 * MS;
+            recorder.record(at, &dispatch(id, process));
+            recorder.record(at + 4 * MS, &complete(id, process));
+        }
+    }
+}
+
+#[test]
+fn a_finer_record_is_kept_where_the_overview_is_coarsened() {
+    let names = vec!["a".to_string(), "b".to_string()];
+    let mut coarse = TimelineRecorder::with_cap(names.clone(), 20).with_detail(10_000);
+    turns_of_two(&mut coarse, 100);
+    let timeline = coarse.finish();
+    assert!(timeline.marks.len() <= 20);
+    assert!(timeline.sampling.resolution > 0);
+    let detail = timeline.detail.as_ref().expect("a finer record");
+    assert_eq!(detail.sampling.resolution, 0, "not coarsened");
+    // Every request apart: 5 ms apart with 1 ms gaps, over the 250 µs base resolution.
+    assert_eq!(detail.marks.len(), 200);
+    let requests: u64 = detail.marks.iter().map(|mark| mark.count).sum();
+    assert_eq!(requests, 200);
+    assert_eq!(
+        (
+            detail.marks[2].start,
+            detail.marks[2].end,
+            detail.marks[2].lane
+        ),
+        (10 * MS, 14 * MS, timeline.lane_named("b").expect("lane b"))
+    );
+
+    let mut roomy = TimelineRecorder::with_cap(names, 10_000).with_detail(10_000);
+    turns_of_two(&mut roomy, 100);
+    let timeline = roomy.finish();
+    assert_eq!(timeline.sampling.resolution, 0);
+    assert!(timeline.detail.is_none(), "the overview is the detail");
+}

@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, draw, legend, lighter, Chart, FONT, HEIGHT, WIDTH};
+use super::{colour, draw, lighter, Chart, Drawn, Swatch, FONT, HEIGHT, WIDTH};
 
 /// One category on the x axis.
 pub struct Bar {
@@ -18,9 +18,10 @@ pub struct Bar {
     pub seed: Option<f64>,
 }
 
-/// Bars of `bars`, with `series_names[i]` in the legend for colour `i`, valued in `unit`.
+/// Bars of `bars`, with `series_names[i]` in the legend for colour `i`, valued in `unit`;
+/// the legend names the original post's bars only when the chart has one.
 pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -> Chart {
-    draw("bars", title, (WIDTH, HEIGHT), |root| {
+    let mut chart = draw("bars", title, (WIDTH, HEIGHT), |root| {
         if bars.is_empty() {
             return Err("the comparison has no runs".into());
         }
@@ -32,8 +33,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
             .flat_map(|b| [b.value, b.seed.unwrap_or(0.0)])
             .fold(0.0, f64::max)
             .max(1e-3)
-            // Room above the tallest bar for the legend, which sits in the upper right.
-            * 1.35;
+            * 1.08;
         let n = bars.len() as f64;
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 18))
@@ -75,13 +75,7 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
                 continue;
             }
             points += own.len();
-            let name = series_names
-                .get(series)
-                .cloned()
-                .unwrap_or_else(|| format!("series {series}"));
-            chart.draw_series(own)?.label(name).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 14, y + 5)], colour.filled())
-            });
+            chart.draw_series(own)?;
             let seeds: Vec<[(f64, f64); 2]> = bars
                 .iter()
                 .enumerate()
@@ -103,17 +97,6 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
                     .iter()
                     .map(|&corners| Rectangle::new(corners, colour.stroke_width(1))),
             )?;
-        }
-        if with_seed {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, 0.0), (0.0, 0.0)],
-                    BLACK.mix(0.0).filled(),
-                )))?
-                .label("original post (lighter, beside)")
-                .legend(|(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], BLACK.mix(0.3).filled())
-                });
         }
         let label_style = TextStyle::from((FONT, 12).into_font())
             .pos(Pos::new(HPos::Center, VPos::Top))
@@ -143,7 +126,31 @@ pub fn grouped(title: &str, unit: &str, series_names: &[String], bars: &[Bar]) -
                 EmptyElement::at((x, 0.0)) + Text::new(name, (0, 26), name_style.clone())
             }))?;
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        Ok(points)
-    })
+        Ok(Drawn::of(points, &chart))
+    });
+    chart.legend = legend(series_names, bars);
+    chart
+}
+
+/// One entry per series that has bars, then the original post's when a bar has one.
+fn legend(series_names: &[String], bars: &[Bar]) -> Vec<(String, Swatch)> {
+    let series_count = bars.iter().map(|b| b.series + 1).max().unwrap_or(0);
+    let mut entries: Vec<(String, Swatch)> = (0..series_count)
+        .filter(|&series| bars.iter().any(|b| b.series == series))
+        .map(|series| {
+            let name = series_names
+                .get(series)
+                .cloned()
+                .unwrap_or_else(|| format!("series {series}"));
+            (name, Swatch::Box(colour(series), colour(series)))
+        })
+        .collect();
+    if bars.iter().any(|b| b.seed.is_some()) {
+        let grey = RGBColor(110, 110, 110);
+        entries.push((
+            "original post (lighter, beside)".to_string(),
+            Swatch::Box(lighter(grey, 0.6), grey),
+        ));
+    }
+    entries
 }

@@ -9,10 +9,17 @@
 //! kept point is exact (the share at or below its bin), and the bins are already spaced
 //! evenly on the log axis (64 to a power of two), so every `k`-th one keeps the curve's
 //! shape at `k / 64` of a power of two.
+//!
+//! # Below the resolution
+//!
+//! A request served from the page cache completes within the simulator's clock tick: its
+//! latency is recorded as 0 ns, which a log axis cannot show and which is not a measurement
+//! of anything. Such points are not drawn (a percentile line has a gap, a CDF starts at its
+//! first measured latency), and [`below_resolution`] says so in a sentence under the chart.
 
 use plotters::prelude::*;
 
-use super::{colour, draw, latency_label, legend, log_range, Chart, FONT, HEIGHT, WIDTH};
+use super::{draw, latency_label, log_range, style, Chart, Drawn, Swatch, FONT, HEIGHT, WIDTH};
 use crate::model::{LatencyRecord, PERCENTILES};
 
 /// The most points a CDF line keeps.
@@ -45,18 +52,83 @@ fn percent_label(percent: f64) -> String {
     format!("p{percent}")
 }
 
+/// What a chart leaves out of `lines` for being below the clock's resolution (0 ns), as a
+/// sentence; `None` when it leaves out nothing.
+pub fn below_resolution(lines: &[LatencyLine]) -> Option<String> {
+    let parts: Vec<String> = lines
+        .iter()
+        .filter_map(|line| {
+            let zero: Vec<&crate::model::Percentile> = line
+                .latency
+                .percentiles
+                .iter()
+                .filter(|p| p.value_ns == 0)
+                .collect();
+            let last = zero.last()?;
+            Some(format!(
+                "{} up to p{} ({:.1}% of its requests by its CDF)",
+                line.name,
+                last.percent,
+                100.0
+                    * line
+                        .latency
+                        .cdf()
+                        .first()
+                        .filter(|p| p.0 == 0)
+                        .map_or(last.percent / 100.0, |p| p.1)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Below the clock's resolution (recorded as 0 ns, served from the page cache) and not drawn: {}. Percentile lines have a gap there and CDFs start at the first measured latency.",
+            parts.join("; ")
+        )
+    })
+}
+
+/// The legend of `lines`.
+fn legend(lines: &[LatencyLine]) -> Vec<(String, Swatch)> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| (line.name.clone(), Swatch::Line(index)))
+        .collect()
+}
+
+/// Draw `points` as series `index`'s line (its colour and dash).
+macro_rules! styled_line {
+    ($chart:expr, $points:expr, $index:expr) => {{
+        let (colour, dash) = style($index);
+        match dash.plotters() {
+            None => {
+                $chart.draw_series(LineSeries::new($points, colour.stroke_width(2)))?;
+            }
+            Some((size, gap)) => {
+                $chart.draw_series(DashedLineSeries::new(
+                    $points,
+                    size,
+                    gap,
+                    colour.stroke_width(2),
+                ))?;
+            }
+        }
+    }};
+}
+
 /// fio's percentiles, one line per job and direction.
 pub fn percentiles(title: &str, lines: &[LatencyLine]) -> Chart {
-    draw("percentiles", title, (WIDTH, HEIGHT), |root| {
+    let mut chart = draw("percentiles", title, (WIDTH, HEIGHT), |root| {
         let values = || {
             lines
                 .iter()
                 .flat_map(|l| l.latency.percentiles.iter())
-                .map(|p| p.value_ns.max(1) as f64)
+                .filter(|p| p.value_ns > 0)
+                .map(|p| p.value_ns as f64)
         };
         let (min, max) = values().fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         if max == 0.0 {
-            return Err("no latency percentiles were recorded".into());
+            return Err("no latency percentile above the clock's resolution was recorded".into());
         }
         let count = PERCENTILES.len() as i32;
         let mut chart = ChartBuilder::on(root)
@@ -81,33 +153,35 @@ pub fn percentiles(title: &str, lines: &[LatencyLine]) -> Chart {
             .draw()?;
         let mut points = 0;
         for (index, line) in lines.iter().enumerate() {
-            let colour = colour(index);
+            let (colour, _) = style(index);
             // The standard list's positions; a source with other percentiles keeps those
-            // that are on it.
-            let data: Vec<(i32, f64)> = line
-                .latency
-                .percentiles
-                .iter()
-                .filter_map(|p| {
-                    let at = PERCENTILES
-                        .iter()
-                        .position(|&q| (q - p.percent).abs() < 1e-9)?;
-                    Some((at as i32, p.value_ns.max(1) as f64))
-                })
-                .collect();
-            points += data.len();
-            chart
-                .draw_series(LineSeries::new(data.clone(), colour.stroke_width(2)))?
-                .label(line.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
-            chart.draw_series(
-                data.into_iter()
-                    .map(|point| Circle::new(point, 3, colour.filled())),
-            )?;
+            // that are on it. A value below the resolution breaks the line.
+            let mut runs: Vec<Vec<(i32, f64)>> = vec![Vec::new()];
+            for p in &line.latency.percentiles {
+                let Some(at) = PERCENTILES
+                    .iter()
+                    .position(|&q| (q - p.percent).abs() < 1e-9)
+                else {
+                    continue;
+                };
+                match runs.last_mut() {
+                    Some(run) if p.value_ns > 0 => run.push((at as i32, p.value_ns as f64)),
+                    _ => runs.push(Vec::new()),
+                }
+            }
+            for run in runs.into_iter().filter(|run| !run.is_empty()) {
+                points += run.len();
+                styled_line!(chart, run.clone(), index);
+                chart.draw_series(
+                    run.into_iter()
+                        .map(|point| Circle::new(point, 3, colour.filled())),
+                )?;
+            }
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        Ok(points)
-    })
+        Ok(Drawn::of(points, &chart))
+    });
+    chart.legend = legend(lines);
+    chart
 }
 
 /// The CDF, one line per job and direction, thinned.
@@ -117,11 +191,12 @@ pub fn cdf(title: &str, lines: &[LatencyLine]) -> Chart {
         .map(|line| {
             thin(&line.latency.cdf())
                 .into_iter()
-                .map(|(ns, share)| (ns.max(1) as f64, share))
+                .filter(|&(ns, _)| ns > 0)
+                .map(|(ns, share)| (ns as f64, share))
                 .collect()
         })
         .collect();
-    draw("cdf", title, (WIDTH, HEIGHT), |root| {
+    let mut chart = draw("cdf", title, (WIDTH, HEIGHT), |root| {
         let (min, max) = curves
             .iter()
             .flatten()
@@ -129,7 +204,7 @@ pub fn cdf(title: &str, lines: &[LatencyLine]) -> Chart {
                 (lo.min(x), hi.max(x))
             });
         if max == 0.0 {
-            return Err("no latency distribution was recorded".into());
+            return Err("no latency above the clock's resolution was recorded".into());
         }
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 18))
@@ -146,25 +221,31 @@ pub fn cdf(title: &str, lines: &[LatencyLine]) -> Chart {
             .label_style((FONT, 12))
             .draw()?;
         let mut points = 0;
-        for (index, (line, curve)) in lines.iter().zip(&curves).enumerate() {
-            let colour = colour(index);
-            // A step: each share holds from its latency to the next one's.
+        for (index, curve) in curves.iter().enumerate() {
+            // A step: each share holds from its latency to the next one's; a curve whose
+            // first requests were below the resolution starts at its first measured one.
             let mut steps = Vec::with_capacity(curve.len() * 2);
-            let mut previous = 0.0;
+            let mut previous = None;
             for &(x, share) in curve {
-                steps.push((x, previous));
+                if let Some(previous) = previous {
+                    steps.push((x, previous));
+                }
                 steps.push((x, share));
-                previous = share;
+                previous = Some(share);
+            }
+            let below = lines[index].latency.cdf().first().is_some_and(|p| p.0 == 0);
+            if let (Some(&(x, _)), false) = (curve.first(), below) {
+                steps.insert(0, (x, 0.0));
             }
             points += curve.len();
-            chart
-                .draw_series(LineSeries::new(steps, colour.stroke_width(2)))?
-                .label(line.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
+            if !steps.is_empty() {
+                styled_line!(chart, steps, index);
+            }
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        Ok(points)
-    })
+        Ok(Drawn::of(points, &chart))
+    });
+    chart.legend = legend(lines);
+    chart
 }
 
 #[cfg(test)]

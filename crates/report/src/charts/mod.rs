@@ -1,11 +1,14 @@
 //! The charts, each an inline SVG drawn by plotters into a string: bandwidth over time
 //! ([`timeseries`]), latency percentiles and CDFs ([`latency`]), and a comparison's bars
-//! ([`bars`]). This module owns what they share: the drawing call, the palette, and the
-//! `<svg>` element's marks (`class="chart"` and `data-points="N"`, the number of data
-//! points or bars drawn, which a test reads to know a chart is not empty).
+//! ([`bars`]). This module owns what they share: the drawing call, the `<svg>` element's
+//! marks (`class="chart"`, `data-points="N"`, the number of data points or bars drawn, which
+//! a test reads to know a chart is not empty, and `data-plot="X0 Y0 X1 Y1"`, the plotting
+//! area in the SVG's pixels), and the figure that puts the legend beside the chart, outside
+//! its plotting area ([`palette`] owns the colours, dashes and legend).
 
 pub mod bars;
 pub mod latency;
+pub mod palette;
 pub mod timeseries;
 
 use std::error::Error;
@@ -15,14 +18,67 @@ use plotters::prelude::*;
 
 use crate::text::escape;
 pub use crate::text::latency_label;
+pub use palette::{colour, lighter, style, Swatch};
 
-/// A drawn chart: its SVG markup and how many data points it drew.
+/// A drawn chart: its SVG markup, how many data points it drew, and its legend.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chart {
     /// The `<svg>` element, marked.
     pub svg: String,
     /// Data points (line vertices or bars) drawn.
     pub points: usize,
+    /// The legend's entries, drawn beside the chart.
+    pub legend: Vec<(String, Swatch)>,
+}
+
+impl Chart {
+    /// The chart and its legend side by side (`<figure class="chart-box">`).
+    pub fn figure(&self) -> String {
+        figure(&self.svg, &self.legend, "")
+    }
+}
+
+/// `svg` with its legend beside it and `caption` under it, in one `<figure>`.
+pub fn figure(svg: &str, legend: &[(String, Swatch)], caption: &str) -> String {
+    let mut out = String::from("<figure class=\"chart-box\">");
+    out.push_str(svg);
+    if !legend.is_empty() {
+        out.push_str(&palette::legend_html(legend));
+    }
+    if !caption.is_empty() {
+        out.push_str("<figcaption class=\"note\">");
+        out.push_str(&escape(caption));
+        out.push_str("</figcaption>");
+    }
+    out.push_str("</figure>\n");
+    out
+}
+
+/// What a drawing function drew: its points and its plotting area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drawn {
+    /// Data points drawn.
+    pub points: usize,
+    /// The plotting area, SVG pixels: left, top, right, bottom.
+    pub plot: (i32, i32, i32, i32),
+}
+
+impl Drawn {
+    /// `points` drawn in `chart`'s plotting area.
+    pub fn of<'a, X, Y>(
+        points: usize,
+        chart: &ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    ) -> Self
+    where
+        X: plotters::coord::ranged1d::Ranged,
+        Y: plotters::coord::ranged1d::Ranged,
+    {
+        let (x, y) = chart.plotting_area().get_pixel_range();
+        Drawn {
+            points,
+            plot: (x.start, y.start, x.end, y.end),
+        }
+    }
 }
 
 /// Chart width, pixels (the SVG scales down with the page).
@@ -30,38 +86,11 @@ pub const WIDTH: u32 = 960;
 /// Chart height, pixels.
 pub const HEIGHT: u32 = 380;
 
-/// Line and bar colours, in series order; they repeat past the end.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
-/// The colour of series `index`.
-pub fn colour(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
-}
-
-/// `colour` mixed with white: `amount` 0 is the colour, 1 is white; opaque, so that
-/// overlapping shapes do not blend into other hues.
-pub fn lighter(colour: RGBColor, amount: f64) -> RGBColor {
-    let mix =
-        |c: u8| (f64::from(c) + (255.0 - f64::from(c)) * amount.clamp(0.0, 1.0)).round() as u8;
-    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
-}
-
 /// The font of every label (the browser picks the face; see the crate documentation).
 pub const FONT: &str = "sans-serif";
 
 /// What a drawing function returns.
-pub type DrawResult = Result<usize, Box<dyn Error>>;
+pub type DrawResult = Result<Drawn, Box<dyn Error>>;
 
 /// Draw a chart of `size` with `draw`, which returns the number of points it drew, and mark
 /// the `<svg>` with `kind` (`bandwidth`, `cgroups`, `percentiles`, `cdf`, `bars`). A chart
@@ -78,20 +107,25 @@ pub fn draw(
         root.fill(&WHITE)
             .map_err(|e| Box::new(e) as Box<dyn Error>)
             .and_then(|()| draw(&root))
-            .and_then(|points| {
+            .and_then(|drawn| {
                 root.present()?;
-                Ok(points)
+                Ok(drawn)
             })
     };
     match result {
-        Ok(points) => {
+        Ok(Drawn { points, plot }) => {
             let marks = format!(
-                "<svg class=\"chart chart-{kind}\" data-points=\"{points}\" role=\"img\" aria-label=\"{}\" ",
+                "<svg class=\"chart chart-{kind}\" data-points=\"{points}\" data-plot=\"{} {} {} {}\" role=\"img\" aria-label=\"{}\" ",
+                plot.0,
+                plot.1,
+                plot.2,
+                plot.3,
                 escape(title)
             );
             Chart {
                 svg: markup.replacen("<svg ", &marks, 1),
                 points,
+                legend: Vec::new(),
             }
         }
         Err(error) => Chart {
@@ -101,27 +135,9 @@ pub fn draw(
                 escape(&error.to_string())
             ),
             points: 0,
+            legend: Vec::new(),
         },
     }
-}
-
-/// Draw `chart`'s legend at `position`, in the same box on every chart.
-pub fn legend<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    position: SeriesLabelPosition,
-) -> DrawResult
-where
-    X: plotters::coord::ranged1d::Ranged,
-    Y: plotters::coord::ranged1d::Ranged,
-{
-    chart
-        .configure_series_labels()
-        .position(position)
-        .label_font((FONT, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()?;
-    Ok(0)
 }
 
 /// A log axis's range around `[min, max]` (both > 0), widened to whole powers of ten so
@@ -151,10 +167,15 @@ mod tests {
 
     #[test]
     fn a_drawn_chart_is_marked_with_its_points() {
-        let chart = draw("test", "a <test>", (200, 100), |_| Ok(7));
+        let chart = draw("test", "a <test>", (200, 100), |_| {
+            Ok(Drawn {
+                points: 7,
+                plot: (10, 5, 190, 80),
+            })
+        });
         assert!(chart
             .svg
-            .starts_with("<svg class=\"chart chart-test\" data-points=\"7\" role=\"img\" aria-label=\"a &lt;test&gt;\" width=\"200\""));
+            .starts_with("<svg class=\"chart chart-test\" data-points=\"7\" data-plot=\"10 5 190 80\" role=\"img\" aria-label=\"a &lt;test&gt;\" width=\"200\""));
         assert_eq!(chart.points, 7);
         let failed = draw("test", "t", (200, 100), |_| Err("no data".into()));
         assert_eq!(failed.points, 0);

@@ -3,6 +3,8 @@
 //! original post's figures.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use ioslice_core::trace::Tee;
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_fio::RunReport;
@@ -60,6 +62,30 @@ cgroup_weight=300
 /// A simulated run recorded for the report: its fio report and its record (with the
 /// bandwidth series and the timeline).
 pub fn simulate(job: &str, name: &str, sched: &str, device: &str) -> (RunReport, RunRecord) {
+    simulate_with(job, name, sched, device, TimelineRecorder::new)
+}
+
+/// As [`simulate`], with a timeline of at most `cap` marks and a finer record of at most
+/// `detail_cap`, as a page of many runs records each.
+pub fn simulate_capped(
+    job: &str,
+    name: &str,
+    sched: &str,
+    device: &str,
+    (cap, detail_cap): (usize, usize),
+) -> (RunReport, RunRecord) {
+    simulate_with(job, name, sched, device, |names| {
+        TimelineRecorder::with_cap(names, cap).with_detail(detail_cap)
+    })
+}
+
+fn simulate_with(
+    job: &str,
+    name: &str,
+    sched: &str,
+    device: &str,
+    recorder: impl FnOnce(Vec<String>) -> TimelineRecorder,
+) -> (RunReport, RunRecord) {
     let job_file = parse_str(job, name, &ParseOptions::default()).expect("job parses");
     let config = SimConfig::new(
         7,
@@ -68,7 +94,7 @@ pub fn simulate(job: &str, name: &str, sched: &str, device: &str) -> (RunReport,
     );
     let names: Vec<String> = job_file.jobs.iter().map(|j| j.name.clone()).collect();
     let mut bandwidth = BandwidthRecorder::new(names.len());
-    let mut timeline = TimelineRecorder::new(names);
+    let mut timeline = recorder(names);
     let outcome = run_traced(
         &job_file,
         &config,

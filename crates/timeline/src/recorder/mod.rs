@@ -34,12 +34,12 @@ use ioslice_core::trace::{
 };
 use ioslice_core::{Direction, GroupTree, Nanos, TraceSink};
 
-use crate::coarsen::{Span, Store, BASE_RESOLUTION, DEFAULT_CAP};
+use crate::coarsen::{Span, Store, Stores, BASE_RESOLUTION, DEFAULT_CAP};
 use crate::kind::MarkKind;
 use crate::label::{batch_class, idle_end, preempt_reason, Label};
 use crate::lanes::{queue_name, Lanes, DEVICE};
 use crate::text::duration;
-use crate::{Mark, Timeline};
+use crate::{Detail, Mark, Sampling, Timeline};
 use limits::Held;
 use queues::{Budget, GroupTurn, Raise, Slice};
 
@@ -47,7 +47,7 @@ use queues::{Budget, GroupTurn, Raise, Slice};
 #[derive(Debug)]
 pub struct TimelineRecorder {
     lanes: Lanes,
-    store: Store,
+    store: Stores,
     now: Nanos,
     in_flight: BTreeMap<u64, u32>,
     busy: BTreeMap<u32, Busy>,
@@ -109,7 +109,10 @@ impl TimelineRecorder {
     pub fn with_cap(process_names: Vec<String>, cap: usize) -> Self {
         Self {
             lanes: Lanes::new(process_names),
-            store: Store::new(cap, BASE_RESOLUTION),
+            store: Stores {
+                overview: Store::new(cap, BASE_RESOLUTION),
+                detail: None,
+            },
             now: 0,
             in_flight: BTreeMap::new(),
             busy: BTreeMap::new(),
@@ -123,6 +126,14 @@ impl TimelineRecorder {
             holds: BTreeMap::new(),
             outranked: BTreeMap::new(),
         }
+    }
+
+    /// The same recorder keeping, beside the marks drawn at first, a finer record of at
+    /// most `detail_cap` marks for zooming in ([`Timeline::detail`]; see the crate's
+    /// down-sampling rule).
+    pub fn with_detail(mut self, detail_cap: usize) -> Self {
+        self.store.detail = Some(Store::new(detail_cap, BASE_RESOLUTION));
+        self
     }
 
     /// The timeline: what is still open closes at the last event's time.
@@ -157,38 +168,25 @@ impl TimelineRecorder {
         for (lane, start) in std::mem::take(&mut self.outranked) {
             self.close_outranked(lane, start);
         }
-        let (spans, sampling) = self.store.finish();
+        let (spans, sampling) = self.store.overview.finish();
         let (lanes, remap) = self.lanes.finish();
-        let gaps: BTreeMap<MarkKind, Nanos> = MarkKind::ALL
-            .into_iter()
-            .map(|kind| (kind, gap_of(kind, &sampling)))
-            .collect();
-        let marks = spans
-            .into_iter()
-            .map(|span| {
-                let gap = gaps.get(&span.kind).copied().unwrap_or(0);
-                let length = span.end.saturating_sub(span.start);
-                let coverage = if length == 0 {
-                    1000
-                } else {
-                    (u128::from(span.covered.min(length)) * 1000 / u128::from(length)) as u32
-                };
-                Mark {
-                    lane: remap.get(span.lane as usize).copied().unwrap_or(0),
-                    start: span.start,
-                    end: span.end,
-                    kind: span.kind.name().to_string(),
-                    label: span.describe(gap),
-                    count: span.count,
-                    coverage,
-                }
-            })
-            .collect();
+        let marks = marks_of(spans, &sampling, &remap);
+        // A detail is worth its bytes only where the overview was coarsened.
+        let detail = self
+            .store
+            .detail
+            .map(Store::finish)
+            .filter(|_| sampling.resolution > 0)
+            .map(|(spans, sampling)| Detail {
+                marks: marks_of(spans, &sampling, &remap),
+                sampling,
+            });
         Timeline {
             lanes,
             marks,
             duration: now,
             sampling,
+            detail,
         }
     }
 
@@ -502,7 +500,37 @@ impl TraceSink for TimelineRecorder {
     }
 }
 
-fn gap_of(kind: MarkKind, sampling: &crate::Sampling) -> Nanos {
+/// Spans as marks on the lanes as finally numbered (`remap`), labelled at the gaps they were
+/// merged across.
+fn marks_of(spans: Vec<Span>, sampling: &Sampling, remap: &[u32]) -> Vec<Mark> {
+    let gaps: BTreeMap<MarkKind, Nanos> = MarkKind::ALL
+        .into_iter()
+        .map(|kind| (kind, gap_of(kind, sampling)))
+        .collect();
+    spans
+        .into_iter()
+        .map(|span| {
+            let gap = gaps.get(&span.kind).copied().unwrap_or(0);
+            let length = span.end.saturating_sub(span.start);
+            let coverage = if length == 0 {
+                1000
+            } else {
+                (u128::from(span.covered.min(length)) * 1000 / u128::from(length)) as u32
+            };
+            Mark {
+                lane: remap.get(span.lane as usize).copied().unwrap_or(0),
+                start: span.start,
+                end: span.end,
+                kind: span.kind.name().to_string(),
+                label: span.describe(gap),
+                count: span.count,
+                coverage,
+            }
+        })
+        .collect()
+}
+
+fn gap_of(kind: MarkKind, sampling: &Sampling) -> Nanos {
     if kind.streams() {
         sampling.base_resolution.max(sampling.resolution)
     } else {
