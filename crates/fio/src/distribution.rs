@@ -198,7 +198,8 @@ fn zone_list(
     for item in text.split(':').map(str::trim).take_while(|i| !i.is_empty()) {
         let bad = || format!("zones such as {example}, where '{item}' is");
         let (access, size) = match item.split_once('/') {
-            Some((access, size)) => (access, Some(size.trim())),
+            // `20/` with nothing after the slash: a zone without a size, as fio reads it.
+            Some((access, size)) => (access, Some(size.trim()).filter(|s| !s.is_empty())),
             None => (item, None),
         };
         let access = access.trim().parse::<u32>().map_err(|_| bad())?;
@@ -322,6 +323,17 @@ pub(crate) mod tests {
         ] {
             assert!(parse(bad, bytes).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_zone_with_a_slash_and_no_size_shares_what_is_left() {
+        // fio's examples/rand-zones.fio writes the last zone as `20/`.
+        let Ok(RandomDistribution::Zoned { zones, .. }) = parse("zoned:50/5:30/15:20/", bytes)
+        else {
+            panic!("zoned parses");
+        };
+        let sizes: Vec<(u32, u64)> = zones[0].iter().map(|z| (z.access, z.size)).collect();
+        assert_eq!(sizes, [(50, 5), (30, 15), (20, 80)]);
     }
 
     #[test]
