@@ -209,7 +209,13 @@ fn axis(out: &mut String, from: f64, width: f64, height: u32) {
 
 /// A 1, 2 or 5 times a power of ten, in microseconds, giving about ten ticks over `width`.
 fn tick_step(width: f64) -> f64 {
-    let raw = (width / 10.0).max(1e-3);
+    nice_step(width.max(1e-2), 10.0)
+}
+
+/// An axis step of 1, 2 or 5 times a power of ten giving about `ticks` steps over `span`: the
+/// timeline's and the report's charts' ticks alike.
+pub fn nice_step(span: f64, ticks: f64) -> f64 {
+    let raw = (span / ticks).max(1e-9);
     let power = 10f64.powf(raw.log10().floor());
     let mantissa = raw / power;
     let nice = if mantissa <= 1.0 {

@@ -100,7 +100,7 @@ pub use coarsen::{
     cap_for, detail_cap_for, BASE_RESOLUTION, BYTES_PER_MARK, DEFAULT_CAP, DETAIL_BYTES_PER_MARK,
     DETAIL_MAX_CAP,
 };
-pub use html::render_html;
+pub use html::{nice_step, render_html};
 pub use kind::{Band, MarkKind};
 pub use recorder::TimelineRecorder;
 pub use text::escape_into;

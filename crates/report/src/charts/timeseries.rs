@@ -17,6 +17,7 @@
 use std::fmt::Write;
 
 use ioslice_core::Nanos;
+use ioslice_timeline::nice_step;
 
 use super::palette::{hex, style, Swatch};
 use crate::smoothing::{self, Level};
@@ -290,23 +291,6 @@ fn max_of(lines: &[Vec<(f64, f64)>]) -> f64 {
         * 1.08
 }
 
-/// A 1, 2 or 5 times a power of ten giving about `ticks` steps over `span`.
-pub fn tick_step(span: f64, ticks: f64) -> f64 {
-    let raw = (span / ticks).max(1e-9);
-    let power = 10f64.powf(raw.log10().floor());
-    let mantissa = raw / power;
-    let nice = if mantissa <= 1.0 {
-        1.0
-    } else if mantissa <= 2.0 {
-        2.0
-    } else if mantissa <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * power
-}
-
 /// `v` with as many decimals as `step` needs.
 fn tick_text(v: f64, step: f64) -> String {
     let decimals = (-(step.log10().floor())).clamp(0.0, 6.0) as usize;
@@ -314,7 +298,7 @@ fn tick_text(v: f64, step: f64) -> String {
 }
 
 fn x_axis(out: &mut String, run_s: f64) {
-    let step = tick_step(run_s, 10.0);
+    let step = nice_step(run_s, 10.0);
     let mut i = 0u32;
     loop {
         let t = f64::from(i) * step;
@@ -355,7 +339,7 @@ fn draw_layer(out: &mut String, layer: &Layer, run_s: f64, shown: bool) {
         (PLOT.0 + PLOT.2) / 2.0,
         escape(&layer.caption)
     );
-    let step = tick_step(layer.y_max, 6.0);
+    let step = nice_step(layer.y_max, 6.0);
     let height = PLOT.3 - PLOT.1;
     let mut i = 0u32;
     loop {
@@ -451,8 +435,8 @@ mod tests {
 
     #[test]
     fn ticks_are_round() {
-        assert_eq!(tick_step(20.0, 10.0), 2.0);
-        assert_eq!(tick_step(108.0, 6.0), 20.0);
+        assert_eq!(nice_step(20.0, 10.0), 2.0);
+        assert_eq!(nice_step(108.0, 6.0), 20.0);
         assert_eq!(tick_text(2.5, 0.5), "2.5");
         assert_eq!(tick_text(40.0, 20.0), "40");
     }
