@@ -252,7 +252,8 @@ pub fn run(args: &RunArgs, jobs: &CommandLineJobs) -> Result<Printed, String> {
         return crate::fio_cmdline::show(&sources(args, jobs)).map(Printed::from);
     }
     if args.parse_only {
-        crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
+        let job_file = crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
+        crate::fio_cmdline::print_warnings(&job_file);
         return Ok(String::new().into());
     }
     let stop = crate::signals::stop_on_signals()?;
@@ -293,7 +294,7 @@ fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Resul
         .parse()
         .map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
+    let job_file = crate::fio_cmdline::load_for_run(&sources(args, jobs))?;
     let scheduler = machine.scheduler(choose_scheduler(args.sched.as_deref(), &job_file)?);
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
@@ -354,7 +355,7 @@ fn run_real(
         );
     }
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = crate::fio_cmdline::load_run_jobs(&sources(args, jobs))?;
+    let job_file = crate::fio_cmdline::load_for_run(&sources(args, jobs))?;
     let mut scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
     if let Some(kernel) = args.simulation.kernel()? {
         scheduler = ioslice_core::registry::with_kernel(&scheduler, &kernel);
@@ -464,6 +465,8 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
         ..ParseOptions::default()
     };
     let job_file = parse_file(path, &options).map_err(|e| e.to_string())?;
+    // Refused in one line, without the warnings about options that go with what is refused.
+    ioslice_fio::jobfile::check_supported(&job_file).map_err(|e| e.to_string())?;
     for warning in &job_file.warnings {
         eprintln!(
             "ioslice: warning: {}:{}: {}",

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use ioslice_fio::jobfile::source::{read_job_text, JOB_TEXT_LIMIT};
-use ioslice_fio::jobfile::{ini, parse_file, parse_sections, showcmd, JobFileError, ParseOptions};
+use ioslice_fio::jobfile::{
+    check_supported, ini, parse_file, parse_sections, showcmd, JobFileError, ParseOptions,
+};
 use ioslice_fio::JobFile;
 
 use crate::fio_args::{CommandLineJobs, ORIGIN};
@@ -37,7 +39,7 @@ fn parse_options(args: &JobSources, jobs: &CommandLineJobs) -> ParseOptions {
 }
 
 /// The command line's jobs, then each job file's (a later file's first job a stonewall, as
-/// [`JobFile::concatenate`] makes it), with every warning printed. As in fio, which starts
+/// [`JobFile::concatenate`] makes it), with their warnings, not yet printed. As in fio, which starts
 /// its defaults afresh before each later file, the command line's globals apply to its own
 /// jobs and the first job file's, not to later files'. fio's JSON `global options` are the
 /// command line's, then the first file's `[global]`s, and none when several files run.
@@ -54,7 +56,6 @@ pub fn load_run_jobs(args: &JobSources) -> Result<JobFile, String> {
         let options = command_line_options(args);
         let command_line =
             parse_sections(&jobs.jobs, ORIGIN, &options).map_err(|e| e.to_string())?;
-        print_warnings(&command_line);
         if args.job_files.is_empty() {
             return Ok(command_line);
         }
@@ -82,13 +83,22 @@ fn file_options(args: &JobSources, index: usize) -> ParseOptions {
     options
 }
 
-fn load(path: &Path, options: &ParseOptions) -> Result<JobFile, String> {
-    let job_file = parse_file(path, options).map_err(|e| e.to_string())?;
+/// [`load_run_jobs`] for a run: a job ioslice cannot run (an engine for hardware it has no
+/// model of) is refused in one line, without the warnings about the options that go with it;
+/// otherwise the warnings are printed.
+pub fn load_for_run(args: &JobSources) -> Result<JobFile, String> {
+    let job_file = load_run_jobs(args)?;
+    check_supported(&job_file).map_err(|e| e.to_string())?;
     print_warnings(&job_file);
     Ok(job_file)
 }
 
-fn print_warnings(job_file: &JobFile) {
+fn load(path: &Path, options: &ParseOptions) -> Result<JobFile, String> {
+    parse_file(path, options).map_err(|e| e.to_string())
+}
+
+/// Every warning of a job file on stderr, one line each.
+pub fn print_warnings(job_file: &JobFile) {
     for warning in &job_file.warnings {
         eprintln!(
             "ioslice: warning: {}:{}: {}",

@@ -973,3 +973,24 @@ fn a_simulated_run_is_dated_now_unless_source_date_epoch_says() {
     assert_eq!(timestamp(&run(Some("1234567890"))), 1_234_567_890);
     assert_user_error(&run(Some("yesterday")), &["SOURCE_DATE_EPOCH=yesterday"]);
 }
+
+#[test]
+fn a_job_for_hardware_ioslice_has_no_model_of_is_one_line_without_warnings() {
+    // fio's examples/netio.fio in short: the net engine's options would each warn.
+    let path = job_file(
+        "netio.fio",
+        "[global]\nioengine=net\nport=8888\nprotocol=tcp\n[receiver]\nlisten\n[sender]\nhostname=localhost\n",
+    );
+    for command in ["run", "compare"] {
+        let output = ioslice(&[command, path.to_str().unwrap()]);
+        assert_user_error(&output, &["ioengine=net is not supported"]);
+    }
+    // Parsing alone still says what ioslice would ignore, as fio's --parse-only parses it.
+    let output = ioslice(&["run", "--parse-only", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("option 'port'"),
+        "{}",
+        stderr(&output)
+    );
+}
