@@ -354,10 +354,11 @@ fn run_real(
             "--host describes a simulated host: it does not apply to a real --device".into(),
         );
     }
+    let machine = real_machine(&args.job_files)?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
     let job_file = crate::fio_cmdline::load_for_run(&sources(args, jobs))?;
     let mut scheduler = choose_scheduler(args.sched.as_deref(), &job_file)?;
-    if let Some(kernel) = args.simulation.kernel()? {
+    if let Some(kernel) = args.simulation.kernel()?.or(machine.kernel) {
         scheduler = ioslice_core::registry::with_kernel(&scheduler, &kernel);
     }
     warn_unused_cgroups(&job_file, &overrides);
@@ -577,4 +578,20 @@ fn run_date() -> Result<u64, String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_secs())),
     }
+}
+
+/// What the job files' scenario directives say that a real run can use: the kernel release
+/// whose elevators to model (`; ioslice-kernel:`). A simulated host (`; ioslice-host:`) does
+/// not apply to a real device and is refused, naming the file, as `--host` is; the device a
+/// file names (`; ioslice-device:`) gives way to the `--device` given.
+fn real_machine(paths: &[PathBuf]) -> Result<ScenarioDefaults, String> {
+    for path in paths {
+        if let Some(host) = ScenarioDefaults::read(path)?.host.first() {
+            return Err(format!(
+                "{}: '; ioslice-host: {host}' describes a simulated host: it does not apply to a real --device (run the file on a sim: device, or remove the line)",
+                path.display()
+            ));
+        }
+    }
+    ScenarioDefaults::read_all(paths)
 }

@@ -994,3 +994,42 @@ fn a_job_for_hardware_ioslice_has_no_model_of_is_one_line_without_warnings() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_real_run_reads_the_job_files_directives_or_refuses_them_in_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let device = dir.path().join("data");
+    let device = device.to_str().unwrap();
+    // A simulated host does not apply to a real device: refused, naming the file.
+    let host = job_file(
+        "host.fio",
+        "; ioslice-host: read_ahead_kb=0\n[r]\nrw=read\nsize=1m\n",
+    );
+    let output = ioslice(&["run", host.to_str().unwrap(), "--device", device]);
+    assert_user_error(
+        &output,
+        &["host.fio", "ioslice-host: read_ahead_kb=0", "real --device"],
+    );
+    // The kernel release a file names models that release's elevators, as in the simulator.
+    let kernel = job_file(
+        "kernel.fio",
+        "; ioslice-kernel: 2.6.10\n[r]\nrw=read\nsize=1m\n",
+    );
+    let page = dir.path().join("page.html");
+    let output = ioslice(&[
+        "run",
+        kernel.to_str().unwrap(),
+        "--device",
+        device,
+        "--sched",
+        "cfq",
+        "--report",
+        page.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the report");
+    assert!(
+        html.contains("version=2.6.10"),
+        "the page names cfq's 2.6.10 model"
+    );
+}
