@@ -150,7 +150,7 @@ pub struct RunArgs {
     /// Write the report to FILE instead of stdout (fio's --output).
     #[arg(long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Run only the job sections of this name (every [global] still applies); repeatable
+    /// Run only the job sections of this name (every `[global]` still applies); repeatable
     /// (fio's --section).
     #[arg(long = "section", value_name = "NAME")]
     pub section: Vec<String>,

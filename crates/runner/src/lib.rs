@@ -24,7 +24,7 @@
 //!   one filesystem approximate it (they do not arbitrate between each other).
 //!
 //! Writing to a block device that is mounted, partitioned or carries a signature is refused
-//! ([`write_refusal`]) unless [`RunConfig::allow_mounted_write`] is set;
+//! ([`write_refusal`](ioslice_engine::device::write_refusal)) unless [`RunConfig::allow_mounted_write`] is set;
 //! reading from one is allowed, as in fio.
 //!
 //! A request that fails completes with its errno; the engine keeps serving the others. The
