@@ -1,6 +1,7 @@
 //! The disk thread: the device model run on the real clock.
 //!
-//! Requests arrive from the FUSE session thread with their replies. They wait in the driver
+//! Requests arrive with their replies from the FUSE session thread, or from the engine's
+//! threads through the timed backend (`timed`). They wait in the driver
 //! queue, first come first served, until the model has room (its own queue depth: NCQ, or 1
 //! for a disk without command queueing), are submitted to the model at their arrival time
 //! (or the model's current time, if it has moved past it), and are answered when the model
@@ -14,7 +15,8 @@
 //! a stall no command is handed to the model and no reply leaves, and what completed
 //! meanwhile is answered when it ends.
 //!
-//! Touched by the disk thread only; the session thread holds the sending end of its channel.
+//! Touched by the disk thread only; the session thread (or the timed backend) holds the
+//! sending end of its channel.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
