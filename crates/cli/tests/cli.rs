@@ -1033,3 +1033,32 @@ fn a_real_run_reads_the_job_files_directives_or_refuses_them_in_one_line() {
         "the page names cfq's 2.6.10 model"
     );
 }
+
+#[test]
+fn on_a_real_run_a_waiting_job_starts_when_its_waitee_is_done() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let device = dir.path().join("data");
+    std::fs::write(&device, vec![0u8; 1 << 20]).expect("data file");
+    let job = job_file(
+        "wait.fio",
+        "[global]\nrw=randread\nbs=4k\nsize=1m\nruntime=300ms\ntime_based=1\n[a]\n[b]\nwait_for=a\n",
+    );
+    let started = std::time::Instant::now();
+    let output = ioslice(&[
+        "run",
+        job.to_str().unwrap(),
+        "--device",
+        device.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    let took = started.elapsed();
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Each job runs its 300 ms, one after the other.
+    assert!(took >= std::time::Duration::from_millis(600), "{took:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    for job in report["jobs"].as_array().expect("jobs") {
+        let runtime = job["job_runtime"].as_u64().expect("runtime");
+        assert!((300..400).contains(&runtime), "{job}");
+    }
+}

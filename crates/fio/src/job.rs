@@ -321,6 +321,9 @@ pub struct JobSpec {
     pub stonewall: bool,
     /// `new_group`: start a new reporting group.
     pub new_group: bool,
+    /// `wait_for=NAME`: start only once every process of the job named NAME (defined earlier
+    /// in the file) is done.
+    pub wait_for: Option<String>,
     /// `group_reporting`: report this job's reporting group as one.
     pub group_reporting: bool,
     /// `ioscheduler=`: the scheduler to use, unless `--sched` overrides it.
@@ -413,6 +416,7 @@ impl Default for JobSpec {
             cgroup: None,
             cgroup_weight: None,
             stonewall: false,
+            wait_for: None,
             new_group: false,
             group_reporting: false,
             ioscheduler: None,

@@ -60,6 +60,7 @@ mod opened;
 mod plan;
 mod progress;
 mod verify;
+mod waitee;
 mod worker;
 
 use ioslice_fio::logs::{JobLogs, LogError, LogFiles};
@@ -277,6 +278,7 @@ pub fn run_traced(
     let shared = Shared {
         started,
         flows: flow::SharedFlows::default(),
+        waitees: Arc::new(waitee::Waitees::of(&processes, &specs)),
         stop: &config.stop,
         progress: config.progress.as_ref(),
     };
@@ -367,6 +369,8 @@ struct Shared<'a> {
     started: Instant,
     /// fio's flow groups (`flow_id`, `flow`), shared by every job thread.
     flows: flow::SharedFlows,
+    /// The jobs others wait for (`wait_for=`): how many of each job's processes are not done.
+    waitees: Arc<waitee::Waitees>,
     stop: &'a StopSignal,
     progress: Option<&'a ioslice_core::Progress>,
 }
@@ -438,6 +442,7 @@ fn worker_for(
         started: shared.started,
         stop: shared.stop.clone(),
         flow: flow::FlowGate::new(Arc::clone(&shared.flows), spec),
+        waitees: Arc::clone(&shared.waitees),
         verifier,
         progress: None,
     })

@@ -6,6 +6,7 @@
 //! fio's null engine, each request is queued in the job itself and completes, with no system
 //! call, when the job next waits.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ioslice_core::{Direction, Nanos, StopSignal};
@@ -23,6 +24,7 @@ use crate::flow::FlowGate;
 use crate::plan::ProcessPlan;
 use crate::progress::JobProgress;
 use crate::verify::{Verifier, Written};
+use crate::waitee::Waitees;
 use crate::ProcessResult;
 
 /// What a request is for, as verification sees it.
@@ -61,6 +63,8 @@ pub(crate) struct Worker {
     pub(crate) stop: StopSignal,
     /// The job's place in its flow group (`flow_id`, `flow`), if it has one.
     pub(crate) flow: FlowGate,
+    /// Where the job waits for the job it names in `wait_for=`, and says when it is done.
+    pub(crate) waitees: Arc<Waitees>,
     /// The job's `verify=`, if it verifies.
     pub(crate) verifier: Option<Verifier>,
     /// Where the job publishes its progress, if anyone follows the run's.
@@ -82,6 +86,9 @@ impl Worker {
 
     pub(crate) fn run(mut self, mut process: ProcessPlan) -> ProcessResult {
         let usage_at_start = thread_usage();
+        if let Some(waitee) = &self.spec.wait_for {
+            self.waitees.wait_for(waitee, &self.stop);
+        }
         let (low, high) = self.spec.startdelay;
         let delay = if high > low {
             process.rng.gen_range(low..=high)
@@ -126,6 +133,7 @@ impl Worker {
             .take()
             .and_then(|logs| logs.finish(since_start).err());
         state.stats.cpu = usage_since(&usage_at_start);
+        self.waitees.finished(&self.spec.name);
         ProcessResult {
             stats: state.stats,
             end,

@@ -225,9 +225,37 @@ impl Builder {
         job.options = as_written(&section.entries).collect();
         self.apply_all(&mut job, &section.entries)?;
         options::check_zones(&job)?;
+        self.check_waitee(&job)?;
         self.warn_zones_off(&job);
         self.file.jobs.push(job);
         Ok(())
+    }
+
+    /// fio's checks of `wait_for=`: the waitee is one job defined before this one, not itself.
+    fn check_waitee(&self, job: &JobSpec) -> Result<(), JobFileError> {
+        let Some(waitee) = &job.wait_for else {
+            return Ok(());
+        };
+        let found = self.file.jobs.iter().filter(|j| &j.name == waitee).count();
+        let expected = if waitee == &job.name {
+            "another job's name: a job cannot wait for itself"
+        } else if found == 0 {
+            "the name of a job defined before this one"
+        } else if found > 1 {
+            "the name of one job: several jobs before this one have it"
+        } else {
+            return Ok(());
+        };
+        Err(JobFileError::InvalidValue {
+            origin: job
+                .option_origins
+                .get("wait_for")
+                .cloned()
+                .unwrap_or_else(|| job.origin.clone()),
+            option: "wait_for".to_string(),
+            value: waitee.clone(),
+            expected: expected.to_string(),
+        })
     }
 
     /// Applies a section's entries: `kb_base` first, then all in order.

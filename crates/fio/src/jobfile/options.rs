@@ -199,6 +199,7 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "prioclass" => spec.priority = with_class(spec, s.number(0, 3)? as u32),
         "cgroup_weight" => spec.cgroup_weight = Some(s.number(1, 10_000)? as u32),
         "stonewall" => spec.stonewall = s.flag()?,
+        "wait_for" => spec.wait_for = Some(s.string()?),
         "new_group" => spec.new_group = s.flag()?,
         "group_reporting" => spec.group_reporting = s.flag()?,
         "loops" => spec.loops = s.number(1, u64::from(u32::MAX))? as u32,

@@ -16,7 +16,8 @@
 //! policy, in `tracing`; what a completion sets off, in `completion`; which statistics each
 //! job keeps, in `statistics`; ending a run early when asked (SIGINT), in `stop`; fio's
 //! `null` engine, whose requests pass the policy but not the device, in `null_engine`; the
-//! pending events in time order, in `events`; fio's flow control between jobs, in `flow`.
+//! pending events in time order, in `events`; fio's flow control between jobs, in `flow`;
+//! jobs that wait for another (`wait_for=`), in `waitee`.
 
 use std::collections::VecDeque;
 
@@ -55,6 +56,7 @@ mod report;
 mod statistics;
 mod stop;
 mod tracing;
+mod waitee;
 
 pub use statistics::Statistics;
 
@@ -159,7 +161,10 @@ pub fn run_traced(
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lifecycle {
+    /// Its start is scheduled (after its `startdelay`).
     Waiting,
+    /// Not started until the job it waits for (`wait_for=`) is done.
+    Held,
     Running,
     Done,
 }
@@ -408,15 +413,24 @@ impl<'a> Simulation<'a> {
             if self.processes[index].phase != phase {
                 continue;
             }
-            let (low, high) = self.job_file.jobs[self.processes[index].spec_index].startdelay;
-            let delay = if high > low {
-                self.processes[index].rng.gen_range(low..=high)
-            } else {
-                low
-            };
-            let delay = if self.stopping { 0 } else { delay };
-            self.push_event(now + delay, Event::Start(index as u32));
+            if self.held_by_waitee(index) {
+                self.processes[index].lifecycle = Lifecycle::Held;
+                continue;
+            }
+            self.schedule_start(index, now);
         }
+    }
+
+    /// Schedule a process's start: after its `startdelay` from `now` (at once when stopping).
+    fn schedule_start(&mut self, index: usize, now: Nanos) {
+        let (low, high) = self.job_file.jobs[self.processes[index].spec_index].startdelay;
+        let delay = if high > low {
+            self.processes[index].rng.gen_range(low..=high)
+        } else {
+            low
+        };
+        let delay = if self.stopping { 0 } else { delay };
+        self.push_event(now + delay, Event::Start(index as u32));
     }
 
     fn next_time(&self) -> Option<Nanos> {
@@ -538,6 +552,7 @@ impl<'a> Simulation<'a> {
                     if self.trace.is_some() {
                         self.trace_collect();
                     }
+                    self.release_held();
                     self.maybe_next_phase();
                     self.maybe_drain_cache();
                     return;

@@ -28,7 +28,7 @@ impl Simulation<'_> {
                 .pattern
                 .status_letter();
             let (state, done) = match process.lifecycle {
-                Lifecycle::Waiting => (JobState::Waiting, 0.0),
+                Lifecycle::Waiting | Lifecycle::Held => (JobState::Waiting, 0.0),
                 Lifecycle::Running => (
                     JobState::Running(letter),
                     process
