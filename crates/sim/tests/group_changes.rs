@@ -4,8 +4,11 @@
 //! ones after it, under bfq and cfq; a limit set during the run holds the group to the new
 //! rate from then on (a lone reader exactly; beside a greedy reader bfq gives it no more than
 //! it gives the same limit set from the start). Shares are measured over windows that leave the second after a change
-//! out (the policy takes a new weight at the group's next activation).
+//! out (the policy takes a new weight at the group's next activation). dm-ioband and elv-fq
+//! above noop follow a new weight as well.
 
+use ioslice_core::elvfq::ElvFqSettings;
+use ioslice_core::ioband::{Controller, IobandSettings};
 use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
 use ioslice_core::TraceEvent;
@@ -68,6 +71,17 @@ fn run(
     changes: Vec<GroupChange>,
     limits: Vec<(String, Limits)>,
 ) -> TraceLog {
+    run_under(job, sched, Controller::Elevator, changes, limits)
+}
+
+/// As [`run`], the groups' weights enforced by `controller`.
+fn run_under(
+    job: &str,
+    sched: &str,
+    controller: Controller,
+    changes: Vec<GroupChange>,
+    limits: Vec<(String, Limits)>,
+) -> TraceLog {
     let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
     let mut config = SimConfig::new(
         1,
@@ -76,6 +90,7 @@ fn run(
     );
     config.group_changes = changes;
     config.group_limits = limits;
+    config.controller = controller;
     let mut log = TraceLog::default();
     let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
     assert_eq!(
@@ -234,5 +249,31 @@ fn a_change_the_run_cannot_take_is_an_error_naming_it() {
             .to_string();
         assert!(error.starts_with(says), "{error}");
         assert!(!error.contains('\n'), "{error}");
+    }
+}
+
+/// dm-ioband and elv-fq above noop take the new weight too: with 128 requests of each
+/// reader outstanding (dm-ioband lets everything through below its `io_limit` of 128),
+/// g2's share goes from a half to 5/6 within 5 %.
+#[test]
+fn ioband_and_elvfq_shares_follow_the_new_weight() {
+    let deep = READERS.replace("iodepth=2", "iodepth=128");
+    for controller in [
+        Controller::Ioband(IobandSettings::default()),
+        Controller::ElvFq(ElvFqSettings::default()),
+    ] {
+        let log = run_under(
+            &deep,
+            "noop",
+            controller,
+            vec![change(10, "g2", Some(500), None)],
+            Vec::new(),
+        );
+        let (before, after) = (share_of_g2(&log, 1, 10), share_of_g2(&log, 11, 20));
+        let expected = 500.0 / 600.0;
+        assert!(
+            (before - 0.5).abs() <= 0.5 * 0.05 && (after - expected).abs() <= expected * 0.05,
+            "{controller:?}: g2's share {before:.3} before, {after:.3} after"
+        );
     }
 }
