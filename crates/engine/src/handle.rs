@@ -94,7 +94,8 @@ impl Handle {
     /// next request it releases (a fresh budget, as blk-throttle restarts the group's slice).
     /// Limits bind only where the policy runs under the limit layer, that is when some
     /// group had a limit when the engine was built. An unknown group, a weight outside
-    /// 1..=10000 or one the policy refuses (BFQ takes 1..=1000) is an error and changes nothing.
+    /// 1..=10000 or one the policy refuses (BFQ takes 1..=1000), and the root group, are
+    /// errors and change nothing.
     pub fn set_group(
         &self,
         group: &str,
@@ -109,6 +110,11 @@ impl Handle {
                 group: group.to_string(),
                 known: known_groups(&shared.groups),
             })?;
+        if id == GroupId::ROOT {
+            return Err(EngineError::Config(
+                "the root group takes no weight or limit: name one of the engine's groups".into(),
+            ));
+        }
         shared.update_group(id, weight, limits)
     }
 }

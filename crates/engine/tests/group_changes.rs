@@ -79,6 +79,8 @@ fn refused_changes_say_why_and_change_nothing() {
         matches!(unknown, EngineError::UnknownGroup { .. }),
         "{unknown}"
     );
+    let root = handle.set_group("/", Some(300), None).expect_err("root");
+    assert!(root.to_string().contains("root group"), "{root}");
     let zero = handle.set_group("a", Some(0), None).expect_err("zero");
     assert!(zero.to_string().contains("out of range"), "{zero}");
     let beyond_bfq = handle.set_group("a", Some(2000), None).expect_err("bfq");
