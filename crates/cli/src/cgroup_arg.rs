@@ -116,18 +116,23 @@ impl fmt::Display for CgroupArg {
 
 /// Parse one `--cgroup` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<CgroupArg, String> {
-    let fail = |why: String| format!("--cgroup '{text}': {why}");
-    let (path, settings) = split_spelling(text).map_err(fail)?;
+    parse_value(text).map_err(|why| format!("--cgroup '{text}': {why}"))
+}
+
+/// Parse a group's settings in `--cgroup`'s syntax; the error says what is wrong and what
+/// is expected, for the caller to say where the text came from.
+pub fn parse_value(text: &str) -> Result<CgroupArg, String> {
+    let (path, settings) = split_spelling(text)?;
     let mut arg = CgroupArg {
         path,
         weight: None,
         limits: Vec::new(),
     };
     for (key, value) in &settings {
-        parse_setting(&mut arg, key, value).map_err(fail)?;
+        parse_setting(&mut arg, key, value)?;
     }
     if arg.weight.is_none() && arg.limits.is_empty() {
-        return Err(fail(EXPECTED.to_string()));
+        return Err(EXPECTED.to_string());
     }
     Ok(arg)
 }

@@ -104,6 +104,7 @@ impl SimulationArgs {
             device,
             host,
             kernel,
+            group_changes: defaults.group_changes,
         })
     }
 
@@ -125,6 +126,8 @@ pub struct Machine {
     pub host: Vec<String>,
     /// The kernel release whose elevators run, if one was named.
     pub kernel: Option<String>,
+    /// Changes to groups during the run (`; ioslice-at:`), in file order.
+    pub group_changes: Vec<crate::group_change::ScheduledChange>,
 }
 
 impl Machine {
@@ -303,6 +306,8 @@ fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Resul
     config.stop = stop.clone();
     config.group_weights = cgroup_arg::sim_weights(&overrides);
     config.group_limits = cgroup_arg::sim_limits(&overrides);
+    config.group_changes =
+        crate::group_change::sim_changes(&machine.group_changes, &config.group_limits, &job_file)?;
     config.controller = args.simulation.controller()?;
     config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
     apply_host(&mut config, &machine.host)?;
@@ -349,6 +354,15 @@ fn run_real(
     trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
     stop: &StopSignal,
 ) -> Result<Printed, String> {
+    if let Some(change) = ScenarioDefaults::read_all(&args.job_files)?
+        .group_changes
+        .first()
+    {
+        return Err(format!(
+            "{}: ioslice-at: scheduled changes to groups run in simulation only, not on a real --device",
+            change.origin
+        ));
+    }
     if !args.simulation.host.is_empty() {
         return Err(
             "--host describes a simulated host: it does not apply to a real --device".into(),

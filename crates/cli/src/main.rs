@@ -13,6 +13,7 @@ mod controller_arg;
 mod emulate;
 mod fio_args;
 mod fio_cmdline;
+mod group_change;
 mod report;
 mod scenario;
 mod seed_figure;

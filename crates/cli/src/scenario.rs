@@ -6,6 +6,9 @@
 //! A seed's scenario thereby brings its era's disk and kernel to a user who runs it without
 //! knowing either. `#` starts a comment as well as `;`.
 //!
+//! `; ioslice-at: 10s cgroup NAME weight=800` changes a group's weight or limits at that
+//! simulated time ([`crate::group_change`]).
+//!
 //! `; ioslice-seed: SCHED ...` states a figure the original experiment reported, for
 //! `ioslice seeds` and the report to set beside ioslice's ([`crate::seed_figure`]).
 
@@ -22,7 +25,11 @@ pub struct ScenarioDefaults {
     pub kernel: Option<String>,
     /// What the original experiment reported, run by run.
     pub seed_figures: Vec<SeedFigure>,
+    /// Changes to groups' weights and limits during the run, in file order.
+    pub group_changes: Vec<ScheduledChange>,
 }
+
+use crate::group_change::ScheduledChange;
 
 pub use crate::seed_figure::SeedFigure;
 
@@ -30,6 +37,7 @@ const DEVICE: &str = "ioslice-device:";
 const HOST: &str = "ioslice-host:";
 const KERNEL: &str = "ioslice-kernel:";
 const SEED: &str = "ioslice-seed:";
+const AT: &str = "ioslice-at:";
 
 impl ScenarioDefaults {
     /// Read the directives of the job file at `path` (its own lines, not its includes). A
@@ -65,6 +73,7 @@ impl ScenarioDefaults {
             )?;
             whole.host.extend(defaults.host);
             whole.seed_figures.extend(defaults.seed_figures);
+            whole.group_changes.extend(defaults.group_changes);
         }
         Ok(whole)
     }
@@ -101,10 +110,15 @@ impl ScenarioDefaults {
                 defaults
                     .seed_figures
                     .push(SeedFigure::parse(&value, &at())?);
+            } else if let Some(value) = comment.strip_prefix(AT) {
+                let value = non_empty(value, &at)?;
+                let change = crate::group_change::parse(&value, &at())
+                    .map_err(|e| format!("{}: ioslice-at: {e}", at()))?;
+                defaults.group_changes.push(change);
             } else {
                 let word = comment.split([':', ' ']).next().unwrap_or(comment);
                 return Err(format!(
-                    "{}: unknown directive '{word}' (expected ioslice-device:, ioslice-host:, ioslice-kernel: or ioslice-seed:)",
+                    "{}: unknown directive '{word}' (expected ioslice-device:, ioslice-host:, ioslice-kernel:, ioslice-seed: or ioslice-at:)",
                     at()
                 ));
             }
@@ -165,7 +179,7 @@ mod tests {
         let unknown = ScenarioDefaults::parse("[a]\n; ioslice-sched: cfq\n", "s.fio");
         assert_eq!(
             unknown,
-            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device:, ioslice-host:, ioslice-kernel: or ioslice-seed:)".into())
+            Err("s.fio:2: unknown directive 'ioslice-sched' (expected ioslice-device:, ioslice-host:, ioslice-kernel:, ioslice-seed: or ioslice-at:)".into())
         );
         let empty = ScenarioDefaults::parse("; ioslice-host:  \n", "s.fio");
         assert_eq!(empty, Err("s.fio:1: the directive has no value".into()));
@@ -206,6 +220,20 @@ mod tests {
             assert!(error.starts_with("s.fio:1: "), "{error}");
             assert!(error.contains(says), "{error}");
         }
+    }
+
+    #[test]
+    fn scheduled_changes_are_read_and_bad_ones_named() {
+        let text = "[a]\n; ioslice-at: 10s cgroup grp1 weight=800\n# ioslice-at: 20s cgroup grp2 rbps=4M\n";
+        let defaults = ScenarioDefaults::parse(text, "s.fio").expect("valid");
+        assert_eq!(defaults.group_changes.len(), 2);
+        assert_eq!(defaults.group_changes[0].origin, "s.fio:2");
+        assert_eq!(defaults.group_changes[1].change.path, "grp2");
+        let bad = ScenarioDefaults::parse("; ioslice-at: 10s cgroup grp1 weight=lots\n", "s.fio");
+        assert_eq!(
+            bad,
+            Err("s.fio:1: ioslice-at: weight 'lots' is not an integer in 1..=10000".into())
+        );
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! ([`SchedulerContext`]): the interface between the policies and whoever builds and drives
 //! them (the registry, the simulator, the engine).
 
-use crate::{Completion, GroupId, GroupTree, Nanos, ProcessId, Request, RequestId, TraceEvent};
+use crate::tunable::TunableError;
+use crate::{
+    Completion, Group, GroupId, GroupTree, Nanos, ProcessId, Request, RequestId, TraceEvent,
+};
 
 /// What a policy is told about the world it runs in when it is built.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +87,23 @@ pub trait Scheduler: Send {
     /// default: noop, deadline and anticipatory share the device among requests, not groups).
     fn group_weight(&self, _group: GroupId) -> Option<u32> {
         None
+    }
+
+    /// A group's weight or limits were changed while requests are in flight, as writing the
+    /// cgroup files (`blkio.weight`, `io.bfq.weight`, `io.max`) changes them: `settings` is
+    /// the group as it now is ([`Group`]: its weight, whether it was set, its limits), `now`
+    /// the driver's time. Each policy applies the change as its kernel counterpart does: BFQ
+    /// and elv-fq at the group entity's next activation, CFQ when the group is next put on the
+    /// group service tree, dm-ioband at once, the limit layer from the next request's budget.
+    /// A weight the policy does not accept is refused and changes nothing. The default, for
+    /// a policy that neither weighs nor limits groups, ignores the change.
+    fn update_group(
+        &mut self,
+        _group: GroupId,
+        _settings: &Group,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        Ok(())
     }
 
     /// Turn recording of this policy's decisions on or off ([`crate::trace`]). Off, which

@@ -1,9 +1,13 @@
 //! Two tenants sharing one file or block device under a policy, as a storage engine would run
 //! them: a latency-sensitive reader and a bulk writer in groups weighted 300 and 100, the
-//! writer also capped in bandwidth. Prints each group's throughput and latency.
+//! writer also capped in bandwidth. Halfway through, the writer's weight and cap are changed
+//! while requests are in flight (`Handle::set_group`, as writing its cgroup files would):
+//! its weight to `--writer-weight-after` (600 unless given), its cap to `--cap-mib-after`
+//! (half the first unless given). Prints each group's throughput in each half, and latency.
 //!
 //!     cargo run --release -p ioslice-engine --example tenants -- [PATH] [--sched bfq]
-//!         [--depth 32] [--seconds 2] [--direct] [--cap-mib 64] [--allow-mounted-write]
+//!         [--depth 32] [--seconds 2] [--direct] [--cap-mib 64] [--writer-weight-after 600]
+//!         [--cap-mib-after 32] [--allow-mounted-write]
 //!
 //! PATH defaults to a 64 MiB file in the temporary directory (created, then removed); a
 //! missing regular file is created at 64 MiB. A block device holding a filesystem is refused
@@ -27,6 +31,8 @@ struct Options {
     seconds: f64,
     direct: bool,
     cap_mib: u64,
+    writer_weight_after: u32,
+    cap_mib_after: Option<u64>,
     allow_mounted_write: bool,
 }
 
@@ -38,6 +44,8 @@ fn parse() -> Result<Options, String> {
         seconds: 2.0,
         direct: false,
         cap_mib: 64,
+        writer_weight_after: 600,
+        cap_mib_after: None,
         allow_mounted_write: false,
     };
     let mut args = std::env::args().skip(1);
@@ -59,6 +67,18 @@ fn parse() -> Result<Options, String> {
                 options.cap_mib = value("--cap-mib")?
                     .parse()
                     .map_err(|_| "--cap-mib expects a whole number")?
+            }
+            "--writer-weight-after" => {
+                options.writer_weight_after = value("--writer-weight-after")?
+                    .parse()
+                    .map_err(|_| "--writer-weight-after expects a whole number")?
+            }
+            "--cap-mib-after" => {
+                options.cap_mib_after = Some(
+                    value("--cap-mib-after")?
+                        .parse()
+                        .map_err(|_| "--cap-mib-after expects a whole number")?,
+                )
             }
             "--direct" => options.direct = true,
             "--allow-mounted-write" => options.allow_mounted_write = true,
@@ -121,9 +141,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "writer",
         IoPriority::new(PriorityClass::BestEffort, 7).ok_or("level")?,
     )?;
-    let end = Instant::now() + Duration::from_secs_f64(options.seconds);
+    let started = Instant::now();
+    let end = started + Duration::from_secs_f64(options.seconds);
+    let halfway = started + Duration::from_secs_f64(options.seconds / 2.0);
+    let changer = handle.clone();
+    let cap_after = options.cap_mib_after.unwrap_or(options.cap_mib / 2).max(1);
 
-    std::thread::scope(|scope| -> Result<(), String> {
+    let first_half = std::thread::scope(|scope| -> Result<_, String> {
         let read = scope.spawn(move || -> Result<(), String> {
             let mut block = 0u64;
             while Instant::now() < end {
@@ -155,9 +179,23 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         });
+        // Halfway: the writer's new weight and cap, taken while both tenants have requests
+        // in flight; the policy applies them as the kernel does.
+        std::thread::sleep(halfway.saturating_duration_since(Instant::now()));
+        let first_half = changer.stats();
+        changer
+            .set_group(
+                "writer",
+                Some(options.writer_weight_after),
+                Some(Limits {
+                    write_bps: Some(cap_after << 20),
+                    ..Limits::default()
+                }),
+            )
+            .map_err(|e| e.to_string())?;
         read.join().map_err(|_| "the reader panicked")??;
         write.join().map_err(|_| "the writer panicked")??;
-        Ok(())
+        Ok(first_half)
     })?;
 
     let backend = engine.backend_name();
@@ -170,16 +208,31 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         seconds
     );
     println!(
-        "{:<8} {:>10} {:>10} {:>10} {:>10}",
-        "group", "requests", "MiB/s", "p50 µs", "p99 µs"
+        "writer: weight 100 -> {}, cap {} -> {} MiB/s at {:.1} s",
+        options.writer_weight_after,
+        options.cap_mib,
+        cap_after,
+        first_half.elapsed.as_secs_f64()
     );
+    println!(
+        "{:<8} {:>10} {:>14} {:>14} {:>10} {:>10}",
+        "group", "requests", "MiB/s before", "MiB/s after", "p50 µs", "p99 µs"
+    );
+    let before_seconds = first_half.elapsed.as_secs_f64().max(1e-9);
+    let after_seconds = (seconds - before_seconds).max(1e-9);
     for (group, figures) in &last.groups {
         let bytes = figures.bytes_read + figures.bytes_written;
+        let before = first_half
+            .groups
+            .get(group)
+            .map_or(0, |f| f.bytes_read + f.bytes_written);
+        let mib = f64::from(1 << 20);
         println!(
-            "{:<8} {:>10} {:>10.1} {:>10} {:>10}",
+            "{:<8} {:>10} {:>14.1} {:>14.1} {:>10} {:>10}",
             group,
             figures.requests,
-            bytes as f64 / seconds / f64::from(1 << 20),
+            before as f64 / before_seconds / mib,
+            bytes.saturating_sub(before) as f64 / after_seconds / mib,
             figures.latency.p50,
             figures.latency.p99
         );

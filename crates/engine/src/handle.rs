@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use ioslice_core::limit::Limits;
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::{Direction, GroupId, GroupTree, IoPriority, ProcessId};
 
@@ -82,6 +83,39 @@ impl Handle {
     pub fn group_weight(&self, group: &str) -> Option<u32> {
         let id = self.shared.groups.find(group)?;
         self.shared.lock().policy.group_weight(id)
+    }
+
+    /// Change the weight and/or the limits of the group at path `group` while requests are
+    /// in flight, as writing its cgroup files (`io.bfq.weight`, `blkio.weight`, `io.max`)
+    /// does; `None` keeps what it has. Taken under the engine's lock and handed to the
+    /// policy ([`Scheduler::update_group`](ioslice_core::Scheduler::update_group)) with the
+    /// engine's time. The policy applies it as the kernel does: BFQ and CFQ take the weight
+    /// at the group's next activation, the limit layer makes the new limits govern from the
+    /// next request it releases (a fresh budget, as blk-throttle restarts the group's slice).
+    /// Limits bind only where the policy runs under the limit layer, that is when some
+    /// group had a limit when the engine was built. An unknown group, a weight outside
+    /// 1..=10000 or one the policy refuses (BFQ takes 1..=1000), and the root group, are
+    /// errors and change nothing.
+    pub fn set_group(
+        &self,
+        group: &str,
+        weight: Option<u32>,
+        limits: Option<Limits>,
+    ) -> Result<(), EngineError> {
+        let shared = &self.shared;
+        let id = shared
+            .groups
+            .find(group)
+            .ok_or_else(|| EngineError::UnknownGroup {
+                group: group.to_string(),
+                known: known_groups(&shared.groups),
+            })?;
+        if id == GroupId::ROOT {
+            return Err(EngineError::Config(
+                "the root group takes no weight or limit: name one of the engine's groups".into(),
+            ));
+        }
+        shared.update_group(id, weight, limits)
     }
 }
 

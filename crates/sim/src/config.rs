@@ -34,6 +34,23 @@ pub enum BlockLayer {
     BlkMq,
 }
 
+/// A change to a group's weight and/or limits at a simulated time (a job file's
+/// `; ioslice-at: 10s cgroup NAME weight=800`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupChange {
+    /// When, from the start of the run.
+    pub at: Nanos,
+    /// The group's path.
+    pub group: String,
+    /// Its new weight, if the change sets one.
+    pub weight: Option<u32>,
+    /// Its limits from then on (all of them, not only those the change names), if the
+    /// change sets any.
+    pub limits: Option<ioslice_core::limit::Limits>,
+    /// Where the change was written (`file:line`), for errors.
+    pub origin: String,
+}
+
 /// What a simulation runs with.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -48,6 +65,8 @@ pub struct SimConfig {
     /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
     /// a later entry for the same group replaces an earlier one.
     pub group_limits: Vec<(String, ioslice_core::limit::Limits)>,
+    /// Changes to groups' weights and limits during the run, applied at their times.
+    pub group_changes: Vec<GroupChange>,
     /// Which controller enforces the groups' weights (`--controller`): the elevator's own
     /// groups, or dm-ioband above it.
     pub controller: ioslice_core::ioband::Controller,
@@ -131,6 +150,7 @@ impl SimConfig {
             device,
             group_weights: Vec::new(),
             group_limits: Vec::new(),
+            group_changes: Vec::new(),
             controller: ioslice_core::ioband::Controller::Elevator,
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),

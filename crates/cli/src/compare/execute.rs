@@ -126,6 +126,8 @@ fn run_one(
     config.stop = stop.clone();
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
+    config.group_changes =
+        crate::group_change::sim_changes(&plan.group_changes, &config.group_limits, &job_file)?;
     let runs = plan.schedulers.len() * plan.clients.len();
     let mut recorders = plan
         .report

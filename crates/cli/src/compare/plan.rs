@@ -42,6 +42,8 @@ pub struct Plan {
     pub seed: u64,
     /// `--cgroup` weights and limits, for the simulator.
     pub cgroup_overrides: Vec<CgroupArg>,
+    /// Changes to groups during each run (`; ioslice-at:`).
+    pub group_changes: Vec<crate::group_change::ScheduledChange>,
     /// Which controller enforces the cgroups' weights.
     pub controller: ioslice_core::ioband::Controller,
     /// Cgroup columns in order of first appearance; empty for an ungrouped workload.
@@ -72,6 +74,7 @@ impl Plan {
         let seed_figures = crate::scenario::ScenarioDefaults::read_all(job_paths)?.seed_figures;
         let device = parse_device(&machine.device)?;
         let host = machine.host;
+        let group_changes = machine.group_changes;
         let mut probe = SimConfig::new(
             args.simulation.seed,
             "noop".parse().map_err(|e| format!("{e}"))?,
@@ -95,6 +98,7 @@ impl Plan {
             clients,
             seed: args.simulation.seed,
             cgroup_overrides,
+            group_changes,
             controller,
             format,
             host,

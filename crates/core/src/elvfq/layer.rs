@@ -9,8 +9,9 @@ use super::think::ThinkTime;
 use super::ElvFqSettings;
 use crate::policy::bfq::wf2q::{EntityId, Owner, Wf2q};
 use crate::trace::{ChargeUnit, IdleEnd, IdleKind, QueueRef, TraceBuffer, Workload};
+use crate::tunable::TunableError;
 use crate::{
-    Completion, Dispatch, GroupId, GroupTree, Inserted, IoPriority, Nanos, PriorityClass,
+    Completion, Dispatch, Group, GroupId, GroupTree, Inserted, IoPriority, Nanos, PriorityClass,
     ProcessId, Request, RequestId, Scheduler, TraceEvent,
 };
 
@@ -60,6 +61,8 @@ pub struct ElvFq {
     settings: ElvFqSettings,
     slots: Vec<Slot>,
     wf2q: Wf2q,
+    /// Each group's entity in the tree, by group index.
+    group_entity: Vec<EntityId>,
     root: EntityId,
     active: Option<Active>,
     /// Dispatched requests not yet completed, by id, with their group's index.
@@ -127,6 +130,7 @@ impl ElvFq {
             slots,
             wf2q,
             root: group_entity[0],
+            group_entity,
             active: None,
             dispatched: BTreeMap::new(),
             trace: TraceBuffer::default(),
@@ -498,6 +502,27 @@ impl Scheduler for ElvFq {
             && self.slots[self.slot_of(queued.group)]
                 .elevator
                 .allow_merge(queued, incoming)
+    }
+
+    /// The new weight waits in the group's entities' `new_weight` and takes effect at their
+    /// next activation or requeue, as in BFQ's B-WF2Q+ the layer is built on. Each group's
+    /// elevator is told as well, as the group's root.
+    fn update_group(
+        &mut self,
+        group: GroupId,
+        settings: &Group,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        let weight = settings.weight.max(1);
+        if let Some(&entity) = self.group_entity.get(group.index()) {
+            self.wf2q.get_mut(entity).new_weight = u64::from(weight);
+        }
+        if let Some(slot) = self.slots.get_mut(group.index()) {
+            slot.weight = weight;
+            let queue = slot.queue;
+            self.wf2q.get_mut(queue).new_weight = u64::from(weight);
+        }
+        Ok(())
     }
 
     /// The group's weight in the tree (its `cgroup_weight`, else the tree's default); `None`

@@ -6,10 +6,17 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::{IobandSettings, BATCH_TOKENS, BUCKET_FACTOR, DEFAULT_TOKEN_POOL, DEFAULT_WEIGHT};
 use crate::trace::TraceBuffer;
+use crate::tunable::TunableError;
 use crate::{
-    Completion, Dispatch, GroupId, GroupTree, Inserted, IoPriority, Nanos, ProcessId, Request,
-    RequestId, Scheduler, TraceEvent,
+    Completion, Dispatch, Group, GroupId, GroupTree, Inserted, IoPriority, Nanos, ProcessId,
+    Request, RequestId, Scheduler, TraceEvent,
 };
+
+/// What a band of `weight` gets each epoch out of `bucket` tokens, among bands of `weights`.
+fn share(bucket: u64, weight: u32, weights: &[u32]) -> i64 {
+    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum::<u64>().max(1);
+    i64::try_from(bucket * u64::from(weight) / total + 1).unwrap_or(i64::MAX)
+}
 
 /// One ioband group.
 #[derive(Debug, Clone)]
@@ -97,12 +104,10 @@ impl IobandLayer {
                 }
             })
             .collect();
-        let total: u64 = weights.iter().map(|&w| u64::from(w)).sum::<u64>().max(1);
         let bands = weights
             .iter()
             .map(|&weight| {
-                let share = bucket * u64::from(weight) / total + 1;
-                let initial = i64::try_from(share).unwrap_or(i64::MAX);
+                let initial = share(bucket, weight, &weights);
                 Band {
                     weight,
                     initial,
@@ -412,6 +417,34 @@ impl Scheduler for IobandLayer {
 
     fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
         self.inner.allow_merge(queued, incoming)
+    }
+
+    /// The new weight (100 when unset) recomputes every band's tokens per epoch at once, as
+    /// dm-ioband's `set_weight` recomputes each group's `token_initial` from the weights
+    /// (drivers/md/dm-ioband-policy.c, 1.x); the tokens on hand are kept, and the next
+    /// epochs hand out the new shares. Limits are not dm-ioband's: the policy below is told.
+    fn update_group(
+        &mut self,
+        group: GroupId,
+        settings: &Group,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.inner.update_group(group, settings, now)?;
+        self.trace.pull(self.inner.as_mut());
+        let Some(band) = self.bands.get_mut(group.index()) else {
+            return Ok(());
+        };
+        band.weight = if settings.weight_set {
+            settings.weight
+        } else {
+            DEFAULT_WEIGHT
+        };
+        let weights: Vec<u32> = self.bands.iter().map(|band| band.weight).collect();
+        let bucket = u64::try_from(self.bucket).unwrap_or(0);
+        for (band, &weight) in self.bands.iter_mut().zip(&weights) {
+            band.initial = share(bucket, weight, &weights);
+        }
+        Ok(())
     }
 
     /// dm-ioband's weight of the group (its `cgroup_weight`, else 100); `None` for the

@@ -10,10 +10,13 @@ use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
 use super::Throttle;
 use crate::trace::TraceBuffer;
+use crate::tunable::TunableError;
 use crate::{
-    Completion, Direction, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
-    RequestId, Scheduler, TraceEvent,
+    Completion, Direction, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, ProcessId,
+    Request, RequestId, Scheduler, TraceEvent,
 };
+
+mod change;
 
 const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
 
@@ -48,6 +51,8 @@ struct GroupInfo {
     children: Vec<usize>,
     /// Per direction, the buckets a request of this group passes: its own, then its ancestors'.
     path: [Vec<usize>; 2],
+    /// Per direction, how many of `path` are its own.
+    own: [usize; 2],
     /// Per direction, the top of the limited subtree the group is in (itself, or its highest
     /// limited ancestor below an unlimited one); `None` when the group is not limited.
     top: [Option<usize>; 2],
@@ -122,6 +127,9 @@ pub struct LimitLayer {
     outranked: BTreeSet<ProcessId>,
     /// Holds, releases and the policy's events, in order, when tracing is on.
     trace: TraceBuffer,
+    /// The groups with their limits and weights as they now are (changed at run time by
+    /// [`Scheduler::update_group`]).
+    tree: GroupTree,
 }
 
 impl std::fmt::Debug for LimitLayer {
@@ -137,49 +145,12 @@ impl std::fmt::Debug for LimitLayer {
 impl LimitLayer {
     /// The layer around `inner`, with the limits and weights of `groups`.
     pub fn new(inner: Box<dyn Scheduler>, groups: &GroupTree) -> Self {
-        let mut infos: Vec<GroupInfo> = vec![GroupInfo::default(); groups.len()];
-        let mut buckets = Vec::new();
-        for (id, group) in groups.iter() {
-            let index = id.index();
-            let parent = group.parent.map(|p| p.index());
-            for direction in DIRECTIONS {
-                let mut path = own_buckets(&group.limits, direction, &mut buckets);
-                if let Some(parent) = parent {
-                    path.extend(infos[parent].path[direction.index()].iter().copied());
-                }
-                infos[index].path[direction.index()] = path;
-            }
-            for (d, direction) in DIRECTIONS.into_iter().enumerate() {
-                let limited = infos[index].limited(d);
-                let inherited = parent.and_then(|p| infos[p].top[d]);
-                infos[index].top[d] = limited.then(|| inherited.unwrap_or(index));
-                let own =
-                    group.limits.bps(direction).is_some() || group.limits.iops(direction).is_some();
-                infos[index].throttle[d] = match parent {
-                    Some(p) if !own => infos[p].throttle[d],
-                    _ => group.limits.throttle,
-                };
-            }
-            infos[index].parent = parent;
-            infos[index].weight = group.weight;
-            if let Some(parent) = parent {
-                infos[parent].children.push(index);
-            }
-        }
-        let tops = [0, 1].map(|d| {
-            (0..infos.len())
-                .filter(|&g| infos[g].limited(d))
-                .filter(|&g| infos[g].parent.is_none_or(|p| !infos[p].limited(d)))
-                .collect()
-        });
+        let (infos, buckets, tops) = structure(groups);
         let nodes = [0, 1].map(|d| {
             infos
                 .iter()
                 .map(|info| Node {
-                    lane: match info.throttle[d] {
-                        Throttle::Priority => Lane::default(),
-                        Throttle::Above => Lane::in_arrival_order(),
-                    },
+                    lane: change::lane_for(info.throttle[d]),
                     ..Node::default()
                 })
                 .collect()
@@ -198,6 +169,7 @@ impl LimitLayer {
             members: BTreeMap::new(),
             outranked: BTreeSet::new(),
             trace: TraceBuffer::default(),
+            tree: groups.clone(),
         }
     }
 
@@ -454,6 +426,50 @@ impl LimitLayer {
     }
 }
 
+/// What the layer knows of each group, the buckets their limits call for, and per direction
+/// the tops of the limited subtrees.
+type Structure = (Vec<GroupInfo>, Vec<Bucket>, [Vec<usize>; 2]);
+
+fn structure(groups: &GroupTree) -> Structure {
+    let mut infos: Vec<GroupInfo> = vec![GroupInfo::default(); groups.len()];
+    let mut buckets = Vec::new();
+    for (id, group) in groups.iter() {
+        let index = id.index();
+        let parent = group.parent.map(|p| p.index());
+        for direction in DIRECTIONS {
+            let mut path = own_buckets(&group.limits, direction, &mut buckets);
+            infos[index].own[direction.index()] = path.len();
+            if let Some(parent) = parent {
+                path.extend(infos[parent].path[direction.index()].iter().copied());
+            }
+            infos[index].path[direction.index()] = path;
+        }
+        for (d, direction) in DIRECTIONS.into_iter().enumerate() {
+            let limited = infos[index].limited(d);
+            let inherited = parent.and_then(|p| infos[p].top[d]);
+            infos[index].top[d] = limited.then(|| inherited.unwrap_or(index));
+            let own =
+                group.limits.bps(direction).is_some() || group.limits.iops(direction).is_some();
+            infos[index].throttle[d] = match parent {
+                Some(p) if !own => infos[p].throttle[d],
+                _ => group.limits.throttle,
+            };
+        }
+        infos[index].parent = parent;
+        infos[index].weight = group.weight;
+        if let Some(parent) = parent {
+            infos[parent].children.push(index);
+        }
+    }
+    let tops = [0, 1].map(|d| {
+        (0..infos.len())
+            .filter(|&g| infos[g].limited(d))
+            .filter(|&g| infos[g].parent.is_none_or(|p| !infos[p].limited(d)))
+            .collect()
+    });
+    (infos, buckets, tops)
+}
+
 /// The buckets a group's own limits in `direction` call for, added to `buckets`; their indices.
 fn own_buckets(
     limits: &super::Limits,
@@ -554,6 +570,20 @@ impl Scheduler for LimitLayer {
     /// tree's weights, but the device's share is the policy's to decide.
     fn group_weight(&self, group: GroupId) -> Option<u32> {
         self.inner.group_weight(group)
+    }
+
+    /// The wrapped policy takes the weight as it does; the layer takes the limits (see
+    /// [`change`]). A weight the policy refuses changes nothing in either.
+    fn update_group(
+        &mut self,
+        group: GroupId,
+        settings: &Group,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.inner.update_group(group, settings, now)?;
+        self.trace.pull(self.inner.as_mut());
+        self.change_group(group, settings, now);
+        Ok(())
     }
 
     fn set_tracing(&mut self, on: bool) {

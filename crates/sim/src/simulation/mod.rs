@@ -36,8 +36,8 @@ use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-pub use crate::config::SimConfig;
 use crate::config::{BlockLayer, DirectWrites};
+pub use crate::config::{GroupChange, SimConfig};
 use crate::device::driver_queue::DriverQueue;
 use crate::device::{Command, DeviceModel};
 use crate::id_hash::IdMap;
@@ -52,6 +52,7 @@ mod flow;
 mod memory;
 mod null_engine;
 mod progress;
+mod regroup;
 mod report;
 mod statistics;
 mod stop;
@@ -317,6 +318,10 @@ struct Simulation<'a> {
     redispatch: bool,
     /// fio's flow groups (`flow_id`, `flow`): empty unless a job has a weight.
     flows: flow::Flows,
+    /// The groups with their weights and limits as they now are.
+    groups: ioslice_core::GroupTree,
+    /// Changes to groups still to come, in time order ([`SimConfig::group_changes`]).
+    group_changes: VecDeque<regroup::DueChange>,
 }
 
 impl<'a> Simulation<'a> {
@@ -340,7 +345,10 @@ impl<'a> Simulation<'a> {
             rotational: info.rotational,
             queue_depth: info.queue_depth,
         };
-        let mut scheduler = build_scheduler(&config.scheduler, &context)?;
+        let epoch = ioslice_fio::plan::mix(config.seed) % 1_000_000_000;
+        let group_changes = regroup::resolve(&config.group_changes, &context, config, epoch)?;
+        let scheduler = build_scheduler(&config.scheduler, &context)?;
+        let mut scheduler = regroup::with_limit_layer(scheduler, &groups, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config)?;
@@ -354,7 +362,6 @@ impl<'a> Simulation<'a> {
             .filter(|p| p.null_engine)
             .map(|p| p.pid)
             .collect();
-        let epoch = ioslice_fio::plan::mix(config.seed) % 1_000_000_000;
         let trace = trace.map(|sink| Tracer::new(sink, epoch, &groups, scheduler.as_mut()));
         Ok(Self {
             job_file,
@@ -399,6 +406,8 @@ impl<'a> Simulation<'a> {
             dispatching: false,
             redispatch: false,
             flows: flow::Flows::default(),
+            groups,
+            group_changes,
         })
     }
 
@@ -434,7 +443,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn next_time(&self) -> Option<Nanos> {
-        [
+        let next = [
             self.events.next_time(),
             self.device.next_event(),
             self.scheduler_wake,
@@ -442,7 +451,9 @@ impl<'a> Simulation<'a> {
         ]
         .into_iter()
         .flatten()
-        .min()
+        .min()?;
+        // A change to a group matters only while something else is still to happen.
+        Some(self.next_change().map_or(next, |change| change.min(next)))
     }
 
     fn run(&mut self) {
@@ -469,6 +480,9 @@ impl<'a> Simulation<'a> {
                 } else if self.queue_run_at.is_none() {
                     self.queue_run_at = Some(self.now + self.queue_run_delay);
                 }
+            }
+            if self.apply_due_changes() {
+                run_queue = true;
             }
             while let Some(event) = self.events.pop_due(self.now) {
                 self.handle(event);

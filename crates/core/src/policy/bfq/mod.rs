@@ -64,8 +64,8 @@ use crate::time::{ms, us};
 use crate::trace::TraceBuffer;
 use crate::tunable::{TunableDef, TunableError, Tunables};
 use crate::{
-    Completion, Dispatch, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request, Scheduler,
-    TraceEvent,
+    Completion, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
+    Scheduler, TraceEvent,
 };
 
 use idling::{HwTag, IdleInputs};
@@ -487,25 +487,29 @@ impl Bfq {
     }
 }
 
+/// BFQ's weight for a group: its own when set (1–1000, else an error), 100 otherwise.
+fn bfq_group_weight(group: &Group) -> Result<u32, TunableError> {
+    if !group.weight_set {
+        return Ok(DEFAULT_GROUP_WEIGHT);
+    }
+    if !GROUP_WEIGHT_RANGE.contains(&group.weight) {
+        return Err(TunableError::GroupWeight {
+            scheduler: "bfq".into(),
+            group: group.path.clone(),
+            weight: group.weight,
+            min: *GROUP_WEIGHT_RANGE.start(),
+            max: *GROUP_WEIGHT_RANGE.end(),
+        });
+    }
+    Ok(group.weight)
+}
+
 /// An entity per group, parents before children, with BFQ's weights: the group's own when
 /// set (1–1000), 100 otherwise.
 fn build_groups(engine: &mut Wf2q, groups: &GroupTree) -> Result<Vec<EntityId>, TunableError> {
     let mut entities: Vec<EntityId> = Vec::with_capacity(groups.len());
     for (id, group) in groups.iter() {
-        let weight = if group.weight_set {
-            if !GROUP_WEIGHT_RANGE.contains(&group.weight) {
-                return Err(TunableError::GroupWeight {
-                    scheduler: "bfq".into(),
-                    group: group.path.clone(),
-                    weight: group.weight,
-                    min: *GROUP_WEIGHT_RANGE.start(),
-                    max: *GROUP_WEIGHT_RANGE.end(),
-                });
-            }
-            group.weight
-        } else {
-            DEFAULT_GROUP_WEIGHT
-        };
+        let weight = bfq_group_weight(group)?;
         let parent = group.parent.map(|p| entities[p.index()]);
         entities.push(engine.add(Owner::Group(id.index()), parent, 1, u64::from(weight)));
     }
@@ -552,6 +556,24 @@ impl Scheduler for Bfq {
         }
         let entity = *self.group_entities.get(group.index())?;
         u32::try_from(self.engine.get(entity).weight).ok()
+    }
+
+    /// The new weight waits in the group entity's `new_weight` and takes effect when the
+    /// entity is next put on its service tree (activated or requeued after service), as the
+    /// kernel's `__bfq_entity_update_weight_prio` applies `entity->new_weight` when
+    /// `prio_changed` is set (block/bfq-wf2q.c, 5.x–6.x): the timestamps the entity holds
+    /// were computed with the old weight and stay. BFQ limits nothing: limits are ignored.
+    fn update_group(
+        &mut self,
+        group: GroupId,
+        settings: &Group,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        let weight = bfq_group_weight(settings)?;
+        if let Some(&entity) = self.group_entities.get(group.index()) {
+            self.engine.get_mut(entity).new_weight = u64::from(weight);
+        }
+        Ok(())
     }
 }
 

@@ -12,6 +12,11 @@
 //! 49 µs of service at a full share — and 200 units in IOPS mode): an intermittent group gets no
 //! credit for having been idle. A group's slice is `target_latency × vfraction`.
 //!
+//! A weight changed at run time waits in `new_weight` and is taken when the group is next put
+//! on the tree after leaving it (`cfq_update_group_weight`, called from
+//! `cfq_group_service_tree_add` when the group becomes active, block/cfq-iosched.c, 3.x): a
+//! group that stays busy keeps contributing its old weight to its parent's sum until it idles.
+//!
 //! Weights are clamped to CFQ's 10..=1000. The root group counts as weight and leaf weight
 //! 1000 (twice the default); other groups' tasks have the default leaf weight 500.
 
@@ -53,6 +58,8 @@ pub(super) struct CfqGroup {
     pub(super) weight: u64,
     /// Its own tasks' weight against its child groups.
     pub(super) leaf_weight: u64,
+    /// A weight set at run time, taken at the group's next activation.
+    pub(super) new_weight: Option<u64>,
     /// Activations below and at it: itself on the tree, plus its active children.
     pub(super) nr_active: u32,
     /// Sum of the weights competing at its level: its leaf weight if active, plus its active children's.
@@ -85,6 +92,7 @@ impl CfqGroup {
             parent,
             weight,
             leaf_weight,
+            new_weight: None,
             nr_active: 0,
             children_weight: 0,
             vfraction: 0,
@@ -108,11 +116,15 @@ pub(super) fn build_groups(tree: &GroupTree) -> Vec<CfqGroup> {
             if id == GroupId::ROOT {
                 CfqGroup::new(None, ROOT_WEIGHT, ROOT_WEIGHT)
             } else {
-                let weight = u64::from(group.weight.clamp(WEIGHT_MIN, WEIGHT_MAX));
-                CfqGroup::new(group.parent, weight, LEAF_WEIGHT)
+                CfqGroup::new(group.parent, cfq_weight(group.weight), LEAF_WEIGHT)
             }
         })
         .collect()
+}
+
+/// A group weight as CFQ uses it: clamped to 10..=1000.
+pub(super) fn cfq_weight(weight: u32) -> u64 {
+    u64::from(weight.clamp(WEIGHT_MIN, WEIGHT_MAX))
 }
 
 /// The device-wide tree of busy groups, by vdisktime.
@@ -154,6 +166,12 @@ impl Cfq {
         let mut vfraction = u128::from(VFRACTION_ONE) * u128::from(own.leaf_weight)
             / u128::from(own.children_weight);
         while let Some(parent) = self.groups[position].parent.map(GroupId::index) {
+            if propagate {
+                // Newly active at this level: a weight set meanwhile applies now.
+                if let Some(new_weight) = self.groups[position].new_weight.take() {
+                    self.groups[position].weight = new_weight;
+                }
+            }
             let weight = self.groups[position].weight;
             let parent_group = &mut self.groups[parent];
             if propagate {

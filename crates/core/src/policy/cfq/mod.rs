@@ -75,8 +75,8 @@ use crate::time::ms;
 use crate::trace::{IdleKind, ServiceEnd, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
 use crate::{
-    Completion, Dispatch, GroupId, Inserted, Nanos, ProcessId, Request, RequestId, Scheduler,
-    TraceEvent,
+    Completion, Dispatch, Group, GroupId, Inserted, Nanos, ProcessId, Request, RequestId,
+    Scheduler, TraceEvent,
 };
 
 use cooperator::CooperatorIndex;
@@ -608,5 +608,23 @@ impl Scheduler for Cfq {
         }
         let weight = self.groups.get(group.index())?.weight;
         u32::try_from(weight).ok()
+    }
+
+    /// The weight, clamped to 10..=1000, is taken when the group is next put on the group
+    /// service tree (see [`group`]'s doc). CFQ limits nothing: limits are ignored. The 2.6.10
+    /// time-sliced engine has no groups and ignores the change.
+    fn update_group(
+        &mut self,
+        group: GroupId,
+        settings: &Group,
+        _now: Nanos,
+    ) -> Result<(), crate::tunable::TunableError> {
+        if group == GroupId::ROOT || self.legacy.is_some() {
+            return Ok(());
+        }
+        if let Some(state) = self.groups.get_mut(group.index()) {
+            state.new_weight = Some(group::cfq_weight(settings.weight));
+        }
+        Ok(())
     }
 }

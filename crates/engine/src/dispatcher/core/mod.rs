@@ -29,6 +29,7 @@ use crate::stats::{Recorder, Sample};
 use crate::sync::now;
 
 mod complete;
+mod regroup;
 mod timeout;
 
 /// One client request at the device, part of an operation.
@@ -90,6 +91,11 @@ pub(crate) struct Core {
     pub(crate) roles: Roles,
     pub(crate) backend: Box<dyn Backend>,
     pub(crate) policy: Box<dyn Scheduler>,
+    /// The groups with their weights and limits as they now are (changed at run time by
+    /// [`Core::update_group`]).
+    pub(crate) groups: GroupTree,
+    /// Whether the policy runs under the limit layer: some group had a limit at the start.
+    pub(crate) limit_layer: bool,
     /// Where the policy's decisions and the requests' arrivals, dispatches and completions
     /// go, when the engine is traced.
     pub(crate) trace: Option<Tracer<Box<dyn TraceSink + Send>>>,
@@ -176,6 +182,8 @@ impl Core {
         Core {
             backend,
             policy,
+            groups: groups.clone(),
+            limit_layer: groups.has_limits(),
             trace,
             recorder,
             started,

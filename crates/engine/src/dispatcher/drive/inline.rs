@@ -65,6 +65,23 @@ impl Shared {
         self.unlock_and_deliver(core);
     }
 
+    /// Change a group's weight and/or limits under the lock, at the engine's time, then run
+    /// a turn so that what the change lets go (a looser limit) goes now.
+    pub(crate) fn update_group(
+        &self,
+        group: ioslice_core::GroupId,
+        weight: Option<u32>,
+        limits: Option<ioslice_core::limit::Limits>,
+    ) -> Result<(), crate::error::EngineError> {
+        let mut core = self.lock();
+        let answer = core.update_group(group, weight, limits);
+        if answer.is_ok() && !core.closed {
+            self.client_turn(&mut core);
+        }
+        self.unlock_and_deliver(core);
+        answer
+    }
+
     /// [`Core::turn`] whose system calls wait for [`Shared::unlock_and_deliver`]: the caller
     /// must release the lock through it.
     pub(crate) fn turn_unlocked_syscalls(core: &mut Core, reap: bool) {

@@ -1,0 +1,150 @@
+//! Weights and limits changed while the engine runs (`Handle::set_group`), on the in-memory
+//! backend: a new weight reverses two backlogged groups' shares under bfq, a tightened limit
+//! throttles the group from its next request, refused changes change nothing, and every
+//! request completes exactly once.
+
+mod common;
+
+use common::{be, engine_on, wait_until, MIB};
+
+use std::time::{Duration, Instant};
+
+use ioslice_core::limit::Limits;
+use ioslice_engine::backend::memory::MemoryBackend;
+use ioslice_engine::{EngineError, IoFuture};
+
+/// Groups weighted 100 and 300 under bfq; while both are backlogged the light one is raised
+/// to 900: it gets about three quarters of the service, where it had a quarter.
+#[test]
+fn a_new_weight_reverses_two_backlogged_groups_shares() {
+    const EACH: u64 = 240;
+    let backend = MemoryBackend::new(MIB as usize * 8);
+    let probe = backend.probe();
+    let engine = engine_on(backend, 8 * MIB, 1)
+        .scheduler("bfq:slice_idle=0,low_latency=0,max_budget=64")
+        .group("light", 100)
+        .group("heavy", 300)
+        .start()
+        .expect("engine starts");
+    let handle = engine.handle();
+    let light = handle.client(1, "light", be()).expect("light");
+    let heavy = handle.client(2, "heavy", be()).expect("heavy");
+    assert_eq!(handle.group_weight("light"), Some(100));
+    probe.hold();
+    let blocker = light.read(7 * MIB, 512);
+    wait_until(|| handle.stats().in_flight == 1);
+    let mut futures = Vec::new();
+    for i in 0..EACH {
+        // Gaps between requests: no merging; light below 4 MiB, heavy above.
+        futures.push(light.read(i * 8192, 4096));
+        futures.push(heavy.read(4 * MIB + i * 8192, 4096));
+    }
+    wait_until(|| handle.stats().submitted == 2 * EACH + 1);
+    handle
+        .set_group("light", Some(900), None)
+        .expect("bfq takes 900");
+    probe.release();
+    blocker.wait().expect("blocker");
+    for future in futures {
+        future.wait().expect("read");
+    }
+    // Taken at the group's first requeue after the change: in force by now.
+    assert_eq!(handle.group_weight("light"), Some(900));
+    let log = probe.log();
+    let window = &log[1..=EACH as usize];
+    let light_share =
+        window.iter().filter(|op| op.offset < 4 * MIB).count() as f64 / window.len() as f64;
+    assert!(
+        (0.65..=0.85).contains(&light_share),
+        "light group got {light_share:.2} of the service after its weight went to 900, expected about 0.75"
+    );
+    let stats = engine.shutdown().expect("clean shutdown");
+    assert_eq!(stats.groups["light"].requests, EACH + 1);
+    assert_eq!(stats.groups["heavy"].requests, EACH);
+    assert_eq!(stats.double_completions, 0);
+}
+
+/// Changes the engine or the policy cannot take are refused with the reason, and change
+/// nothing.
+#[test]
+fn refused_changes_say_why_and_change_nothing() {
+    let engine = engine_on(MemoryBackend::new(MIB as usize), MIB, 4)
+        .scheduler("bfq")
+        .group("a", 200)
+        .start()
+        .expect("engine starts");
+    let handle = engine.handle();
+    let unknown = handle.set_group("b", Some(300), None).expect_err("unknown");
+    assert!(
+        matches!(unknown, EngineError::UnknownGroup { .. }),
+        "{unknown}"
+    );
+    let root = handle.set_group("/", Some(300), None).expect_err("root");
+    assert!(root.to_string().contains("root group"), "{root}");
+    let zero = handle.set_group("a", Some(0), None).expect_err("zero");
+    assert!(zero.to_string().contains("out of range"), "{zero}");
+    let beyond_bfq = handle.set_group("a", Some(2000), None).expect_err("bfq");
+    assert!(
+        beyond_bfq.to_string().starts_with("scheduler 'bfq'"),
+        "{beyond_bfq}"
+    );
+    let limit = Limits {
+        read_iops: Some(20),
+        ..Limits::default()
+    };
+    let no_layer = handle
+        .set_group("a", None, Some(limit))
+        .expect_err("no layer");
+    assert!(
+        no_layer.to_string().contains("no limit layer"),
+        "{no_layer}"
+    );
+    assert_eq!(handle.group_weight("a"), Some(200));
+    engine.shutdown().expect("clean shutdown");
+}
+
+/// A group limited loosely reads 50 requests at once; its limit tightened to 20 IOPS (100 ms
+/// burst: two at once, then one every 50 ms), its next five take at least 150 ms.
+#[test]
+fn a_tightened_limit_throttles_the_next_requests() {
+    let loose = Limits {
+        read_iops: Some(10_000),
+        ..Limits::default()
+    };
+    let engine = engine_on(MemoryBackend::new(MIB as usize), MIB, 4)
+        .scheduler("deadline")
+        .group_limits("slow", loose)
+        .start()
+        .expect("engine starts");
+    let handle = engine.handle();
+    let client = handle.client(1, "slow", be()).expect("slow");
+    let start = Instant::now();
+    let futures: Vec<IoFuture> = (0..50u64).map(|i| client.read(i * 8192, 512)).collect();
+    for future in futures {
+        future.wait().expect("read");
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(150),
+        "the loose limit held 50 reads for {:?}",
+        start.elapsed()
+    );
+    let tight = Limits {
+        read_iops: Some(20),
+        ..Limits::default()
+    };
+    handle
+        .set_group("slow", None, Some(tight))
+        .expect("limit taken");
+    let start = Instant::now();
+    let futures: Vec<IoFuture> = (0..5u64).map(|i| client.read(i * 8192, 512)).collect();
+    for future in futures {
+        future.wait().expect("read");
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(150),
+        "the tightened limit let five reads through in {:?}",
+        start.elapsed()
+    );
+    let stats = engine.shutdown().expect("clean shutdown");
+    assert_eq!((stats.totals.requests, stats.double_completions), (55, 0));
+}
