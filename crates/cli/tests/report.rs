@@ -90,7 +90,17 @@ fn report_data_from_two_runs_renders_on_one_page() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).expect("the page");
-    assert_eq!(charts_with_data(&html), 6);
+    assert_eq!(
+        charts_with_data(&html),
+        9,
+        "each run's three, and the overlay's percentiles, CDF and bandwidth"
+    );
+    for label in ["<td>deadline</td>", "<td>cfq</td>"] {
+        assert!(
+            html.contains(label),
+            "the runs labelled by scheduler: {label}"
+        );
+    }
     assert!(html.contains("id=\"tl-0\"") && html.contains("id=\"tl-1\""));
     let again = dir.path().join("again.html");
     let output = ioslice(&[
@@ -193,14 +203,14 @@ fn what_is_not_a_report_is_one_line() {
     );
     assert_user_error(
         &ioslice(&["report", dir.path().to_str().expect("path"), "-o", out]),
-        &["directory", "expected a JSON file"],
+        &["directory", "expected a JSON or fio log file"],
     );
     assert_user_error(
         &ioslice(&["report", "/proc/self/status", "-o", out]),
         &[
             "/proc/self/status",
             "kernel's /proc",
-            "expected a JSON file",
+            "expected a JSON or fio log file",
         ],
     );
     let junk = dir.path().join("junk.json");

@@ -45,6 +45,9 @@ pub fn page(report: &Report) -> String {
         out.push_str("<p class=\"missing\">The report holds no run and no comparison.</p>\n");
     }
     out.push_str("<nav><ul>\n");
+    if report.runs.len() > 1 {
+        out.push_str("<li><a href=\"#overlay\">The runs together</a></li>\n");
+    }
     for (i, comparison) in report.comparisons.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -64,6 +67,7 @@ pub fn page(report: &Report) -> String {
     for (i, comparison) in report.comparisons.iter().enumerate() {
         crate::comparison::section(&mut out, i, comparison);
     }
+    crate::overlay::section(&mut out, &report.runs);
     for (i, run) in report.runs.iter().enumerate() {
         run_section(&mut out, i, run);
     }

@@ -1,0 +1,162 @@
+//! The overlay: a page of two or more runs opens with their figures on shared axes, each
+//! run labelled by what differs between them ([`crate::labels`]).
+//!
+//! - **Latency percentiles** and **latency CDF**: one line per run, job and direction
+//!   (named by the run's label alone when the run has one job and one direction), drawn by
+//!   [`charts::latency`] as a run's own charts are.
+//! - **Bandwidth over time**: one line per run, the bytes of all its jobs and directions,
+//!   drawn by [`charts::timeseries`]. Runs record windows of different lengths (ioslice's
+//!   10 ms doubled, fio's `log_avg_msec`), so every run is put on the longest: each
+//!   recorded window's bytes go to the common window its start falls in. Runs without a
+//!   bandwidth record are named under the chart.
+
+use std::fmt::Write;
+
+use ioslice_core::Nanos;
+
+use crate::charts::latency::{self, LatencyLine};
+use crate::charts::timeseries::{self, Line, TimeChart};
+use crate::labels::labels;
+use crate::model::RunRecord;
+use crate::text::{escape, latency_label, BANDWIDTH_UNIT};
+
+/// The overlay section of `runs` (nothing for fewer than two).
+pub fn section(out: &mut String, runs: &[RunRecord]) {
+    if runs.len() < 2 {
+        return;
+    }
+    let refs: Vec<&RunRecord> = runs.iter().collect();
+    let labels = labels(&refs);
+    out.push_str("<section class=\"overlay\" id=\"overlay\">\n<h2>The runs together</h2>\n");
+    out.push_str("<table class=\"labels\"><tr><th>label</th><th>run</th></tr>\n");
+    for (label, run) in labels.iter().zip(runs) {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            escape(label),
+            escape(&run.title)
+        );
+    }
+    out.push_str("</table>\n<p class=\"note\">Each run is labelled by the settings that differ between the runs (scheduler, device, tunables, job options; the file read when no setting differs).</p>\n");
+    latency_overlay(out, runs, &labels);
+    bandwidth_overlay(out, runs, &labels);
+    out.push_str("</section>\n");
+}
+
+/// One line per run, job and direction with a recorded latency.
+fn latency_lines<'a>(runs: &'a [RunRecord], labels: &[String]) -> Vec<LatencyLine<'a>> {
+    let mut lines = Vec::new();
+    for (run, label) in runs.iter().zip(labels) {
+        let measured: Vec<(&str, &crate::model::DirectionRecord)> = run
+            .jobs
+            .iter()
+            .flat_map(|job| job.directions.iter().map(move |d| (job.name.as_str(), d)))
+            .filter(|(_, d)| d.clat.count > 0 || !d.clat.percentiles.is_empty())
+            .collect();
+        let alone = measured.len() == 1;
+        for (job, d) in measured {
+            lines.push(LatencyLine {
+                name: if alone {
+                    label.clone()
+                } else {
+                    format!("{label}: {job} ({})", d.direction)
+                },
+                latency: &d.clat,
+            });
+        }
+    }
+    lines
+}
+
+fn latency_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
+    out.push_str("<h3>Completion latency</h3>\n");
+    let lines = latency_lines(runs, labels);
+    if lines.is_empty() {
+        out.push_str("<p class=\"missing\">No run recorded a completion latency.</p>\n");
+        return;
+    }
+    out.push_str(&latency::percentiles("Latency percentiles per run", &lines).figure());
+    if let Some(note) = latency::below_resolution(&lines) {
+        let _ = writeln!(
+            out,
+            "<p class=\"note below-resolution\">{}</p>",
+            escape(&note)
+        );
+    }
+    out.push_str(&latency::cdf("Latency CDF per run", &lines).figure());
+}
+
+fn bandwidth_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
+    out.push_str("<h3>Bandwidth over time</h3>\n");
+    let window_ns = runs
+        .iter()
+        .filter_map(|run| run.bandwidth.as_ref())
+        .map(|b| b.window_ns)
+        .max()
+        .unwrap_or(0);
+    let totals: Vec<(String, Vec<u64>)> = runs
+        .iter()
+        .zip(labels)
+        .filter_map(|(run, label)| {
+            let series = run.bandwidth.as_ref()?;
+            Some((label.clone(), rebinned(series, window_ns)))
+        })
+        .collect();
+    let without: Vec<&str> = runs
+        .iter()
+        .zip(labels)
+        .filter(|(run, _)| run.bandwidth.is_none())
+        .map(|(_, label)| label.as_str())
+        .collect();
+    if totals.is_empty() {
+        out.push_str("<p class=\"missing\">No run recorded its bandwidth over time.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Each run's bytes over all its jobs and directions, in common windows of {} (the longest any run recorded). {}.</p>",
+        escape(&latency_label(window_ns as f64)),
+        escape(BANDWIDTH_UNIT)
+    );
+    let lines: Vec<Line> = totals
+        .iter()
+        .map(|(name, bytes)| Line {
+            name: name.clone(),
+            bytes,
+        })
+        .collect();
+    out.push_str(&timeseries::render(&TimeChart {
+        id: "overlay-bandwidth".to_string(),
+        kind: "overlay",
+        title: "Bandwidth per run".to_string(),
+        window_ns,
+        lines,
+        slice_ns: None,
+    }));
+    if !without.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"missing\">Not drawn, no bandwidth over time recorded: {}.</p>",
+            escape(&without.join("; "))
+        );
+    }
+}
+
+/// All of `series`' bytes in windows of `window_ns`, each recorded window's bytes in the
+/// window its start falls in.
+pub fn rebinned(series: &crate::bandwidth::BandwidthSeries, window_ns: Nanos) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    if series.window_ns == 0 || window_ns == 0 {
+        return out;
+    }
+    for s in &series.series {
+        for (i, &bytes) in s.bytes.iter().enumerate() {
+            let index = usize::try_from(i as u64 * series.window_ns / window_ns).unwrap_or(0);
+            if out.len() <= index {
+                out.resize(index + 1, 0);
+            }
+            out[index] += bytes;
+        }
+    }
+    out
+}
