@@ -205,3 +205,110 @@ fn numbered_if_alike(labels: Vec<String>) -> Vec<String> {
         .map(|(i, label)| format!("{label} #{}", i + 1))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{DeviceSettings, SchedulerSettings, Setting};
+
+    fn setting(name: &str, value: &str) -> Setting {
+        Setting {
+            name: name.into(),
+            value: value.into(),
+            ..Setting::default()
+        }
+    }
+
+    /// A run of `job_file` under `scheduler` (its tunables `tunables`) on `device`.
+    fn run(job_file: &str, scheduler: &str, tunables: &[(&str, &str)], device: &str) -> RunRecord {
+        RunRecord {
+            title: format!("{job_file} under {scheduler}"),
+            settings: Settings {
+                job_file: job_file.into(),
+                device: DeviceSettings {
+                    spec: device.into(),
+                    summary: String::new(),
+                    params: vec![setting("rpm", "7200")],
+                },
+                scheduler: SchedulerSettings {
+                    spec: scheduler.into(),
+                    name: Some(scheduler.split(':').next().unwrap_or_default().into()),
+                    tunables: tunables.iter().map(|(n, v)| setting(n, v)).collect(),
+                },
+                controller: Some("elevator".into()),
+                host: vec![setting("dirty_ratio", "20")],
+                seed: Some(7),
+                version: None,
+                options: Vec::new(),
+                job_options: Vec::new(),
+            },
+            jobs: Vec::new(),
+            bandwidth: None,
+            timeline: None,
+        }
+    }
+
+    fn of(runs: &[RunRecord]) -> Vec<String> {
+        labels(&runs.iter().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn schedulers_apart_are_named_alone_and_their_tunables_not_compared() {
+        let runs = [
+            run("j.fio", "deadline", &[("fifo_batch", "16")], "sim:ssd"),
+            run("j.fio", "cfq", &[("slice_idle", "8")], "sim:ssd"),
+        ];
+        assert_eq!(of(&runs), ["deadline", "cfq"]);
+    }
+
+    #[test]
+    fn one_scheduler_is_told_apart_by_its_tunables_and_the_device() {
+        let runs = [
+            run(
+                "j.fio",
+                "cfq",
+                &[("slice_idle", "8"), ("quantum", "4")],
+                "sim:ssd",
+            ),
+            run(
+                "j.fio",
+                "cfq:slice_idle=0",
+                &[("slice_idle", "0"), ("quantum", "4")],
+                "sim:sata-7200",
+            ),
+        ];
+        assert_eq!(
+            of(&runs),
+            ["sim:ssd, slice_idle=8", "sim:sata-7200, slice_idle=0"]
+        );
+    }
+
+    #[test]
+    fn job_options_differ_but_not_those_that_name_files() {
+        let mut runs = [
+            run("a.json", "cfq", &[], "sda"),
+            run("b.json", "cfq", &[], "sda"),
+        ];
+        for (run, depth) in runs.iter_mut().zip(["1", "32"]) {
+            run.settings.job_options = vec![
+                ("filename".into(), run.settings.job_file.clone()),
+                ("iodepth".into(), depth.into()),
+            ];
+        }
+        assert_eq!(of(&runs), ["iodepth=1", "iodepth=32"]);
+    }
+
+    #[test]
+    fn the_file_is_the_last_resort_then_the_position() {
+        let mut runs = [
+            run("out/a.json", "not recorded", &[], "not recorded"),
+            run("out/b.json", "not recorded", &[], "not recorded"),
+        ];
+        assert_eq!(of(&runs), ["a.json", "b.json"]);
+        runs[1].settings.job_file = "other/a.json".into();
+        assert_eq!(of(&runs), ["a.json #1", "a.json #2"]);
+        // A setting only one run records tells nothing apart.
+        runs[0].settings.seed = None;
+        assert_eq!(of(&runs), ["a.json #1", "a.json #2"]);
+    }
+}
