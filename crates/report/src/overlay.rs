@@ -3,12 +3,12 @@
 //!
 //! - **Latency percentiles** and **latency CDF**: one line per run, job and direction
 //!   (named by the run's label alone when the run has one job and one direction), drawn by
-//!   [`charts::latency`] as a run's own charts are.
+//!   [`crate::charts::latency`] as a run's own charts are.
 //! - **Bandwidth over time**: one line per run, the bytes of all its jobs and directions,
-//!   drawn by [`charts::timeseries`]. Runs record windows of different lengths (ioslice's
+//!   drawn by [`crate::charts::timeseries`]. Runs record windows of different lengths (ioslice's
 //!   10 ms doubled, fio's `log_avg_msec`), so every run is put on the longest: each
-//!   recorded window's bytes go to the common window its start falls in. Runs without a
-//!   bandwidth record are named under the chart.
+//!   recorded window's bytes are shared among the common windows it overlaps, in
+//!   proportion. Runs without a bandwidth record are named under the chart.
 
 use std::fmt::Write;
 
@@ -142,21 +142,65 @@ fn bandwidth_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
     }
 }
 
-/// All of `series`' bytes in windows of `window_ns`, each recorded window's bytes in the
-/// window its start falls in.
+/// All of `series`' bytes in windows of `window_ns`, each recorded window's bytes shared
+/// among the windows it overlaps in proportion to the overlap.
 pub fn rebinned(series: &crate::bandwidth::BandwidthSeries, window_ns: Nanos) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
-    if series.window_ns == 0 || window_ns == 0 {
+    let from = series.window_ns;
+    if from == 0 || window_ns == 0 {
         return out;
     }
     for s in &series.series {
         for (i, &bytes) in s.bytes.iter().enumerate() {
-            let index = usize::try_from(i as u64 * series.window_ns / window_ns).unwrap_or(0);
-            if out.len() <= index {
-                out.resize(index + 1, 0);
+            let (start, end) = (i as u64 * from, (i as u64 + 1) * from);
+            let mut at = start;
+            while at < end {
+                let index = usize::try_from(at / window_ns).unwrap_or(usize::MAX - 1);
+                let until = ((at / window_ns + 1) * window_ns).min(end);
+                if out.len() <= index {
+                    out.resize(index + 1, 0);
+                }
+                let share = u128::from(bytes) * u128::from(until - at) / u128::from(from);
+                out[index] += u64::try_from(share).unwrap_or(u64::MAX);
+                at = until;
             }
-            out[index] += bytes;
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandwidth::{BandwidthSeries, ProcessSeries};
+
+    fn series(window_ns: Nanos, lines: &[&[u64]]) -> BandwidthSeries {
+        BandwidthSeries {
+            window_ns,
+            series: lines
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| ProcessSeries {
+                    process: i as u32 + 1,
+                    name: format!("j{i}"),
+                    direction: "read".into(),
+                    bytes: bytes.to_vec(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_run_goes_onto_longer_windows_summed_over_its_lines() {
+        let s = series(10, &[&[1, 2, 3, 4, 5], &[10, 20, 30, 40, 50]]);
+        assert_eq!(rebinned(&s, 20), [33, 77, 55]);
+        assert_eq!(rebinned(&s, 10), [11, 22, 33, 44, 55]);
+    }
+
+    #[test]
+    fn windows_that_do_not_divide_share_their_bytes_by_overlap() {
+        // 40 ns windows onto 100 ns: the third (80..120) gives half to each.
+        let s = series(40, &[&[400, 400, 400, 400]]);
+        assert_eq!(rebinned(&s, 100), [1000, 600]);
+    }
 }
