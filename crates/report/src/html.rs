@@ -113,9 +113,15 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
             job.directions.iter().map(move |d| LatencyLine {
                 name: format!("{} ({})", job.name, d.direction),
                 latency: &d.clat,
+                style: 0,
             })
         })
         .filter(|line| line.latency.count > 0 || !line.latency.percentiles.is_empty())
+        .enumerate()
+        .map(|(index, line)| LatencyLine {
+            style: index,
+            ..line
+        })
         .collect();
     out.push_str("<h3>Completion latency</h3>\n");
     if lines.is_empty() {

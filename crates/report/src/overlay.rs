@@ -3,7 +3,8 @@
 //!
 //! - **Latency percentiles** and **latency CDF**: one line per run, job and direction
 //!   (named by the run's label alone when the run has one job and one direction), drawn by
-//!   [`crate::charts::latency`] as a run's own charts are.
+//!   [`crate::charts::latency`] as a run's own charts are, a run's lines in its colour with
+//!   a dash each (up to four lines a run and twenty runs).
 //! - **Bandwidth over time**: one line per run, the bytes of all its jobs and directions,
 //!   drawn by [`crate::charts::timeseries`]. Runs record windows of different lengths (ioslice's
 //!   10 ms doubled, fio's `log_avg_msec`), so every run is put on the longest: each
@@ -17,6 +18,11 @@ use ioslice_core::Nanos;
 use crate::charts::latency::{self, LatencyLine};
 use crate::charts::timeseries::{self, Line, TimeChart};
 use crate::labels::labels;
+
+/// The palette's colours.
+const COLOURS: usize = crate::charts::palette::PALETTE.len();
+/// Its dashes: solid, dashed, dotted, dash-dot ([`crate::charts::palette::style`]).
+const DASHES: usize = 4;
 use crate::model::RunRecord;
 use crate::text::{escape, latency_label, BANDWIDTH_UNIT};
 
@@ -43,18 +49,25 @@ pub fn section(out: &mut String, runs: &[RunRecord]) {
     out.push_str("</section>\n");
 }
 
-/// One line per run, job and direction with a recorded latency.
+/// One line per run, job and direction with a recorded latency. A run's lines take its
+/// colour (the colour of its bandwidth line) and differ by dash, when no run has more lines
+/// than there are dashes; else every line takes the next style.
 fn latency_lines<'a>(runs: &'a [RunRecord], labels: &[String]) -> Vec<LatencyLine<'a>> {
+    let per_run: Vec<Vec<(&str, &crate::model::DirectionRecord)>> = runs
+        .iter()
+        .map(|run| {
+            run.jobs
+                .iter()
+                .flat_map(|job| job.directions.iter().map(move |d| (job.name.as_str(), d)))
+                .filter(|(_, d)| d.clat.count > 0 || !d.clat.percentiles.is_empty())
+                .collect()
+        })
+        .collect();
+    let by_run = runs.len() <= COLOURS && per_run.iter().all(|lines| lines.len() <= DASHES);
     let mut lines = Vec::new();
-    for (run, label) in runs.iter().zip(labels) {
-        let measured: Vec<(&str, &crate::model::DirectionRecord)> = run
-            .jobs
-            .iter()
-            .flat_map(|job| job.directions.iter().map(move |d| (job.name.as_str(), d)))
-            .filter(|(_, d)| d.clat.count > 0 || !d.clat.percentiles.is_empty())
-            .collect();
+    for (run, (measured, label)) in per_run.into_iter().zip(labels).enumerate() {
         let alone = measured.len() == 1;
-        for (job, d) in measured {
+        for (j, (job, d)) in measured.into_iter().enumerate() {
             lines.push(LatencyLine {
                 name: if alone {
                     label.clone()
@@ -62,6 +75,11 @@ fn latency_lines<'a>(runs: &'a [RunRecord], labels: &[String]) -> Vec<LatencyLin
                     format!("{label}: {job} ({})", d.direction)
                 },
                 latency: &d.clat,
+                style: if by_run {
+                    run + COLOURS * j
+                } else {
+                    lines.len()
+                },
             });
         }
     }
