@@ -267,6 +267,10 @@ fn fios_logs_and_json_are_drawn_together_labelled_by_what_differs() {
     // job option, so the run is named by its prefix.
     assert_eq!(cells, ["rw=randread, size=8m", "seq", "rw=read, size=64k"]);
     assert!(html.contains("chart chart-overlay"), "the logs' bandwidth");
+    assert!(
+        html.contains("Bytes from fio&#39;s bandwidth log"),
+        "the log run's chart says where its bytes come from"
+    );
     let bad = dir.path().join("j_clat.1.log");
     std::fs::write(&bad, "10, 5\n").expect("log");
     assert_user_error(

@@ -215,7 +215,7 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
             controller: None,
             host: Vec::new(),
             seed: None,
-            version: Some("fio log files".to_string()),
+            version: Some(WRITTEN_BY.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
         },
@@ -224,6 +224,9 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
         timeline: None,
     })
 }
+
+/// What a run of logs says wrote it ([`Settings::version`]).
+pub const WRITTEN_BY: &str = "fio log files";
 
 /// The most windows a run of logs is put in.
 const MAX_WINDOWS: u64 = 1000;

@@ -185,8 +185,8 @@ fn bandwidth_charts(
     };
     let _ = writeln!(
         out,
-        "<p class=\"note\">Bytes completed at the device, recorded in windows of {} (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points). The smoothing window {default_why}; the view shows instead the bytes each line has done, or its share of all the bytes done, since the start. {}.</p>",
-        escape(&latency_label(series.window_ns as f64)),
+        "<p class=\"note\">{} The smoothing window {default_why}; the view shows instead the bytes each line has done, or its share of all the bytes done, since the start. {}.</p>",
+        escape(&recorded_how(run, series.window_ns)),
         escape(BANDWIDTH_UNIT)
     );
     let lines: Vec<Line> = series
@@ -222,6 +222,16 @@ fn bandwidth_charts(
             lines,
             slice_ns,
         }));
+    }
+}
+
+/// How the run's bandwidth was recorded, as a sentence.
+fn recorded_how(run: &RunRecord, window_ns: u64) -> String {
+    let window = latency_label(window_ns as f64);
+    if run.settings.version.as_deref() == Some(crate::fio_log::WRITTEN_BY) {
+        format!("Bytes from fio's bandwidth log, in windows of {window} (the median gap between its lines, or a 1000th of the run): each line's average over the time since the line before, or each logged request's size.")
+    } else {
+        format!("Bytes completed at the device, recorded in windows of {window} (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points).")
     }
 }
 
