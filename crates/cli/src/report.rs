@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use clap::Args;
 use ioslice_core::{GroupTree, Nanos, TraceEvent, TraceSink};
 use ioslice_fio::JobFile;
-use ioslice_report::{BandwidthRecorder, Report, RunRecord, Settings};
+use ioslice_report::{fio_log, BandwidthRecorder, Report, RunRecord, Settings};
 use ioslice_timeline::{cap_for, detail_cap_for, TimelineRecorder};
 
 /// What the timelines of one page may take, in bytes of HTML.
@@ -44,9 +44,11 @@ pub struct ReportArgs {
 /// `ioslice report`.
 #[derive(Debug, Args)]
 pub struct ReportCommandArgs {
-    /// Reports or run records written by `--report FILE.json`, or fio-format JSON output
-    /// (ioslice's or fio's own, `json` or `json+`), in the order they are to appear.
-    #[arg(required = true, value_name = "RESULT.json")]
+    /// Reports or run records written by `--report FILE.json`, fio-format JSON output
+    /// (ioslice's or fio's own, `json` or `json+`), or fio's log files (`NAME_bw.1.log`,
+    /// `_clat`, `_lat`: one run per NAME), in the order they are to appear. Two runs or more
+    /// are also drawn together, each labelled by the settings that differ.
+    #[arg(required = true, value_name = "RESULT.json|NAME_KIND.N.log")]
     pub inputs: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE.html")]
@@ -161,13 +163,47 @@ fn save(path: &Path, text: &str) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
 
-/// `ioslice report FILE... -o OUT.html`; it prints nothing.
+/// One input's place on the page: a file's report, or the run of a prefix's fio logs.
+enum Slot {
+    Read(Report),
+    Logs(String),
+}
+
+/// `ioslice report FILE... -o OUT.html`; it prints nothing. fio's log files
+/// (`PREFIX_bw.N.log`, …) of one prefix make one run, placed where its first file is.
 pub fn report_command(args: &ReportCommandArgs) -> Result<String, String> {
-    let mut report = Report::default();
+    let mut slots = Vec::new();
+    let mut logs: Vec<(String, String)> = Vec::new();
     for input in &args.inputs {
         let name = input.display().to_string();
         let text = read_report_file(input).map_err(|reason| format!("{name}: {reason}"))?;
-        report.extend(Report::read(&text, &name)?);
+        match fio_log::prefix_of(&name) {
+            Some(prefix) => {
+                if !slots
+                    .iter()
+                    .any(|slot| matches!(slot, Slot::Logs(p) if *p == prefix))
+                {
+                    slots.push(Slot::Logs(prefix));
+                }
+                logs.push((name, text));
+            }
+            None => slots.push(Slot::Read(Report::read(&text, &name)?)),
+        }
+    }
+    let mut log_runs = fio_log::runs(&logs)?;
+    let mut report = Report::default();
+    for slot in slots {
+        match slot {
+            Slot::Read(read) => report.extend(read),
+            Slot::Logs(prefix) => {
+                if let Some(at) = log_runs
+                    .iter()
+                    .position(|run| run.settings.job_file == prefix)
+                {
+                    report.extend(Report::of_run(log_runs.remove(at)));
+                }
+            }
+        }
     }
     save(&args.output, &ioslice_report::render_html(&report))?;
     Ok(String::new())
@@ -178,15 +214,15 @@ pub fn report_command(args: &ReportCommandArgs) -> Result<String, String> {
 fn read_report_file(path: &Path) -> Result<String, String> {
     use ioslice_fio::jobfile::source::{read_bounded, Refusal};
     read_bounded(path, REPORT_FILE_LIMIT).map_err(|refusal| match refusal {
-        Refusal::Kind(kind) => format!("a {kind}: expected a JSON file"),
+        Refusal::Kind(kind) => format!("a {kind}: expected a JSON or fio log file"),
         Refusal::PseudoFilesystem(area) => {
-            format!("a file of the kernel's {area}: expected a JSON file")
+            format!("a file of the kernel's {area}: expected a JSON or fio log file")
         }
         Refusal::TooLarge(_) => format!(
-            "expected a JSON file of at most {} MiB",
+            "expected a JSON or fio log file of at most {} MiB",
             REPORT_FILE_LIMIT >> 20
         ),
-        Refusal::NotText => "not UTF-8 text: expected a JSON file".to_string(),
+        Refusal::NotText => "not UTF-8 text: expected a JSON or fio log file".to_string(),
         Refusal::Unreadable(reason) => reason,
     })
 }

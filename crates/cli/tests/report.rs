@@ -90,7 +90,17 @@ fn report_data_from_two_runs_renders_on_one_page() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).expect("the page");
-    assert_eq!(charts_with_data(&html), 6);
+    assert_eq!(
+        charts_with_data(&html),
+        9,
+        "each run's three, and the overlay's percentiles, CDF and bandwidth"
+    );
+    for label in ["<td>deadline</td>", "<td>cfq</td>"] {
+        assert!(
+            html.contains(label),
+            "the runs labelled by scheduler: {label}"
+        );
+    }
     assert!(html.contains("id=\"tl-0\"") && html.contains("id=\"tl-1\""));
     let again = dir.path().join("again.html");
     let output = ioslice(&[
@@ -193,14 +203,14 @@ fn what_is_not_a_report_is_one_line() {
     );
     assert_user_error(
         &ioslice(&["report", dir.path().to_str().expect("path"), "-o", out]),
-        &["directory", "expected a JSON file"],
+        &["directory", "expected a JSON or fio log file"],
     );
     assert_user_error(
         &ioslice(&["report", "/proc/self/status", "-o", out]),
         &[
             "/proc/self/status",
             "kernel's /proc",
-            "expected a JSON file",
+            "expected a JSON or fio log file",
         ],
     );
     let junk = dir.path().join("junk.json");
@@ -220,5 +230,56 @@ fn what_is_not_a_report_is_one_line() {
             nowhere.to_str().expect("path"),
         ]),
         &["r.html", "cannot write the report"],
+    );
+}
+
+#[test]
+fn fios_logs_and_json_are_drawn_together_labelled_by_what_differs() {
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../report/tests/fixtures/fio-3.33"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("fio.html");
+    let file = |name: &str| format!("{fixtures}/{name}");
+    let output = ioslice(&[
+        "report",
+        &file("x.json"),
+        &file("seq_bw.1.log"),
+        &file("seq.json"),
+        &file("seq_clat.1.log"),
+        "-o",
+        page.to_str().expect("path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let labels = html
+        .split("<table class=\"labels\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .expect("the labels' table");
+    let cells: Vec<&str> = labels
+        .split("<tr><td>")
+        .skip(1)
+        .filter_map(|row| row.split("</td>").next())
+        .collect();
+    // The logs of one prefix are one run, where its first file is; fio's logs record no
+    // job option, so the run is named by its prefix.
+    assert_eq!(cells, ["rw=randread, size=8m", "seq", "rw=read, size=64k"]);
+    assert!(html.contains("chart chart-overlay"), "the logs' bandwidth");
+    assert!(
+        html.contains("Bytes from fio&#39;s bandwidth log"),
+        "the log run's chart says where its bytes come from"
+    );
+    let bad = dir.path().join("j_clat.1.log");
+    std::fs::write(&bad, "10, 5\n").expect("log");
+    assert_user_error(
+        &ioslice(&[
+            "report",
+            bad.to_str().expect("path"),
+            "-o",
+            page.to_str().expect("path"),
+        ]),
+        &["j_clat.1.log:1: 2 fields", "fio's log format"],
     );
 }

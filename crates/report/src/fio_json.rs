@@ -64,13 +64,15 @@ pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let job_options = top
+    let first_job_options = top
         .get("jobs")
         .and_then(Value::as_array)
         .and_then(|jobs| jobs.first())
         .map(|job| string_pairs(job.get("job options")))
         .unwrap_or_default();
-    let scheduler = lookup(&job_options, "ioscheduler").or_else(|| lookup(&global, "ioscheduler"));
+    let job_options = all_job_options(top.get("jobs"));
+    let scheduler =
+        lookup(&first_job_options, "ioscheduler").or_else(|| lookup(&global, "ioscheduler"));
     let seed = lookup(&global, "randseed").and_then(|s| s.parse().ok());
     let settings = Settings {
         job_file: name.to_string(),
@@ -97,6 +99,7 @@ pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
         seed,
         version: version.clone(),
         options: global,
+        job_options,
     };
     let title = match &version {
         Some(version) => format!("{name} ({version})"),
@@ -109,6 +112,24 @@ pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
         bandwidth: None,
         timeline: None,
     })
+}
+
+/// Every job's `job options`, each name prefixed `JOB:` when there are several jobs.
+fn all_job_options(jobs: Option<&Value>) -> Vec<(String, String)> {
+    let jobs = jobs
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    jobs.iter()
+        .flat_map(|job| {
+            let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+            string_pairs(job.get("job options"))
+                .into_iter()
+                .map(move |(key, value)| match jobs.len() {
+                    1 => (key, value),
+                    _ => (format!("{name}:{key}"), value),
+                })
+        })
+        .collect()
 }
 
 /// An object of strings as pairs in order (numbers and booleans printed).

@@ -45,6 +45,9 @@ pub fn page(report: &Report) -> String {
         out.push_str("<p class=\"missing\">The report holds no run and no comparison.</p>\n");
     }
     out.push_str("<nav><ul>\n");
+    if report.runs.len() > 1 {
+        out.push_str("<li><a href=\"#overlay\">The runs together</a></li>\n");
+    }
     for (i, comparison) in report.comparisons.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -64,6 +67,7 @@ pub fn page(report: &Report) -> String {
     for (i, comparison) in report.comparisons.iter().enumerate() {
         crate::comparison::section(&mut out, i, comparison);
     }
+    crate::overlay::section(&mut out, &report.runs);
     for (i, run) in report.runs.iter().enumerate() {
         run_section(&mut out, i, run);
     }
@@ -109,9 +113,15 @@ fn run_section(out: &mut String, index: usize, run: &RunRecord) {
             job.directions.iter().map(move |d| LatencyLine {
                 name: format!("{} ({})", job.name, d.direction),
                 latency: &d.clat,
+                style: 0,
             })
         })
         .filter(|line| line.latency.count > 0 || !line.latency.percentiles.is_empty())
+        .enumerate()
+        .map(|(index, line)| LatencyLine {
+            style: index,
+            ..line
+        })
         .collect();
     out.push_str("<h3>Completion latency</h3>\n");
     if lines.is_empty() {
@@ -175,8 +185,8 @@ fn bandwidth_charts(
     };
     let _ = writeln!(
         out,
-        "<p class=\"note\">Bytes completed at the device, recorded in windows of {} (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points). The smoothing window {default_why}; the view shows instead the bytes each line has done, or its share of all the bytes done, since the start. {}.</p>",
-        escape(&latency_label(series.window_ns as f64)),
+        "<p class=\"note\">{} The smoothing window {default_why}; the view shows instead the bytes each line has done, or its share of all the bytes done, since the start. {}.</p>",
+        escape(&recorded_how(run, series.window_ns)),
         escape(BANDWIDTH_UNIT)
     );
     let lines: Vec<Line> = series
@@ -212,6 +222,16 @@ fn bandwidth_charts(
             lines,
             slice_ns,
         }));
+    }
+}
+
+/// How the run's bandwidth was recorded, as a sentence.
+fn recorded_how(run: &RunRecord, window_ns: u64) -> String {
+    let window = latency_label(window_ns as f64);
+    if run.settings.version.as_deref() == Some(crate::fio_log::WRITTEN_BY) {
+        format!("Bytes from fio's bandwidth log, in windows of {window} (the median gap between its lines, or a 1000th of the run): each line's average over the time since the line before, or each logged request's size.")
+    } else {
+        format!("Bytes completed at the device, recorded in windows of {window} (windows start at 10 ms and double, merging pairs, whenever a series would pass 1000 points; with many jobs, adjacent windows are merged until the chart holds at most 12,000 points).")
     }
 }
 

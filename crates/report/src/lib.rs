@@ -14,8 +14,14 @@
 //! - A comparison: [`ComparisonRecord`] with a [`ComparisonCell`] per run
 //!   ([`ComparisonCell::from_report`]), each optionally with the original post's
 //!   [`SeedFigures`].
+//! - A run fio logged: [`fio_log::runs`] makes a run of each prefix's `write_bw_log` and
+//!   `write_lat_log` files, with a bandwidth series and each job's latency.
 //! - Files written apart: [`Report::read`] takes a report, a run or comparison record, or
 //!   fio-format JSON, and [`Report::extend`] puts them together.
+//!
+//! A page of two runs or more opens with their latency percentiles, latency CDFs and
+//! bandwidth over time on shared axes ([`overlay`]), each run labelled by the settings that
+//! differ between the runs ([`labels`]).
 //!
 //! # The page
 //!
@@ -63,9 +69,12 @@ pub mod bandwidth;
 pub mod charts;
 pub mod comparison;
 pub mod fio_json;
+pub mod fio_log;
 pub mod html;
+pub mod labels;
 pub mod load;
 pub mod model;
+pub mod overlay;
 pub mod settings;
 pub mod smoothing;
 pub mod text;

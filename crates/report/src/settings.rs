@@ -34,6 +34,10 @@ pub struct Settings {
     pub version: Option<String>,
     /// Further settings the source named (a fio JSON file's `global options`).
     pub options: Vec<(String, String)>,
+    /// Each job's own options where the source names them (a fio JSON file's `job
+    /// options`, `JOB:name` when it has several jobs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_options: Vec<(String, String)>,
 }
 
 /// A device.
@@ -306,6 +310,7 @@ impl Settings {
             seed: Some(config.seed),
             version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
             options: Vec::new(),
+            job_options: Vec::new(),
         }
     }
 
@@ -327,6 +332,7 @@ impl Settings {
             seed: Some(seed),
             version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
             options: Vec::new(),
+            job_options: Vec::new(),
         }
     }
 }

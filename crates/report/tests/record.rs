@@ -242,7 +242,14 @@ fn the_page_draws_every_chart_with_data() {
         comparisons: comparisons(),
     };
     let html = render_html(&report);
-    for kind in ["bandwidth", "cgroups", "percentiles", "cdf", "bars"] {
+    for kind in [
+        "bandwidth",
+        "cgroups",
+        "percentiles",
+        "cdf",
+        "bars",
+        "overlay",
+    ] {
         assert!(
             html.contains(&format!("class=\"chart chart-{kind}\"")),
             "no {kind} chart"
@@ -250,8 +257,9 @@ fn the_page_draws_every_chart_with_data() {
     }
     let charts: Vec<&str> = html.split("<svg class=\"chart chart-").skip(1).collect();
     // Two runs × (bandwidth, percentiles, cdf) + one cgroup stack + one plain comparison
-    // chart + one chart per cell of the cgroup comparison.
-    assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1);
+    // chart + one chart per cell of the cgroup comparison + the two runs together
+    // (percentiles, cdf, bandwidth).
+    assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1 + 3);
     for chart in &charts {
         let points: usize = chart
             .split("data-points=\"")

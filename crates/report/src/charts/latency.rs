@@ -45,6 +45,8 @@ pub struct LatencyLine<'a> {
     pub name: String,
     /// Its distribution.
     pub latency: &'a LatencyRecord,
+    /// Its colour and dash, [`super::palette::style`]'s index.
+    pub style: usize,
 }
 
 /// `p99.9` for 99.9.
@@ -91,8 +93,7 @@ pub fn below_resolution(lines: &[LatencyLine]) -> Option<String> {
 fn legend(lines: &[LatencyLine]) -> Vec<(String, Swatch)> {
     lines
         .iter()
-        .enumerate()
-        .map(|(index, line)| (line.name.clone(), Swatch::Line(index)))
+        .map(|line| (line.name.clone(), Swatch::Line(line.style)))
         .collect()
 }
 
@@ -152,8 +153,8 @@ pub fn percentiles(title: &str, lines: &[LatencyLine]) -> Chart {
             .label_style((FONT, 12))
             .draw()?;
         let mut points = 0;
-        for (index, line) in lines.iter().enumerate() {
-            let (colour, _) = style(index);
+        for line in lines {
+            let (colour, _) = style(line.style);
             // The standard list's positions; a source with other percentiles keeps those
             // that are on it. A value below the resolution breaks the line.
             let mut runs: Vec<Vec<(i32, f64)>> = vec![Vec::new()];
@@ -171,7 +172,7 @@ pub fn percentiles(title: &str, lines: &[LatencyLine]) -> Chart {
             }
             for run in runs.into_iter().filter(|run| !run.is_empty()) {
                 points += run.len();
-                styled_line!(chart, run.clone(), index);
+                styled_line!(chart, run.clone(), line.style);
                 chart.draw_series(
                     run.into_iter()
                         .map(|point| Circle::new(point, 3, colour.filled())),
@@ -239,7 +240,7 @@ pub fn cdf(title: &str, lines: &[LatencyLine]) -> Chart {
             }
             points += curve.len();
             if !steps.is_empty() {
-                styled_line!(chart, steps, index);
+                styled_line!(chart, steps, lines[index].style);
             }
         }
         Ok(Drawn::of(points, &chart))

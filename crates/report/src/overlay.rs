@@ -1,0 +1,224 @@
+//! The overlay: a page of two or more runs opens with their figures on shared axes, each
+//! run labelled by what differs between them ([`crate::labels`]).
+//!
+//! - **Latency percentiles** and **latency CDF**: one line per run, job and direction
+//!   (named by the run's label alone when the run has one job and one direction), drawn by
+//!   [`crate::charts::latency`] as a run's own charts are, a run's lines in its colour with
+//!   a dash each (up to four lines a run and twenty runs).
+//! - **Bandwidth over time**: one line per run, the bytes of all its jobs and directions,
+//!   drawn by [`crate::charts::timeseries`]. Runs record windows of different lengths (ioslice's
+//!   10 ms doubled, fio's `log_avg_msec`), so every run is put on the longest: each
+//!   recorded window's bytes are shared among the common windows it overlaps, in
+//!   proportion. Runs without a bandwidth record are named under the chart.
+
+use std::fmt::Write;
+
+use ioslice_core::Nanos;
+
+use crate::charts::latency::{self, LatencyLine};
+use crate::charts::timeseries::{self, Line, TimeChart};
+use crate::labels::labels;
+
+/// The palette's colours.
+const COLOURS: usize = crate::charts::palette::PALETTE.len();
+/// Its dashes: solid, dashed, dotted, dash-dot ([`crate::charts::palette::style`]).
+const DASHES: usize = 4;
+use crate::model::RunRecord;
+use crate::text::{escape, latency_label, BANDWIDTH_UNIT};
+
+/// The overlay section of `runs` (nothing for fewer than two).
+pub fn section(out: &mut String, runs: &[RunRecord]) {
+    if runs.len() < 2 {
+        return;
+    }
+    let refs: Vec<&RunRecord> = runs.iter().collect();
+    let labels = labels(&refs);
+    out.push_str("<section class=\"overlay\" id=\"overlay\">\n<h2>The runs together</h2>\n");
+    out.push_str("<table class=\"labels\"><tr><th>label</th><th>run</th></tr>\n");
+    for (label, run) in labels.iter().zip(runs) {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            escape(label),
+            escape(&run.title)
+        );
+    }
+    out.push_str("</table>\n<p class=\"note\">Each run is labelled by the settings that differ between the runs (scheduler, device, tunables, job options; the file read when no setting differs).</p>\n");
+    latency_overlay(out, runs, &labels);
+    bandwidth_overlay(out, runs, &labels);
+    out.push_str("</section>\n");
+}
+
+/// One line per run, job and direction with a recorded latency. A run's lines take its
+/// colour (the colour of its bandwidth line) and differ by dash, when no run has more lines
+/// than there are dashes; else every line takes the next style.
+fn latency_lines<'a>(runs: &'a [RunRecord], labels: &[String]) -> Vec<LatencyLine<'a>> {
+    let per_run: Vec<Vec<(&str, &crate::model::DirectionRecord)>> = runs
+        .iter()
+        .map(|run| {
+            run.jobs
+                .iter()
+                .flat_map(|job| job.directions.iter().map(move |d| (job.name.as_str(), d)))
+                .filter(|(_, d)| d.clat.count > 0 || !d.clat.percentiles.is_empty())
+                .collect()
+        })
+        .collect();
+    let by_run = runs.len() <= COLOURS && per_run.iter().all(|lines| lines.len() <= DASHES);
+    let mut lines = Vec::new();
+    for (run, (measured, label)) in per_run.into_iter().zip(labels).enumerate() {
+        let alone = measured.len() == 1;
+        for (j, (job, d)) in measured.into_iter().enumerate() {
+            lines.push(LatencyLine {
+                name: if alone {
+                    label.clone()
+                } else {
+                    format!("{label}: {job} ({})", d.direction)
+                },
+                latency: &d.clat,
+                style: if by_run {
+                    run + COLOURS * j
+                } else {
+                    lines.len()
+                },
+            });
+        }
+    }
+    lines
+}
+
+fn latency_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
+    out.push_str("<h3>Completion latency</h3>\n");
+    let lines = latency_lines(runs, labels);
+    if lines.is_empty() {
+        out.push_str("<p class=\"missing\">No run recorded a completion latency.</p>\n");
+        return;
+    }
+    out.push_str(&latency::percentiles("Latency percentiles per run", &lines).figure());
+    if let Some(note) = latency::below_resolution(&lines) {
+        let _ = writeln!(
+            out,
+            "<p class=\"note below-resolution\">{}</p>",
+            escape(&note)
+        );
+    }
+    out.push_str(&latency::cdf("Latency CDF per run", &lines).figure());
+}
+
+fn bandwidth_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
+    out.push_str("<h3>Bandwidth over time</h3>\n");
+    let window_ns = runs
+        .iter()
+        .filter_map(|run| run.bandwidth.as_ref())
+        .map(|b| b.window_ns)
+        .max()
+        .unwrap_or(0);
+    let totals: Vec<(String, Vec<u64>)> = runs
+        .iter()
+        .zip(labels)
+        .filter_map(|(run, label)| {
+            let series = run.bandwidth.as_ref()?;
+            Some((label.clone(), rebinned(series, window_ns)))
+        })
+        .collect();
+    let without: Vec<&str> = runs
+        .iter()
+        .zip(labels)
+        .filter(|(run, _)| run.bandwidth.is_none())
+        .map(|(_, label)| label.as_str())
+        .collect();
+    if totals.is_empty() {
+        out.push_str("<p class=\"missing\">No run recorded its bandwidth over time.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Each run's bytes over all its jobs and directions, in common windows of {} (the longest any run recorded). {}.</p>",
+        escape(&latency_label(window_ns as f64)),
+        escape(BANDWIDTH_UNIT)
+    );
+    let lines: Vec<Line> = totals
+        .iter()
+        .map(|(name, bytes)| Line {
+            name: name.clone(),
+            bytes,
+        })
+        .collect();
+    out.push_str(&timeseries::render(&TimeChart {
+        id: "overlay-bandwidth".to_string(),
+        kind: "overlay",
+        title: "Bandwidth per run".to_string(),
+        window_ns,
+        lines,
+        slice_ns: None,
+    }));
+    if !without.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"missing\">Not drawn, no bandwidth over time recorded: {}.</p>",
+            escape(&without.join("; "))
+        );
+    }
+}
+
+/// All of `series`' bytes in windows of `window_ns`, each recorded window's bytes shared
+/// among the windows it overlaps in proportion to the overlap.
+pub fn rebinned(series: &crate::bandwidth::BandwidthSeries, window_ns: Nanos) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    let from = series.window_ns;
+    if from == 0 || window_ns == 0 {
+        return out;
+    }
+    for s in &series.series {
+        for (i, &bytes) in s.bytes.iter().enumerate() {
+            let (start, end) = (i as u64 * from, (i as u64 + 1) * from);
+            let mut at = start;
+            while at < end {
+                let index = usize::try_from(at / window_ns).unwrap_or(usize::MAX - 1);
+                let until = ((at / window_ns + 1) * window_ns).min(end);
+                if out.len() <= index {
+                    out.resize(index + 1, 0);
+                }
+                let share = u128::from(bytes) * u128::from(until - at) / u128::from(from);
+                out[index] += u64::try_from(share).unwrap_or(u64::MAX);
+                at = until;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandwidth::{BandwidthSeries, ProcessSeries};
+
+    fn series(window_ns: Nanos, lines: &[&[u64]]) -> BandwidthSeries {
+        BandwidthSeries {
+            window_ns,
+            series: lines
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| ProcessSeries {
+                    process: i as u32 + 1,
+                    name: format!("j{i}"),
+                    direction: "read".into(),
+                    bytes: bytes.to_vec(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_run_goes_onto_longer_windows_summed_over_its_lines() {
+        let s = series(10, &[&[1, 2, 3, 4, 5], &[10, 20, 30, 40, 50]]);
+        assert_eq!(rebinned(&s, 20), [33, 77, 55]);
+        assert_eq!(rebinned(&s, 10), [11, 22, 33, 44, 55]);
+    }
+
+    #[test]
+    fn windows_that_do_not_divide_share_their_bytes_by_overlap() {
+        // 40 ns windows onto 100 ns: the third (80..120) gives half to each.
+        let s = series(40, &[&[400, 400, 400, 400]]);
+        assert_eq!(rebinned(&s, 100), [1000, 600]);
+    }
+}
