@@ -573,7 +573,7 @@ impl Scheduler for LimitLayer {
     }
 
     /// The wrapped policy takes the weight as it does; the layer takes the limits (see
-    /// [`change`]). A weight the policy refuses changes nothing in either.
+    /// `layer::change`). A weight the policy refuses changes nothing in either.
     fn update_group(
         &mut self,
         group: GroupId,

@@ -611,7 +611,7 @@ impl Scheduler for Cfq {
     }
 
     /// The weight, clamped to 10..=1000, is taken when the group is next put on the group
-    /// service tree (see [`group`]'s doc). CFQ limits nothing: limits are ignored. The 2.6.10
+    /// service tree (see the `group` module). CFQ limits nothing: limits are ignored. The 2.6.10
     /// time-sliced engine has no groups and ignores the change.
     fn update_group(
         &mut self,
