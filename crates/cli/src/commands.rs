@@ -354,15 +354,6 @@ fn run_real(
     trace: Option<(PathBuf, ioslice_core::trace::TraceFormat)>,
     stop: &StopSignal,
 ) -> Result<Printed, String> {
-    if let Some(change) = ScenarioDefaults::read_all(&args.job_files)?
-        .group_changes
-        .first()
-    {
-        return Err(format!(
-            "{}: ioslice-at: scheduled changes to groups run in simulation only, not on a real --device",
-            change.origin
-        ));
-    }
     if !args.simulation.host.is_empty() {
         return Err(
             "--host describes a simulated host: it does not apply to a real --device".into(),
@@ -596,14 +587,22 @@ fn run_date() -> Result<u64, String> {
 
 /// What the job files' scenario directives say that a real run can use: the kernel release
 /// whose elevators to model (`; ioslice-kernel:`). A simulated host (`; ioslice-host:`) does
-/// not apply to a real device and is refused, naming the file, as `--host` is; the device a
+/// not apply to a real device and is refused, naming the file, as `--host` is, and so are
+/// scheduled changes to groups (`; ioslice-at:`), which run in simulation only; the device a
 /// file names (`; ioslice-device:`) gives way to the `--device` given.
 fn real_machine(paths: &[PathBuf]) -> Result<ScenarioDefaults, String> {
     for path in paths {
-        if let Some(host) = ScenarioDefaults::read(path)?.host.first() {
+        let defaults = ScenarioDefaults::read(path)?;
+        if let Some(host) = defaults.host.first() {
             return Err(format!(
                 "{}: '; ioslice-host: {host}' describes a simulated host: it does not apply to a real --device (run the file on a sim: device, or remove the line)",
                 path.display()
+            ));
+        }
+        if let Some(change) = defaults.group_changes.first() {
+            return Err(format!(
+                "{}: ioslice-at: scheduled changes to groups run in simulation only, not on a real --device",
+                change.origin
             ));
         }
     }

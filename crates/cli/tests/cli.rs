@@ -1010,6 +1010,13 @@ fn a_real_run_reads_the_job_files_directives_or_refuses_them_in_one_line() {
         &output,
         &["host.fio", "ioslice-host: read_ahead_kb=0", "real --device"],
     );
+    // So is a scheduled change to a group, which runs in simulation only.
+    let at = job_file(
+        "at.fio",
+        "[r]\nrw=read\nsize=1m\ncgroup=g\n; ioslice-at: 10ms cgroup g weight=800\n",
+    );
+    let output = ioslice(&["run", at.to_str().unwrap(), "--device", device]);
+    assert_user_error(&output, &["at.fio:5", "simulation only"]);
     // The kernel release a file names models that release's elevators, as in the simulator.
     let kernel = job_file(
         "kernel.fio",

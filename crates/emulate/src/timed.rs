@@ -199,39 +199,33 @@ impl TimedBackend {
         } else {
             self.move_bytes(&mut op)
         };
-        let error = match moved {
-            Ok(()) => {
-                let arrival = Arrival {
-                    direction: op.direction,
-                    offset: op.offset,
-                    len: len as u64,
-                    answer: Box::new(Completion {
-                        token: op.token,
-                        len,
-                        buffers: op.buffers,
-                        shared: Arc::clone(&self.shared),
-                    }),
-                    arrived: Instant::now(),
-                    verdict: Verdict::CLEAN,
-                };
-                match self.requests.send(Message::Request(arrival)) {
-                    Ok(()) => return,
-                    Err(unsent) => {
-                        // The disk thread is gone (stopped): the operation fails.
-                        if let Message::Request(arrival) = unsent.0 {
-                            arrival.answer.fail();
-                        }
-                        return;
-                    }
-                }
-            }
-            Err(error) => error,
+        if let Err(error) = moved {
+            self.shared.finish(IoDone {
+                token: op.token,
+                result: Err(error),
+                buffers: op.buffers,
+            });
+            return;
+        }
+        let arrival = Arrival {
+            direction: op.direction,
+            offset: op.offset,
+            len: len as u64,
+            answer: Box::new(Completion {
+                token: op.token,
+                len,
+                buffers: op.buffers,
+                shared: Arc::clone(&self.shared),
+            }),
+            arrived: Instant::now(),
+            verdict: Verdict::CLEAN,
         };
-        self.shared.finish(IoDone {
-            token: op.token,
-            result: Err(error),
-            buffers: op.buffers,
-        });
+        // A send fails only once the disk thread is gone (stopped): the operation fails.
+        if let Err(unsent) = self.requests.send(Message::Request(arrival)) {
+            if let Message::Request(arrival) = unsent.0 {
+                arrival.answer.fail();
+            }
+        }
     }
 
     fn move_bytes(&mut self, op: &mut IoOp) -> io::Result<()> {

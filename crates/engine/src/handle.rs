@@ -43,19 +43,22 @@ impl Handle {
         priority: IoPriority,
     ) -> Result<Client, EngineError> {
         let shared = &self.shared;
-        let id = shared
-            .groups
-            .find(group)
-            .ok_or_else(|| EngineError::UnknownGroup {
-                group: group.to_string(),
-                known: known_groups(&shared.groups),
-            })?;
+        let id = self.group_id(group)?;
         Ok(Client {
             shared: Arc::clone(shared),
             process: ProcessId(process),
             group: id,
             group_path: Arc::from(group_label(&shared.groups, id)),
             priority,
+        })
+    }
+
+    /// The group at path `group`, or an error naming the engine's groups.
+    fn group_id(&self, group: &str) -> Result<GroupId, EngineError> {
+        let groups = &self.shared.groups;
+        groups.find(group).ok_or_else(|| EngineError::UnknownGroup {
+            group: group.to_string(),
+            known: known_groups(groups),
         })
     }
 
@@ -103,13 +106,7 @@ impl Handle {
         limits: Option<Limits>,
     ) -> Result<(), EngineError> {
         let shared = &self.shared;
-        let id = shared
-            .groups
-            .find(group)
-            .ok_or_else(|| EngineError::UnknownGroup {
-                group: group.to_string(),
-                known: known_groups(&shared.groups),
-            })?;
+        let id = self.group_id(group)?;
         if id == GroupId::ROOT {
             return Err(EngineError::Config(
                 "the root group takes no weight or limit: name one of the engine's groups".into(),
