@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::browser::{chromium, file_url, run_chromium, script_errors};
+use common::browser::probe_page;
 use common::{simulate_capped, TWO_GROUPS};
 use ioslice_report::{render_html, Report};
 use serde_json::Value;
@@ -23,14 +23,6 @@ use serde_json::Value;
 /// Measures the legends and works the first bandwidth chart's controls.
 const CHARTS_PROBE: &str = r##"<script>
 window.addEventListener("load", function () {
-  function client(svg) {
-    var plot = svg.getAttribute("data-plot").split(" ").map(Number);
-    var box = svg.getBoundingClientRect();
-    var sx = box.width / Number(svg.getAttribute("width"));
-    var sy = box.height / Number(svg.getAttribute("height"));
-    return { l: box.left + plot[0] * sx, t: box.top + plot[1] * sy, r: box.left + plot[2] * sx, b: box.top + plot[3] * sy };
-  }
-  function overlap(a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; }
   var legends = { charts: 0, entries: 0, overlapping: [] };
   document.querySelectorAll("svg.chart").forEach(function (svg) {
     legends.charts++;
@@ -114,40 +106,7 @@ window.addEventListener("load", function () {
 /// The page of `report` with `probe` appended, loaded at `fragment` in a 1400×900 window;
 /// the probe's JSON.
 fn probe(report: &Report, probe: &str, fragment: &str) -> Option<Value> {
-    let Some(browser) = chromium() else {
-        eprintln!("skipped: no chromium on the PATH (apt-get install chromium)");
-        return None;
-    };
-    let dir = tempfile::tempdir().expect("temp dir");
-    let page = dir.path().join("page.html");
-    let html = render_html(report).replacen("</body>", probe, 1);
-    std::fs::write(&page, html).expect("page written");
-    let printed = run_chromium(
-        &browser,
-        &dir.path().join("profile"),
-        &[
-            "--dump-dom".to_string(),
-            "--enable-logging=stderr".to_string(),
-            "--v=0".to_string(),
-            "--virtual-time-budget=20000".to_string(),
-            "--window-size=1400,900".to_string(),
-        ],
-        &format!("{}{fragment}", file_url(&page)),
-    );
-    let errors = script_errors(&printed.stderr);
-    assert!(errors.is_empty(), "script errors: {errors:#?}");
-    let json = printed
-        .stdout
-        .split("<pre id=\"probe\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .unwrap_or_else(|| panic!("no probe in the DOM: {}", printed.stderr));
-    let json = json
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    Some(serde_json::from_str(&json).expect("the probe's JSON"))
+    probe_page(&render_html(report), probe, fragment, 20_000)
 }
 
 /// A cfq run of two weighted cgroups, its overview capped hard (as a page of many runs caps

@@ -5,10 +5,9 @@
 
 mod common;
 
-use common::browser::{chromium, file_url, run_chromium, script_errors};
+use common::browser::probe_page;
 use common::simulate;
 use ioslice_report::{render_html, Report};
-use serde_json::Value;
 
 /// One O_DIRECT reader, for a line per run.
 const ONE_READER: &str = "\
@@ -28,14 +27,6 @@ filename=r
 /// overlap its plotting area.
 const PROBE: &str = r##"<script>
 window.addEventListener("load", function () {
-  function client(svg) {
-    var plot = svg.getAttribute("data-plot").split(" ").map(Number);
-    var box = svg.getBoundingClientRect();
-    var sx = box.width / Number(svg.getAttribute("width"));
-    var sy = box.height / Number(svg.getAttribute("height"));
-    return { l: box.left + plot[0] * sx, t: box.top + plot[1] * sy, r: box.left + plot[2] * sx, b: box.top + plot[3] * sy };
-  }
-  function overlap(a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; }
   var charts = [];
   document.querySelectorAll("#overlay svg.chart").forEach(function (svg) {
     var plot = client(svg), overlapping = [], legend = [];
@@ -62,40 +53,14 @@ window.addEventListener("load", function () {
 
 #[test]
 fn two_runs_share_a_latency_chart_and_a_bandwidth_chart_with_legends_beside_them() {
-    let Some(browser) = chromium() else {
-        eprintln!("skipped: no chromium on the PATH (apt-get install chromium)");
-        return;
-    };
     let mut report = Report::default();
     for sched in ["deadline", "cfq"] {
         let (_, run) = simulate(ONE_READER, "one.fio", sched, "sim:sata-7200");
         report.extend(Report::of_run(run));
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let page = dir.path().join("overlay.html");
-    let html = render_html(&report).replacen("</body>", PROBE, 1);
-    std::fs::write(&page, html).expect("page written");
-    let printed = run_chromium(
-        &browser,
-        &dir.path().join("profile"),
-        &[
-            "--dump-dom".to_string(),
-            "--enable-logging=stderr".to_string(),
-            "--v=0".to_string(),
-            "--virtual-time-budget=10000".to_string(),
-            "--window-size=1400,900".to_string(),
-        ],
-        &file_url(&page),
-    );
-    let errors = script_errors(&printed.stderr);
-    assert!(errors.is_empty(), "script errors: {errors:#?}");
-    let json = printed
-        .stdout
-        .split("<pre id=\"probe\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .expect("the probe ran");
-    let charts: Value = serde_json::from_str(json).expect("probe JSON");
+    let Some(charts) = probe_page(&render_html(&report), PROBE, "", 10_000) else {
+        return;
+    };
     let charts = charts.as_array().expect("charts");
     let kinds: Vec<&str> = charts.iter().filter_map(|c| c["kind"].as_str()).collect();
     assert_eq!(
