@@ -40,7 +40,9 @@
 # file in bench/kernel-vs-ioslice/, whose first line names its device (`; device: sim:...`):
 # among them several readers per weighted group, random against sequential groups of equal
 # weight, an idle-class reader, a writer beside prioritised readers, and eight readers at
-# depth 2 on the array.
+# depth 2 on the array; and groups held to limits (`; limit: GROUP rbps=N,...` lines, written to
+# blk-throttle's blkio.throttle.* or io.max files for the kernel, and given to ioslice as
+# `--cgroup GROUP:...,throttle=above`), alone and beside unlimited groups.
 # Needs root, /dev/fuse, fio, losetup and python3; without them it says why and exits 0.
 set -euo pipefail
 
@@ -220,6 +222,11 @@ for row in "${rows[@]}"; do
     [[ $name =~ $rows_regex ]] || continue
     device=$(sed -n '1s/^; device: //p' "$job")
     [[ $device == sim:* ]] || { say "$job: first line must be '; device: sim:PRESET'"; exit 2; }
+    # The groups' limits, for ioslice as blk-throttle holds them: above the elevator.
+    limit_args=()
+    while IFS=$'\t' read -r group limits; do
+        limit_args+=(--cgroup "$group:$limits,throttle=above")
+    done < <(kr_job_limits "$job")
     for i in "${!kernel_scheds[@]}"; do
         ksched=${kernel_scheds[$i]}
         isched=${ioslice_scheds[$i]}
@@ -250,7 +257,8 @@ for row in "${rows[@]}"; do
         done
         iprefix="$out_dir/$name.ioslice-$isched"
         if KV_DEVICE=/dev/emulated KV_RUNTIME=$runtime "$ioslice_bin" run "$job" --device "$device" \
-            --host driver_queue=128,block_layer=blk-mq --sched "$isched" --output-format json >"$iprefix.json" 2>"$iprefix.log"; then
+            --host driver_queue=128,block_layer=blk-mq --sched "$isched" "${limit_args[@]}" \
+            --output-format json >"$iprefix.json" 2>"$iprefix.log"; then
             ifiles=$iprefix.json
         else
             ifiles="SKIP: ioslice failed: $(tail -n 1 "$iprefix.log")"

@@ -114,6 +114,45 @@ kr_set_group_weight() {
     return "$ok"
 }
 
+# The limits job file $1 sets on its groups, from lines `; limit: GROUP KEY=N,KEY=N...` (KEY one
+# of rbps, wbps, riops, wiops; N bytes or I/Os per second), a line each: "GROUP<TAB>KEY=N,...".
+# fio ignores them; the kernel's runs write them to blk-throttle's files (kr_set_group_limits)
+# and ioslice's run gives them as `--cgroup GROUP:KEY=N,...,throttle=above`.
+kr_job_limits() {
+    sed -n 's/^[[:space:]]*[;#][[:space:]]*limit:[[:space:]]*\([^[:space:]]\{1,\}\)[[:space:]]\{1,\}\([^[:space:]]\{1,\}\)[[:space:]]*$/\1\t\2/p' "$1"
+}
+
+# Hold group directory $1 to limits $2 ("rbps=N,riops=N,...") on the block device whose number
+# is $3 (MAJ:MIN), in blk-throttle's files: cgroup v1's blkio.throttle.{read,write}_{bps,iops}_device,
+# or v2's io.max. Returns 2 for a limit it cannot read, 1 if the kernel refused one.
+kr_set_group_limits() {
+    local dir=$1 limits=$2 devnum=$3 kv key value file
+    local -a kvs
+    IFS=, read -ra kvs <<<"$limits"
+    for kv in "${kvs[@]}"; do
+        key=${kv%%=*}
+        value=${kv#*=}
+        [[ $value =~ ^[1-9][0-9]*$ ]] || { say "limit '$kv': expected KEY=N with N a whole number per second"; return 2; }
+        case $key in
+        rbps) file=blkio.throttle.read_bps_device ;;
+        wbps) file=blkio.throttle.write_bps_device ;;
+        riops) file=blkio.throttle.read_iops_device ;;
+        wiops) file=blkio.throttle.write_iops_device ;;
+        *) say "limit '$kv': expected rbps, wbps, riops or wiops"; return 2 ;;
+        esac
+        if [[ $kr_cg_mode == v2 ]]; then
+            echo "$devnum $key=$value" >"$dir/io.max" || { say "io.max refused '$devnum $key=$value'"; return 1; }
+        else
+            echo "$devnum $value" >"$dir/$file" || { say "$file refused '$devnum $value'"; return 1; }
+        fi
+    done
+}
+
+# The MAJ:MIN number of block device $1.
+kr_device_number() {
+    printf '%d:%d' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"
+}
+
 # The kernel-side processes of job file $1, one line each in order of first appearance:
 # "CGROUP<TAB>WEIGHT<TAB>SECTION SECTION ...". The jobs that name the same cgroup= run in one
 # fio process inside that cgroup, as ioslice groups them; the jobs that name none run in one
@@ -180,9 +219,10 @@ kr_job_seeds() {
 # run in several processes or in a cgroup (kr_job_groups), to $2.GROUP.json per process (GROUP
 # the cgroup's path with '/' as '-', or "root"), each process moved into its cgroup before it
 # execs fio. $2.processes.tsv lists the processes: GROUP, cgroup, weight, sections, and each
-# section's random seed. Extra fio arguments follow.
+# section's random seed. A group the file limits (kr_job_limits) is held to its limits on the
+# device $KV_DEVICE. Extra fio arguments follow.
 kr_run_fio() {
-    local job=$1 prefix=$2 line cgroup weight sections label dir section pid rc=0 several=0
+    local job=$1 prefix=$2 line cgroup weight sections label dir section pid limits rc=0 several=0
     shift 2
     local -a groups=() args=()
     mapfile -t groups < <(kr_job_groups "$job")
@@ -211,6 +251,13 @@ kr_run_fio() {
             if ((weight > 0)); then
                 kr_set_group_weight "$dir" "$weight" || say "warning: no weight file took $weight for $cgroup"
             fi
+            limits=$(kr_job_limits "$job" | awk -F'\t' -v g="$cgroup" '$1 == g { print $2 }')
+            if [[ -n $limits ]]; then
+                kr_set_group_limits "$dir" "$limits" "$(kr_device_number "$KV_DEVICE")" || return 1
+            fi
+        elif [[ -n $(kr_job_limits "$job" | awk -F'\t' -v g="$cgroup" '$1 == g') ]]; then
+            say "$job: limits for $cgroup need a cgroup hierarchy with blkio or io"
+            return 1
         fi
         printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$cgroup" "$weight" "$sections" \
             "$(awk -v list=" $sections " 'index(list, " " $1 " ") { printf "%s%s=%s", sep, $1, $2; sep = " " }' <<<"$seeds")" \

@@ -1,6 +1,7 @@
 //! The kernel oracle's harness, `bench/kernel-vs-ioslice.sh`, where it can be checked without
 //! root: how a job file becomes kernel-side fio processes (one per `cgroup=`, each job with a
-//! random seed of its own), how `--pairs` is read, and how the table judges a pair.
+//! random seed of its own), how groups' limits reach blk-throttle's files, how `--pairs` is read,
+//! and how the table judges a pair.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -374,4 +375,114 @@ fn the_table_says_how_often_the_kernel_agrees_with_itself() {
         table.contains("In the 1 pairs where every kernel run does, ioslice agrees in 1."),
         "{table}"
     );
+}
+
+#[test]
+fn limits_reach_blk_throttles_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write(
+        dir.path(),
+        "limited.fio",
+        "; device: sim:sata-7200\n; limit: g1 rbps=10485760,riops=40\n# limit: b/inner wbps=8388608\n; a comment\n[g1]\ncgroup=g1\n",
+    );
+    let out = harness(&format!("kr_job_limits {}", job.display()));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "g1\trbps=10485760,riops=40\nb/inner\twbps=8388608\n"
+    );
+    // cgroup v1: one blkio.throttle file a limit, "MAJ:MIN VALUE".
+    let group = dir.path().join("g1");
+    std::fs::create_dir(&group).expect("group dir");
+    let v1 = harness(&format!(
+        "kr_cg_mode=v1; kr_set_group_limits {} rbps=10485760,riops=40 7:3",
+        group.display()
+    ));
+    assert!(v1.status.success(), "{}", text(&v1.stderr));
+    let read = |name: &str| std::fs::read_to_string(group.join(name)).expect(name);
+    assert_eq!(read("blkio.throttle.read_bps_device"), "7:3 10485760\n");
+    assert_eq!(read("blkio.throttle.read_iops_device"), "7:3 40\n");
+    // cgroup v2: io.max, a line a key (the kernel keeps the keys it was not given).
+    let v2 = harness(&format!(
+        "kr_cg_mode=v2; kr_set_group_limits {} wiops=90 7:3",
+        group.display()
+    ));
+    assert!(v2.status.success(), "{}", text(&v2.stderr));
+    assert_eq!(read("io.max"), "7:3 wiops=90\n");
+    // A limit it cannot read is refused, naming it.
+    for bad in ["rbps=10M", "xbps=5", "rbps=0"] {
+        let refused = harness(&format!(
+            "kr_set_group_limits {} {bad} 7:3",
+            group.display()
+        ));
+        assert_eq!(refused.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&refused.stderr).contains(bad),
+            "{}",
+            text(&refused.stderr)
+        );
+    }
+}
+
+/// The limited rows of the matrix, run on ioslice's side as the harness runs them: each
+/// limited group stays within its limit (1 s runs, 10 % for the first slice's burst).
+#[test]
+fn the_limited_rows_run_within_their_limits_on_ioslices_side() {
+    let rows = harness(
+        "for f in bench/kernel-vs-ioslice/throttle-*.fio; do kr_job_limits $f | sed \"s|^|$f\t|\"; done",
+    );
+    let listing = text(&rows.stdout);
+    assert!(listing.lines().count() >= 4, "{listing}");
+    for line in listing.lines() {
+        let mut fields = line.split('\t');
+        let (file, group, limits) = (
+            fields.next().expect("file"),
+            fields.next().expect("group"),
+            fields.next().expect("limits"),
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_ioslice"))
+            .args([
+                "run",
+                file,
+                "--device",
+                "sim:sata-7200",
+                "--output-format",
+                "json",
+            ])
+            .args(["--host", "driver_queue=128,block_layer=blk-mq"])
+            .args(["--cgroup", &format!("{group}:{limits},throttle=above")])
+            .env("KV_DEVICE", "/dev/emulated")
+            .env("KV_RUNTIME", "1")
+            .current_dir(root())
+            .output()
+            .expect("ioslice runs");
+        assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+        let report = text(&out.stdout);
+        for limit in limits.split(',') {
+            let (key, value) = limit.split_once('=').expect("KEY=N");
+            let value: f64 = value.parse().expect("a number");
+            let (direction, field) = match key {
+                "rbps" => ("read", "bw_bytes"),
+                "wbps" => ("write", "bw_bytes"),
+                "riops" => ("read", "iops"),
+                _ => ("write", "iops"),
+            };
+            let measured = job_figure(&report, group, direction, field);
+            assert!(
+                measured > 0.0 && measured <= value * 1.1,
+                "{file}: {group} {key} {measured} against its limit {value}"
+            );
+        }
+    }
+}
+
+/// `jobs[jobname == job].direction.field` of an ioslice JSON report.
+fn job_figure(report: &str, job: &str, direction: &str, field: &str) -> f64 {
+    let report: serde_json::Value = serde_json::from_str(report).expect("JSON");
+    let jobs = report["jobs"].as_array().expect("jobs");
+    let found = jobs
+        .iter()
+        .find(|j| j["jobname"] == job)
+        .expect("the job in the report");
+    found[direction][field].as_f64().expect("a number")
 }
