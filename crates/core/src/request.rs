@@ -13,19 +13,51 @@ pub struct RequestId(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProcessId(pub u32);
 
-/// Read or write.
+/// Read, write or discard: the operation a request carries.
+///
+/// A discard (fio's trim, the kernel's `REQ_OP_DISCARD`) tells the device a range no
+/// longer holds data. The kernel gives it the write data direction (`op_is_write` is true
+/// of every odd operation, and `REQ_OP_DISCARD` is 3), so the elevators that keep
+/// per-direction FIFOs and sort lists (deadline, mq-deadline, anticipatory) put it with
+/// the writes: [`Direction::index`] is 1 for it. It is not sync (`op_is_sync` holds only
+/// for reads and for operations flagged `REQ_SYNC`/`REQ_FUA`/`REQ_PREFLUSH`, which
+/// `blkdev_issue_discard` does not set), so cfq and bfq queue it on the async queues. It
+/// never merges with a read or a write (`blk_rq_merge_ok` refuses requests of different
+/// operations); [`Request::mergeable_with`] asks for the same direction.
+/// Sources: `include/linux/blk_types.h` (`op_is_write`, `op_is_sync`), `block/blk-merge.c`
+/// (`blk_rq_merge_ok`, `blk_try_merge`), Linux 6.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Direction {
     /// Data from the device.
     Read,
     /// Data to the device.
     Write,
+    /// A range the device may forget (trim, `REQ_OP_DISCARD`); carries no data.
+    Discard,
 }
 
 impl Direction {
-    /// Index 0 (read) or 1 (write), for per-direction arrays.
+    /// The data direction, for per-direction arrays: 0 for a read, 1 for a write and for a
+    /// discard (the kernel's `rq_data_dir`, see the type's doc).
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            Self::Read => 0,
+            Self::Write | Self::Discard => 1,
+        }
+    }
+
+    /// Whether the request moves data to the device or forgets it (the kernel's
+    /// `op_is_write`): a write or a discard.
+    pub fn is_write(self) -> bool {
+        self.index() == 1
+    }
+
+    /// The data direction alone (the kernel's `rq_data_dir`): a discard is a write.
+    pub fn data(self) -> Direction {
+        match self {
+            Self::Read => Self::Read,
+            Self::Write | Self::Discard => Self::Write,
+        }
     }
 }
 
@@ -41,7 +73,7 @@ pub struct Request {
     pub group: GroupId,
     /// The I/O priority of the issuing process.
     pub priority: IoPriority,
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// Synchronous (reads, O_DIRECT and fsync'd writes) or asynchronous (buffered writeback).
     pub sync: bool,
@@ -57,7 +89,7 @@ pub struct Request {
 
 impl Request {
     /// A request from `process` in the root group at the default priority, submitted at
-    /// time 0; reads are sync, writes async. Change the other fields with struct update syntax.
+    /// time 0; reads are sync, writes and discards async. Change the other fields with struct update syntax.
     pub fn new(
         id: RequestId,
         process: ProcessId,

@@ -162,6 +162,7 @@ fn a_batch_ends_after_fifo_batch_requests_and_the_direction_is_chosen_again() {
         .map(|rq| match rq.direction {
             Direction::Read => 'R',
             Direction::Write => 'W',
+            Direction::Discard => 'D',
         })
         .collect();
     assert_eq!(directions, "RRRRWWWWRRRRWWWWRRRRWWWW");
@@ -357,7 +358,9 @@ impl Run {
             }
         }
         match (rq.direction, rq.sector >= STREAM_START) {
-            (Direction::Write, _) => self.writes_outstanding -= rq.ids().count(),
+            (Direction::Write | Direction::Discard, _) => {
+                self.writes_outstanding -= rq.ids().count()
+            }
             (Direction::Read, true) => self.stream_outstanding -= rq.ids().count(),
             (Direction::Read, false) => {}
         }

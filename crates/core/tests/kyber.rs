@@ -147,7 +147,8 @@ fn round(
     assert_eq!(sent.len() as u64, reads + writes, "all fit in the tokens");
     let latency = |rq: &Request| match rq.direction {
         Direction::Read => read_latency,
-        Direction::Write => write_latency,
+        // This round inserts no discards; one would be served like a write.
+        Direction::Write | Direction::Discard => write_latency,
     };
     sent.sort_by_key(|rq| (latency(rq), rq.id));
     for rq in &sent {

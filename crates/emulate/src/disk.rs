@@ -420,6 +420,7 @@ impl Tally {
                 summary.writes += 1;
                 summary.bytes_written += done.arrival.len;
             }
+            Direction::Discard => summary.discards += 1,
         }
         record(
             &mut self.service,

@@ -39,6 +39,8 @@ pub struct Summary {
     pub bytes_read: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Discards completed (not among `reads` or `writes`).
+    pub discards: u64,
     /// From submission to the model to its completion: the disk's service time.
     pub service: Latency,
     /// From arrival to submission: the wait in the driver queue for a free slot in the
@@ -75,6 +77,9 @@ impl fmt::Display for Summary {
             self.lateness.mean,
             self.lateness.p99,
         )?;
+        if self.discards > 0 {
+            write!(f, "; {} discards", self.discards)?;
+        }
         if !self.faults.is_empty() {
             write!(f, "; {} failed by faults; injected:", self.failed)?;
             for (index, (text, count)) in self.faults.iter().enumerate() {

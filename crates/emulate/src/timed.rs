@@ -238,7 +238,12 @@ impl TimedBackend {
                 (Data::Kept(store), Direction::Read) => {
                     store.read(at, buffer.as_mut_slice())?;
                 }
-                (Data::Dropped, Direction::Write) => {}
+                // A discarded range reads back as zeroes.
+                (Data::Kept(store), Direction::Discard) => {
+                    buffer.as_mut_slice().fill(0);
+                    store.write(at, buffer.as_slice())?;
+                }
+                (Data::Dropped, Direction::Write | Direction::Discard) => {}
                 (Data::Dropped, Direction::Read) => buffer.as_mut_slice().fill(0),
             }
             at += buffer.len() as u64;

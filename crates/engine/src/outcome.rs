@@ -117,6 +117,7 @@ impl fmt::Display for IoError {
         let what = match self.direction {
             Direction::Read => "read",
             Direction::Write => "write",
+            Direction::Discard => "discard",
         };
         write!(
             f,

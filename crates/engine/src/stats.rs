@@ -73,6 +73,10 @@ pub struct Figures {
     pub bytes_read: u64,
     /// Bytes written by successful requests.
     pub bytes_written: u64,
+    /// Discard requests completed.
+    pub discards: u64,
+    /// Bytes discarded by successful requests.
+    pub bytes_discarded: u64,
     /// Requests that completed with an error.
     pub errors: u64,
     /// Completion latency of every completed request.
@@ -137,11 +141,13 @@ impl Figures {
         match sample.direction {
             Direction::Read => self.reads += 1,
             Direction::Write => self.writes += 1,
+            Direction::Discard => self.discards += 1,
         }
         match (sample.ok, sample.direction) {
             (false, _) => self.errors += 1,
             (true, Direction::Read) => self.bytes_read += sample.bytes,
             (true, Direction::Write) => self.bytes_written += sample.bytes,
+            (true, Direction::Discard) => self.bytes_discarded += sample.bytes,
         }
     }
 }
@@ -155,6 +161,8 @@ impl Entry {
         a.writes += b.writes;
         a.bytes_read += b.bytes_read;
         a.bytes_written += b.bytes_written;
+        a.discards += b.discards;
+        a.bytes_discarded += b.bytes_discarded;
         a.errors += b.errors;
         // Both auto-resize; adding cannot fail for lack of range.
         let _ = self.histogram.add(&other.histogram);

@@ -63,6 +63,14 @@ impl Pattern {
         }
     }
 
+    /// Whether the pattern issues trims (`trim`, `randtrim`, `trimwrite`, `randtrimwrite`).
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            Self::Trim | Self::RandTrim | Self::TrimWrite | Self::RandTrimWrite
+        )
+    }
+
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
         matches!(

@@ -79,7 +79,7 @@ fn kind(error: &JobFileError) -> &'static str {
     match error {
         JobFileError::Unsupported { what, .. } if what.starts_with("ioengine") => "engine",
         JobFileError::Unsupported { what, .. } if what.starts_with("zonemode") => "zbd",
-        JobFileError::Unsupported { .. } => "trim",
+        JobFileError::Unsupported { .. } => "other unsupported",
         JobFileError::UndefinedVariable { .. } => "undefined variable",
         JobFileError::InvalidValue { .. } => "invalid value",
         _ => "other",

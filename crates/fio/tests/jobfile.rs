@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use ioslice_core::{IoPriority, PriorityClass};
-use ioslice_fio::jobfile::{check_supported, parse_file, parse_str, JobFileError, ParseOptions};
+use ioslice_fio::jobfile::{
+    check_discard, check_supported, parse_file, parse_str, JobFileError, ParseOptions,
+};
 use ioslice_fio::{BlockSize, Extent, IoEngine, JobFile, Pattern};
 use proptest::prelude::*;
 
@@ -174,8 +176,16 @@ fn engines_and_check_supported() {
         "jobs.fio:2: ioengine=rbd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, null"
     );
     let trim = parse("[j]\nsize=1m\n\nrw=trim\n");
-    let message = check_supported(&trim).expect_err("refused").to_string();
-    assert!(message.starts_with("jobs.fio:4: rw=trim: trim workloads are not supported yet"));
+    assert!(check_supported(&trim).is_ok(), "trim jobs run");
+    assert!(check_discard(&trim, "sim:ssd", true).is_ok());
+    assert_eq!(
+        check_discard(&trim, "sim:sata-7200", false)
+            .expect_err("refused")
+            .to_string(),
+        "jobs.fio:4: rw=trim: sim:sata-7200 takes no discards (EOPNOTSUPP; fio would stop the job at its first trim with \"Operation not supported\"): expected a device with TRIM, such as sim:ssd, sim:nvme or sim:null"
+    );
+    let read = parse("[j]\nsize=1m\n");
+    assert!(check_discard(&read, "sim:sata-7200", false).is_ok());
     for engine in [
         "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "posixaio", "null",
     ] {

@@ -346,8 +346,9 @@ impl Worker {
                 }
                 Direction::Write
             }
-            // Trim jobs are refused by `check_supported` before the run.
-            DataDirection::Read | DataDirection::Trim => Direction::Read,
+            DataDirection::Read => Direction::Read,
+            // The buffer only gives the discard its length.
+            DataDirection::Trim => Direction::Discard,
         };
         let transfer = Transfer {
             direction,

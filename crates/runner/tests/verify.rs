@@ -251,6 +251,7 @@ fn directions(job: &str, path: &Path) -> String {
             TraceEvent::Insert { request } => Some(match request.direction {
                 Direction::Read => 'R',
                 Direction::Write => 'W',
+                Direction::Discard => 'D',
             }),
             _ => None,
         })

@@ -366,6 +366,10 @@ fn eva_4400() -> Vec<ParamInfo> {
     )
 }
 
+/// Where the SSD presets' discard cost comes from: no published model gives one (MQSim
+/// has no TRIM), so it is an assumption.
+const DISCARD: &str = "assumption: a mapping-table update in controller memory, one discard at a time, no flash or link work; the buffered write's service time";
+
 /// A SATA-class flash SSD.
 fn ssd() -> Vec<ParamInfo> {
     const MQSIM: &str =
@@ -392,6 +396,7 @@ fn ssd() -> Vec<ParamInfo> {
             "µs",
             "assumption: write into the drive's buffer, programmed in the background",
         ),
+        param("discard_us", "25", "µs", DISCARD),
         param("channel_mbps", "400", "MB/s", MQSIM),
         param("link_mbps", "550", "MB/s", "SATA 3.0 usable payload rate"),
     ]
@@ -423,6 +428,7 @@ fn nvme() -> Vec<ParamInfo> {
             "µs",
             "assumption: write into the drive's buffer, programmed in the background",
         ),
+        param("discard_us", "15", "µs", DISCARD),
         param("channel_mbps", "800", "MB/s", MQSIM),
         param("link_mbps", "3500", "MB/s", "PCIe 3.0 ×4 usable rate"),
     ]
@@ -692,6 +698,7 @@ fn ssd_config(values: &Values, name: String) -> Result<SsdConfig, DeviceError> {
         overhead: values.micros("overhead_us", 1e6)?,
         read_latency: values.micros("read_us", 1e6)?,
         write_latency: values.micros("write_us", 1e6)?,
+        discard_latency: values.micros("discard_us", 1e6)?,
         channel_mbps: values.number("channel_mbps", 1.0, 1e6)?,
         link_mbps: values.number("link_mbps", 1.0, 1e6)?,
     })

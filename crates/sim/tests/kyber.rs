@@ -81,6 +81,8 @@ fn windows(log: &TraceLog, width: Nanos) -> Vec<Window> {
                 request, service, ..
             } => match request.direction {
                 Direction::Write => writes -= 1,
+                // The workload here issues no trims.
+                Direction::Discard => {}
                 Direction::Read => {
                     reads[index].0 += service;
                     reads[index].1 += 1;

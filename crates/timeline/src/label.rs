@@ -95,6 +95,7 @@ pub(crate) fn direction_name(direction: Direction) -> &'static str {
     match direction {
         Direction::Read => "read",
         Direction::Write => "write",
+        Direction::Discard => "discard",
     }
 }
 

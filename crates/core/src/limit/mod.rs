@@ -144,19 +144,20 @@ impl Limits {
         .all(Option::is_none)
     }
 
-    /// Bytes per second in a direction.
+    /// Bytes per second in a direction; a discard is held to the write limit, as
+    /// blk-throttle indexes its limits by `bio_data_dir`.
     pub fn bps(&self, direction: Direction) -> Option<u64> {
         match direction {
             Direction::Read => self.read_bps,
-            Direction::Write => self.write_bps,
+            Direction::Write | Direction::Discard => self.write_bps,
         }
     }
 
-    /// Requests per second in a direction.
+    /// Requests per second in a direction; a discard counts against the write limit.
     pub fn iops(&self, direction: Direction) -> Option<u64> {
         match direction {
             Direction::Read => self.read_iops,
-            Direction::Write => self.write_iops,
+            Direction::Write | Direction::Discard => self.write_iops,
         }
     }
 

@@ -273,6 +273,7 @@ fn direction(direction: Direction) -> &'static str {
     match direction {
         Direction::Read => "R",
         Direction::Write => "W",
+        Direction::Discard => "D",
     }
 }
 

@@ -293,6 +293,8 @@ fn execute_op(state: &mut State, mut op: IoOp) -> IoDone {
             Direction::Write => {
                 state.data[position..position + n].copy_from_slice(&buffer.as_slice()[..n])
             }
+            // A discarded range reads back as zeroes, as a punched file does.
+            Direction::Discard => state.data[position..position + n].fill(0),
         }
         position += n;
     }

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use ioslice_core::Direction;
 
+pub mod discard;
 pub mod memory;
 
 use crate::buffer::AlignedBuffer;
@@ -30,7 +31,7 @@ pub use uring::UringBackend;
 pub struct IoOp {
     /// Returned with the completion; the dispatcher's key for the operation.
     pub token: u64,
-    /// Read or write.
+    /// Read, write or discard (a discard's buffers only give its length).
     pub direction: Direction,
     /// Byte offset in the file or device.
     pub offset: u64,

@@ -129,6 +129,7 @@ fn transfer_one(
         let result = match direction {
             Direction::Read => file.read_at(buffer.as_mut_slice(), offset),
             Direction::Write => file.write_at(buffer.as_slice(), offset),
+            Direction::Discard => super::discard::discard(file, offset, buffer.len()),
         };
         match result {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -144,6 +145,10 @@ fn transfer(
     offset: u64,
     buffers: &mut [AlignedBuffer],
 ) -> io::Result<usize> {
+    if direction == Direction::Discard {
+        let len = buffers.iter().map(AlignedBuffer::len).sum();
+        return super::discard::discard(file, offset, len);
+    }
     let mut total = 0usize;
     for buffer in buffers {
         let at = offset

@@ -22,7 +22,7 @@ use std::path::Path;
 
 pub use error::JobFileError;
 
-use crate::job::{IoEngine, JobFile, JobSpec, Origin, Pattern, Warning, ZoneMode};
+use crate::job::{IoEngine, JobFile, JobSpec, Origin, Warning, ZoneMode};
 use crate::verify::VerifyKind;
 use ini::{Entry, Section};
 use options::Outcome;
@@ -108,8 +108,8 @@ pub fn runs(section: &Section, only: &[String]) -> bool {
     only.is_empty() || section.is_global() || only.contains(&section.name)
 }
 
-/// Refuses what ioslice cannot run yet: unsupported engines, trim workloads and zoned
-/// block device mode (`zonemode=zbd`).
+/// Refuses what ioslice cannot run yet: unsupported engines and zoned block device mode
+/// (`zonemode=zbd`).
 pub fn check_supported(file: &JobFile) -> Result<(), JobFileError> {
     file.jobs.iter().try_for_each(check_job)
 }
@@ -129,18 +129,6 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
             ),
         });
     }
-    if matches!(
-        job.pattern,
-        Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite
-    ) {
-        return Err(JobFileError::Unsupported {
-            origin: origin_of("rw"),
-            what: format!(
-                "rw={}: trim workloads are not supported yet: expected read, write, rw, randread, randwrite or randrw",
-                job.pattern.fio_name()
-            ),
-        });
-    }
     if job.zone_mode == ZoneMode::Zbd {
         return Err(JobFileError::Unsupported {
             origin: origin_of("zonemode"),
@@ -148,6 +136,30 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// Refuses trim jobs on a device that takes no discards, as the kernel does: a discard to
+/// such a device fails with `EOPNOTSUPP` before any request is made (`blkdev_issue_discard`),
+/// and fio then stops the job with `fio: io_u error on file F: Operation not supported:
+/// trim offset=O, buflen=B` and `err=95`. The simulator says so before the run instead.
+pub fn check_discard(file: &JobFile, device: &str, discard: bool) -> Result<(), JobFileError> {
+    let Some(job) = file.jobs.iter().find(|job| job.pattern.trims()) else {
+        return Ok(());
+    };
+    if discard {
+        return Ok(());
+    }
+    Err(JobFileError::Unsupported {
+        origin: job
+            .option_origins
+            .get("rw")
+            .cloned()
+            .unwrap_or_else(|| job.origin.clone()),
+        what: format!(
+            "rw={}: {device} takes no discards (EOPNOTSUPP; fio would stop the job at its first trim with \"Operation not supported\"): expected a device with TRIM, such as sim:ssd, sim:nvme or sim:null",
+            job.pattern.fio_name()
+        ),
+    })
 }
 
 /// Refuses verify settings a real run cannot carry out: a kind ioslice does not write,

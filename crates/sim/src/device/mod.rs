@@ -16,7 +16,7 @@ pub mod ssd;
 pub struct Command {
     /// The driver's tag, returned at completion.
     pub tag: u64,
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// First sector.
     pub sector: u64,
@@ -37,6 +37,10 @@ pub struct DeviceInfo {
     pub queue_depth: usize,
     /// Whether it has moving heads (the kernel's `queue/rotational`).
     pub rotational: bool,
+    /// Whether it accepts discards (the kernel's `queue/discard_max_bytes` is not 0). The
+    /// kernel refuses a discard to a device that does not with `EOPNOTSUPP` before any
+    /// request is made (`blkdev_issue_discard`), so such a device is never sent one.
+    pub discard: bool,
 }
 
 /// A simulated device.

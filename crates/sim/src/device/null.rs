@@ -1,4 +1,4 @@
-//! The null device: every command takes a fixed latency (default 0), and up to
+//! The null device: every command, discards too, takes a fixed latency (default 0), and up to
 //! `parallelism` commands are served at once. It measures the scheduler's and the
 //! simulator's own overhead.
 
@@ -39,6 +39,7 @@ impl DeviceModel for NullDevice {
             capacity_sectors: self.capacity_sectors,
             queue_depth: self.parallelism,
             rotational: false,
+            discard: true,
         }
     }
 

@@ -345,6 +345,8 @@ impl DeviceModel for Raid {
             capacity_sectors: capacity,
             queue_depth: self.config.queue_depth.max(1),
             rotational: self.members.iter().any(|m| m.info().rotational),
+            // The arrays modelled are of disks, which have no TRIM.
+            discard: false,
         }
     }
 

@@ -5,7 +5,15 @@
 //! up to `channels` commands are served at once and a deep queue is needed to reach full
 //! throughput, as on real NCQ/NVMe devices (MQSim models the same parallelism in far more
 //! detail). There is no garbage collection: steady-state write costs are folded into the
-//! write service time. Deterministic.
+//! write service time.
+//!
+//! A discard (TRIM on SATA, Dataset Management/Deallocate on NVMe) carries no data: the
+//! controller marks the range unmapped in its mapping table, touching neither flash nor
+//! the link. It costs the command overhead and then `discard_latency` on the controller's
+//! mapping-table work, which serves one discard at a time whatever its length, so discards
+//! queue behind each other and not behind reads or writes. The figure is an assumption
+//! (see the presets); queued and non-queued TRIM on SATA are not told apart (a drive with
+//! non-queued TRIM drains its NCQ queue first). Deterministic.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,6 +39,8 @@ pub struct SsdConfig {
     pub read_latency: Nanos,
     /// Flash program latency per command (as seen behind the drive's buffer).
     pub write_latency: Nanos,
+    /// Mapping-table work per discard command, whatever its length.
+    pub discard_latency: Nanos,
     /// Transfer rate of one channel, MB/s.
     pub channel_mbps: f64,
     /// Host link rate, MB/s.
@@ -43,6 +53,8 @@ pub struct Ssd {
     config: SsdConfig,
     channel_free: Vec<Nanos>,
     link_free: Nanos,
+    /// When the mapping-table work of the discards accepted so far ends.
+    unmap_free: Nanos,
     completions: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
     seq: u64,
 }
@@ -57,10 +69,20 @@ impl Ssd {
         Self {
             channel_free: vec![0; config.channels.max(1)],
             link_free: 0,
+            unmap_free: 0,
             completions: BinaryHeap::new(),
             seq: 0,
             config,
         }
+    }
+
+    /// A discard: the command overhead, then its turn at the mapping-table work.
+    fn unmap(&mut self, tag: u64, now: Nanos) {
+        let start = self.unmap_free.max(now + self.config.overhead);
+        self.unmap_free = start + self.config.discard_latency;
+        self.seq += 1;
+        self.completions
+            .push(Reverse((self.unmap_free, self.seq, tag)));
     }
 
     fn earliest_channel(&self) -> usize {
@@ -77,6 +99,7 @@ impl DeviceModel for Ssd {
             capacity_sectors: self.config.capacity_sectors,
             queue_depth: self.config.queue_depth.max(1),
             rotational: false,
+            discard: true,
         }
     }
 
@@ -88,6 +111,7 @@ impl DeviceModel for Ssd {
         let flash = match command.direction {
             Direction::Read => self.config.read_latency,
             Direction::Write => self.config.write_latency,
+            Direction::Discard => return self.unmap(command.tag, now),
         };
         let channel = self.earliest_channel();
         let start = self.channel_free[channel].max(now + self.config.overhead);
@@ -95,7 +119,7 @@ impl DeviceModel for Ssd {
         self.channel_free[channel] = flash_done;
         let link_start = self.link_free.max(match command.direction {
             Direction::Read => flash_done,
-            Direction::Write => now + self.config.overhead,
+            Direction::Write | Direction::Discard => now + self.config.overhead,
         });
         self.link_free = link_start + transfer_time(command.sectors, self.config.link_mbps);
         let done = self.link_free.max(flash_done);
@@ -132,6 +156,7 @@ mod tests {
             overhead: 10_000,
             read_latency: 80_000,
             write_latency: 20_000,
+            discard_latency: 30_000,
             channel_mbps: 400.0,
             link_mbps: 550.0,
         })

@@ -19,9 +19,10 @@ impl Simulation<'_> {
             return;
         };
         self.free_tags.push(tag);
-        let d = request.direction.index();
-        self.disk.ios[d] += 1;
-        self.disk.service_ns[d] += self.now - dispatch_time;
+        if let Some(d) = super::disk_slot(request.direction) {
+            self.disk.ios[d] += 1;
+            self.disk.service_ns[d] += self.now - dispatch_time;
+        }
         self.finish_request(request, dispatch_time);
     }
 

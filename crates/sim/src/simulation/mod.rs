@@ -28,7 +28,7 @@ use ioslice_core::{
     build_scheduler, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
     RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink, TunableError,
 };
-use ioslice_fio::jobfile::check_supported;
+use ioslice_fio::jobfile::{check_discard, check_supported};
 use ioslice_fio::logs::JobLogs;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
@@ -336,6 +336,7 @@ impl<'a> Simulation<'a> {
             device = Box::new(DriverQueue::new(device, config.driver_queue));
         }
         let info = device.info();
+        check_discard(job_file, &info.name, info.discard).map_err(job_error)?;
         let mut groups = job_file
             .group_tree(&config.group_weights, &config.group_limits)
             .map_err(job_error)?;
@@ -589,10 +590,10 @@ impl<'a> Simulation<'a> {
 
     fn submit(&mut self, index: u32, unit: IoUnit) {
         let process = &mut self.processes[index as usize];
-        // Trim jobs are refused by `check_supported` in `Simulation::new`, so no trim gets here.
         let direction = match unit.direction {
-            DataDirection::Read | DataDirection::Trim => Direction::Read,
+            DataDirection::Read => Direction::Read,
             DataDirection::Write => Direction::Write,
+            DataDirection::Trim => Direction::Discard,
         };
         let id = self.next_request_id;
         self.next_request_id += 1;
@@ -602,8 +603,12 @@ impl<'a> Simulation<'a> {
             group: process.group,
             priority: process.priority,
             direction,
-            sync: direction == Direction::Read
-                || process.sync_writes && !process.direct_writes_async,
+            // A discard is never sync (the kernel's `op_is_sync`: no `REQ_SYNC` on it).
+            sync: match direction {
+                Direction::Read => true,
+                Direction::Write => process.sync_writes && !process.direct_writes_async,
+                Direction::Discard => false,
+            },
             sector: process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE,
             sectors: u32::try_from(unit.length.div_ceil(SECTOR_SIZE)).unwrap_or(u32::MAX),
             submit_time: self.now,
@@ -649,8 +654,8 @@ impl<'a> Simulation<'a> {
         } else {
             self.scheduler.insert(request, self.now)
         };
-        if let Inserted::Merged(_) = inserted {
-            self.disk.merges[direction.index()] += 1;
+        if let (Inserted::Merged(_), Some(d)) = (inserted, disk_slot(direction)) {
+            self.disk.merges[d] += 1;
         }
         if self.dispatch_on_insert {
             self.pump_dispatch();
@@ -736,6 +741,17 @@ impl<'a> Simulation<'a> {
             }
         }
         completed
+    }
+}
+
+/// The slot of fio's disk statistics a request counts in: reads and writes; the kernel
+/// counts discards apart (the discard fields of `/proc/diskstats`, since Linux 4.18), and fio
+/// reads only the read and write fields, so discards count in none.
+pub(super) fn disk_slot(direction: Direction) -> Option<usize> {
+    match direction {
+        Direction::Read => Some(0),
+        Direction::Write => Some(1),
+        Direction::Discard => None,
     }
 }
 

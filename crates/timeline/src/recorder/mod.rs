@@ -212,7 +212,8 @@ impl TimelineRecorder {
         busy.in_flight = busy.in_flight.saturating_add(1);
         match request.direction {
             Direction::Read => busy.reads += 1,
-            Direction::Write => busy.writes += 1,
+            // A discard counts with the writes, its data direction.
+            Direction::Write | Direction::Discard => busy.writes += 1,
         }
         if let Some(batch) = &mut self.batch {
             batch.dispatched += 1;

@@ -350,9 +350,10 @@ impl Deadline {
             });
         }
         self.trace.push(TraceEvent::BatchStart {
-            class: match direction {
+            // Batches run per data direction: discards sit on the write lists.
+            class: match direction.data() {
                 Direction::Read => BatchClass::Read,
-                Direction::Write => BatchClass::Write,
+                Direction::Write | Direction::Discard => BatchClass::Write,
             },
             start,
             starved: direction == Direction::Write && !self.fifo.is_empty(Direction::Read),
@@ -365,7 +366,7 @@ impl Deadline {
         let key = self.sort_key(slot);
         let request = self.slab.remove(slot);
         self.merge.remove(slot, &request);
-        self.last = Some((request.direction, key));
+        self.last = Some((request.direction.data(), key));
         request
     }
 }

@@ -15,7 +15,7 @@ pub enum Domain {
     Read,
     /// Writes, sync and async alike.
     Write,
-    /// Discards. The request model has none yet, so this domain stays empty.
+    /// Discards.
     Discard,
     /// Everything else (flushes and the like); no latency target. Empty here too.
     Other,
@@ -36,6 +36,7 @@ impl Domain {
         match request.direction {
             Direction::Read => Self::Read,
             Direction::Write => Self::Write,
+            Direction::Discard => Self::Discard,
         }
     }
 

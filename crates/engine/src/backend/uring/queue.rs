@@ -44,6 +44,17 @@ impl Ring {
                 ready.push((lane, done));
                 continue;
             }
+            if op.direction == Direction::Discard {
+                // Done here, synchronously, as fio does trims under io_uring.
+                let len = op.buffers.iter().map(|b| b.len()).sum();
+                let done = IoDone {
+                    token: op.token,
+                    result: super::super::discard::discard(file, op.offset, len),
+                    buffers: op.buffers,
+                };
+                ready.push((lane, done));
+                continue;
+            }
             if !self.put_in_sq(file, op) {
                 break;
             }
@@ -99,6 +110,8 @@ impl Ring {
                     Direction::Write => opcode::Writev::new(fd, iovecs.as_ptr(), count)
                         .offset(offset)
                         .build(),
+                    // `fill_sq` does discards itself and never brings one here.
+                    Direction::Discard => opcode::Nop::new().build(),
                 }
             }
         }

@@ -273,8 +273,9 @@ impl Core {
             group: submission.group,
             priority: submission.priority,
             direction: submission.direction,
-            // O_DIRECT: the client waits for every request, reads and writes alike.
-            sync: true,
+            // O_DIRECT: the client waits for every read and write. A discard is never sync
+            // (the kernel's `op_is_sync`; `BLKDISCARD` sets no `REQ_SYNC`).
+            sync: submission.direction != ioslice_core::Direction::Discard,
             sector: submission.offset / SECTOR_SIZE,
             sectors: u32::try_from(submission.buffer.len() as u64 / SECTOR_SIZE)
                 .unwrap_or(u32::MAX),

@@ -330,6 +330,7 @@ impl Hdd {
                 Lookup::Miss => self.positioning(from, now + self.read_miss_overhead, start, false),
             },
             Direction::Write => self.positioning(from, now + self.write_overhead, start, true),
+            Direction::Discard => 0,
         }
     }
 
@@ -424,6 +425,8 @@ impl DeviceModel for Hdd {
             capacity_sectors: self.geometry.capacity(),
             queue_depth: self.queue_depth,
             rotational: true,
+            // A disk without TRIM: the kernel refuses discards to it (`EOPNOTSUPP`).
+            discard: false,
         }
     }
 
@@ -450,6 +453,12 @@ impl DeviceModel for Hdd {
                 } else {
                     self.blocked.push_back(queued);
                 }
+            }
+            // The disk has no TRIM ([`DeviceInfo::discard`] is false, so the kernel sends
+            // none); were one sent, the firmware would reject it once decoded, without the
+            // mechanism.
+            Direction::Discard => {
+                self.complete_from_buffer(command.tag, 0, self.write_overhead, now)
             }
             _ => self.queue.push(queued),
         }
