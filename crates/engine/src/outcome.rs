@@ -67,7 +67,7 @@ pub enum IoErrorKind {
 /// A failed request: what went wrong, and which request it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoError {
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// Byte offset of the request.
     pub offset: u64,

@@ -47,7 +47,7 @@ pub(crate) enum Message {
 /// than the submission itself, when the caller read the clock before preparing the buffer.
 #[derive(Debug)]
 pub struct Transfer {
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// Byte offset, aligned to [`Handle::logical_block_size`](crate::Handle::logical_block_size).
     pub offset: u64,

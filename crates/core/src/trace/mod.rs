@@ -69,7 +69,7 @@ pub struct RequestInfo {
     pub group: GroupId,
     /// The issuing process's priority.
     pub priority: IoPriority,
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// Synchronous or not.
     pub sync: bool,

@@ -109,7 +109,7 @@ pub struct FaultPlan {
 /// One command as it arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandInfo {
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// First sector.
     pub sector: u64,

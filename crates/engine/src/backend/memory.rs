@@ -38,7 +38,7 @@ pub enum Fault {
 /// One operation as the memory device executed it, in execution order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoggedOp {
-    /// Read or write.
+    /// Read, write or discard.
     pub direction: Direction,
     /// Byte offset.
     pub offset: u64,

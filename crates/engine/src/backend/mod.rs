@@ -25,8 +25,8 @@ pub mod uring;
 pub use thread_pool::ThreadPoolBackend;
 pub use uring::UringBackend;
 
-/// One read or write at a byte offset, into or from one or more buffers in order (a request the
-/// policy merged from several clients' requests is one vectored operation).
+/// One read, write or discard at a byte offset, into or from one or more buffers in order (a
+/// request the policy merged from several clients' requests is one vectored operation).
 #[derive(Debug)]
 pub struct IoOp {
     /// Returned with the completion; the dispatcher's key for the operation.

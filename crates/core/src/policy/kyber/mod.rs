@@ -32,8 +32,8 @@
 //! request stays mergeable until it is dispatched (the kernel stops merging into a domain's
 //! requests once a dispatch has moved them to the hardware queue's list); tokens are a count
 //! (a shrunk sbitmap may still hand out a bit while more requests than the new depth are
-//! out, if theirs are past it); the request model has only reads and writes, so the discard
-//! and other domains stay empty; and the 75% of scheduler tags the kernel keeps from async
+//! out, if theirs are past it); the request model has no flushes, so the other domain stays
+//! empty (discards, fio's trims, fill the discard domain); and the 75% of scheduler tags the kernel keeps from async
 //! requests (`async_depth`, enforced where tags are allocated, before the elevator) has no
 //! counterpart.
 //!
