@@ -3,12 +3,12 @@
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
 use ioslice_sim::simulation::{run, SimConfig};
 
-fn refusal(text: &str) -> String {
+fn refusal(text: &str, device: &str) -> String {
     let job_file = parse_str(text, "refuse.fio", &ParseOptions::default()).expect("job parses");
     let config = SimConfig::new(
         1,
         "noop".parse().expect("noop"),
-        "sim:null".parse().expect("null"),
+        device.parse().expect("device"),
     );
     match run(&job_file, &config) {
         Ok(_) => panic!("a job that cannot run was run"),
@@ -17,15 +17,18 @@ fn refusal(text: &str) -> String {
 }
 
 #[test]
-fn trim_jobs_are_refused_not_run_as_reads() {
-    let message = refusal("[trimmer]\nrw=randtrim\nsize=1m\n");
+fn trim_jobs_are_refused_on_a_disk_without_trim() {
+    let message = refusal("[trimmer]\nrw=randtrim\nsize=1m\n", "sim:sata-7200");
     assert!(message.contains("refuse.fio:2"), "{message}");
-    assert!(message.contains("trim"), "{message}");
+    assert!(
+        message.contains("sim:sata-7200 takes no discards"),
+        "{message}"
+    );
 }
 
 #[test]
 fn unsupported_engines_are_refused() {
-    let message = refusal("[net]\nioengine=rados\nsize=1m\n");
+    let message = refusal("[net]\nioengine=rados\nsize=1m\n", "sim:null");
     assert!(message.contains("refuse.fio:2"), "{message}");
     assert!(message.contains("rados"), "{message}");
 }
