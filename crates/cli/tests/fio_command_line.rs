@@ -311,3 +311,44 @@ fn bad_values_are_refused_as_fio_refuses_them() {
         }
     }
 }
+
+/// The job line's block sizes as fio prints them: four significant figures, then powers of
+/// 1024 (`16.0KiB`, `9.77KiB`, `1024KiB`), bytes below that.
+#[test]
+fn block_sizes_in_the_job_line_are_scaled_as_fio_scales_them() {
+    let dir = setup();
+    let args = [
+        "--name=x",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1m",
+        "--bs=16k,10000,1m",
+    ];
+    let expected = "x: (g=0): rw=read, bs=(R) 16.0KiB-16.0KiB, (W) 9.77KiB-9.77KiB, (T) 1024KiB-1024KiB, ioengine=null, iodepth=1";
+    let ours = text(&ioslice_in(dir.path(), &args));
+    assert_eq!(ours.lines().next(), Some(expected), "{ours}");
+    let range = text(&ioslice_in(
+        dir.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=1m",
+            "--bsrange=1k-130k",
+        ],
+    ));
+    assert!(
+        range.starts_with(
+            "x: (g=0): rw=read, bs=(R) 1024B-130KiB, (W) 1024B-130KiB, (T) 1024B-130KiB,"
+        ),
+        "{range}"
+    );
+    if fio_here() {
+        let theirs = text(&fio(dir.path(), &args));
+        assert_eq!(
+            theirs.lines().next(),
+            Some(expected),
+            "fio printed {theirs}"
+        );
+    }
+}

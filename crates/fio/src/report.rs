@@ -20,7 +20,8 @@ pub struct JobDescription {
     pub pid: u32,
     /// `rw=` as fio prints it (`read`, `randrw`, …).
     pub rw: String,
-    /// Block sizes as fio prints them: `(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B`.
+    /// Block sizes as fio prints them: `(R) 4096B-4096B, (W) 16.0KiB-16.0KiB, (T) 1024B-130KiB`
+    /// (four significant figures, powers of 1024 past them).
     pub bs_line: String,
     /// Engine name.
     pub ioengine: String,
@@ -41,10 +42,11 @@ impl JobDescription {
     /// pid-like number and its I/O priority.
     pub fn of(spec: &crate::JobSpec, groupid: u32, pid: u32, priority: IoPriority) -> Self {
         let bs = |i: usize| {
+            let size = |n: u64| crate::output::units::bytes(n, true);
             format!(
-                "{}B-{}B",
-                spec.block_size[i].min(),
-                spec.block_size[i].max()
+                "{}-{}",
+                size(spec.block_size[i].min()),
+                size(spec.block_size[i].max())
             )
         };
         Self {
