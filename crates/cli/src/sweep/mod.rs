@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 pub mod axis;
+mod cluster;
 mod figures;
 pub mod grid;
 mod page;
@@ -51,6 +52,14 @@ pub struct SweepArgs {
     /// Merge the point files in DIR into `results.json` and `report.html`; nothing runs.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "axis", "seeds", "seed_list"])]
     pub merge: Option<PathBuf>,
+    /// Run the points on a cluster instead: `slurm` writes `DIR/sweep.sbatch`, a job array
+    /// with a task per point not yet stored; `sbatch` it, then `--merge DIR`.
+    #[arg(long, value_name = "slurm")]
+    pub cluster: Option<String>,
+    /// Run only the point with this index in grid order (0-based) and store it: what each
+    /// task of a cluster's job array runs.
+    #[arg(long, value_name = "INDEX", conflicts_with = "cluster")]
+    pub task: Option<usize>,
     /// The simulated machine and run (`--seed` is the seed without `--seeds`).
     #[command(flatten)]
     pub simulation: crate::commands::SimulationArgs,
@@ -78,12 +87,25 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
     };
     check_values(&base, &axes)?;
     let layout = Layout::new(dir);
+    if let Some(name) = &args.cluster {
+        cluster::check(name)?;
+    }
     let points = grid::points(&axes, &seeds);
-    let pending: Vec<grid::Point> = points
-        .iter()
-        .filter(|point| layout.finished(point).is_none())
-        .cloned()
+    let pending_index: Vec<usize> = match args.task {
+        Some(index) if index >= points.len() => {
+            return Err(format!(
+                "--task {index}: expected a point index below {}",
+                points.len()
+            ))
+        }
+        Some(index) => vec![index],
+        None => (0..points.len()).collect(),
+    };
+    let pending_index: Vec<usize> = pending_index
+        .into_iter()
+        .filter(|&i| layout.finished(&points[i]).is_none())
         .collect();
+    let pending: Vec<grid::Point> = pending_index.iter().map(|&i| points[i].clone()).collect();
     let plans = pending
         .iter()
         .map(|point| grid::plan(&base, point).map_err(|e| format!("{}: {e}", point.describe())))
@@ -93,7 +115,23 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
         axes,
         seeds,
     };
-    layout.start(&definition)?;
+    if args.task.is_some() {
+        layout.start_points()?;
+    } else {
+        layout.start(&definition)?;
+    }
+    if args.cluster.is_some() && !pending.is_empty() {
+        let script = cluster::slurm_script(dir, &pending_index)?;
+        let path = layout.script();
+        store::write_atomically(&path, script.as_bytes())?;
+        return Ok(crate::commands::Printed::from(format!(
+            "{} of {} points to run: sbatch {}, then ioslice sweep --merge {}\n",
+            pending.len(),
+            points.len(),
+            path.display(),
+            dir.display()
+        )));
+    }
     let stop = crate::signals::stop_on_signals()?;
     let work: Vec<_> = pending.iter().zip(&plans).collect();
     let results = in_parallel(&work, &stop, |(point, (plan, spec))| {
@@ -121,6 +159,12 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
         let mut printed = crate::commands::Printed::from(String::new());
         printed.status = status;
         return Ok(printed);
+    }
+    if let Some(index) = args.task {
+        return Ok(crate::commands::Printed::from(format!(
+            "point {index} ({}) stored\n",
+            points[index].describe()
+        )));
     }
     merge(&layout, &definition, points.len() - pending.len())
 }

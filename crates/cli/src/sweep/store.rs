@@ -70,12 +70,22 @@ impl Layout {
         self.dir.join("report.html")
     }
 
+    /// `DIR/sweep.sbatch`, the Slurm job array.
+    pub fn script(&self) -> PathBuf {
+        self.dir.join("sweep.sbatch")
+    }
+
     /// Create the directory and write the definition.
     pub fn start(&self, definition: &Definition) -> Result<(), String> {
+        self.start_points()?;
+        write_json(&self.definition(), definition)
+    }
+
+    /// Create the directory of the point files.
+    pub fn start_points(&self) -> Result<(), String> {
         let points = self.dir.join("points");
         std::fs::create_dir_all(&points)
-            .map_err(|e| format!("--out {}: cannot create: {e}", points.display()))?;
-        write_json(&self.definition(), definition)
+            .map_err(|e| format!("--out {}: cannot create: {e}", points.display()))
     }
 
     /// The definition `start` wrote.
