@@ -151,6 +151,18 @@ fn a_resumed_sweep_gives_the_bytes_of_one_run_straight() {
     let redo = sweep_24(&job, &resumed);
     assert!(common::stdout(&redo).contains("(19 stored before)"));
     assert_eq!(read(&resumed.join("results.json")), expected);
+    // Points of other settings are never taken for this sweep's.
+    let other = ioslice(&[
+        "sweep",
+        &job,
+        "--device",
+        "sim:null",
+        "--axis",
+        "sched=cfq,bfq",
+        "--out",
+        resumed.to_str().expect("path"),
+    ]);
+    assert_user_error(&other, &["resumed", "other settings"]);
     // `--merge` makes the document from the point files alone.
     std::fs::remove_file(resumed.join("results.json")).expect("remove");
     let merged = ioslice(&["sweep", "--merge", resumed.to_str().expect("path")]);

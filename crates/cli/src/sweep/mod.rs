@@ -69,7 +69,9 @@ pub struct SweepArgs {
 pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
     if let Some(dir) = &args.merge {
         let layout = Layout::new(dir);
-        let definition = layout.read_definition()?;
+        let definition = layout
+            .read_definition()
+            .map_err(|e| format!("--merge: {e}"))?;
         return merge(&layout, &definition, 0);
     }
     let job_file = args
@@ -87,6 +89,8 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
     };
     check_values(&base, &axes)?;
     let layout = Layout::new(dir);
+    let settings = settings(args, job_file)?;
+    layout.check_resume(&settings)?;
     if let Some(name) = &args.cluster {
         cluster::check(name)?;
     }
@@ -114,6 +118,7 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
         job_file: job_file.display().to_string(),
         axes,
         seeds,
+        settings,
     };
     if args.task.is_some() {
         layout.start_points()?;
@@ -167,6 +172,24 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
         )));
     }
     merge(&layout, &definition, points.len() - pending.len())
+}
+
+/// What the points share besides axes and seeds.
+fn settings(args: &SweepArgs, job_file: &std::path::Path) -> Result<store::Settings, String> {
+    let bytes =
+        std::fs::read(job_file).map_err(|e| format!("{}: cannot read: {e}", job_file.display()))?;
+    let sim = &args.simulation;
+    let mut machine: Vec<String> = sim.device.iter().map(|d| format!("device={d}")).collect();
+    machine.extend(sim.host.iter().map(|h| format!("host={h}")));
+    machine.extend(sim.cgroup.iter().map(|c| format!("cgroup={c}")));
+    machine.extend(sim.controller.iter().map(|c| format!("controller={c}")));
+    machine.extend(sim.kernel.iter().map(|k| format!("kernel={k}")));
+    Ok(store::Settings {
+        job_file_fnv1a: store::fnv1a(&bytes),
+        sched: args.sched.clone(),
+        set: args.set.clone(),
+        machine,
+    })
 }
 
 /// Check each axis value alone on the base settings, so that a bad value is named.

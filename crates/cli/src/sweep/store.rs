@@ -21,6 +21,30 @@ pub struct Definition {
     pub axes: Vec<Axis>,
     /// The seeds in order.
     pub seeds: Vec<u64>,
+    /// Everything else the points depend on; a directory's points are resumed only under
+    /// the same.
+    pub settings: Settings,
+}
+
+/// What every point of a sweep shares besides its axis values and seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// FNV-1a of the job file's bytes, hex.
+    pub job_file_fnv1a: String,
+    /// `--sched`.
+    pub sched: String,
+    /// `--set`.
+    pub set: Vec<String>,
+    /// `--device`, `--host`, `--cgroup`, `--controller`, `--kernel` as given.
+    pub machine: Vec<String>,
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 hex digits.
+pub fn fnv1a(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }
 
 /// The merged document.
@@ -92,9 +116,24 @@ impl Layout {
     pub fn read_definition(&self) -> Result<Definition, String> {
         let path = self.definition();
         let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("--merge: cannot read {}: {e}", path.display()))?;
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         serde_json::from_str(&text)
-            .map_err(|e| format!("--merge: {} is not a sweep definition: {e}", path.display()))
+            .map_err(|e| format!("{} is not a sweep definition: {e}", path.display()))
+    }
+
+    /// Refuse to resume in a directory whose sweep had other settings.
+    pub fn check_resume(&self, settings: &Settings) -> Result<(), String> {
+        if !self.definition().exists() {
+            return Ok(());
+        }
+        let stored = self.read_definition()?;
+        if &stored.settings != settings {
+            return Err(format!(
+                "--out {}: holds the points of a sweep with other settings (job file, --sched, --set, device, host, cgroups, controller or kernel): expected the same settings, or another directory",
+                self.dir.display()
+            ));
+        }
+        Ok(())
     }
 
     /// The finished result of `point`, if its file is there and is of this point.
@@ -140,4 +179,15 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(&temporary, bytes)
         .and_then(|()| std::fs::rename(&temporary, path))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a_of_known_inputs() {
+        assert_eq!(fnv1a(b""), "cbf29ce484222325");
+        assert_eq!(fnv1a(b"a"), "af63dc4c8601ec8c");
+    }
 }
