@@ -20,6 +20,7 @@ mod seed_figure;
 mod seeds;
 mod signals;
 mod status;
+mod sweep;
 mod timed;
 mod trace;
 
@@ -47,6 +48,9 @@ enum Command {
     /// Serve a simulated device in real time as a file through FUSE (a block device with
     /// `losetup --direct-io=on`), until SIGINT or SIGTERM.
     Emulate(emulate::EmulateArgs),
+    /// Run a grid of settings (scheduler, tunables, device, host, job options) × seeds,
+    /// storing each point as it finishes, and merge the points into one JSON and one page.
+    Sweep(sweep::SweepArgs),
     /// Put runs and comparisons written by `--report FILE.json` (or fio-format JSON, fio's
     /// own included) on one self-contained HTML page.
     Report(report::ReportCommandArgs),
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run(&args, &jobs),
         Command::Compare(args) => compare::compare(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
         Command::Emulate(args) => emulate::emulate(&args),
         Command::Report(args) => report::report_command(&args).map(commands::Printed::from),
         Command::Seeds(args) => seeds::seeds(&args),

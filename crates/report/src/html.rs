@@ -33,6 +33,22 @@ ul.legend li{display:flex;align-items:flex-start;gap:4px;margin:1px 0;overflow-w
 /// The most points a bandwidth chart draws over all its series.
 const CHART_POINTS: usize = 12_000;
 
+/// A page of the report's frame and style around `body` (already HTML), titled `title`.
+pub fn standalone(title: &str, body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 4096);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = write!(
+        out,
+        "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(title)
+    );
+    let _ = writeln!(out, "<h1>{}</h1>", escape(title));
+    out.push_str(body);
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
 /// The whole page.
 pub fn page(report: &Report) -> String {
     let mut out = String::with_capacity(256 * 1024);

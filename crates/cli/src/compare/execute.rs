@@ -21,6 +21,7 @@ use crate::cgroup_arg;
 use crate::report::Recorders;
 use crate::trace::{file_label, run_path, TraceFile};
 use ioslice_core::TraceSink;
+use ioslice_fio::RunReport;
 use ioslice_report::{ComparisonCell, RunRecord, Settings};
 
 /// One run of the plan.
@@ -66,21 +67,63 @@ pub fn execute(plan: &Plan, stop: &StopSignal) -> Result<Vec<Finished>, String> 
             .collect::<Result<Vec<_>, _>>()?,
         None => vec![None; specs.len()],
     };
-    let progress = progress_bar(specs.len());
-    let results: Vec<Option<Result<Finished, String>>> = specs
+    let items: Vec<(RunSpec, Option<TraceFile>)> = specs.into_iter().zip(traces).collect();
+    let results = in_parallel(&items, stop, |(spec, trace)| {
+        run_one(plan, *spec, trace.as_ref(), stop)
+    });
+    results.into_iter().flatten().collect()
+}
+
+/// Run `run` on every item on every core, with the progress bar; results in the items'
+/// order. Once `stop` is set, items not yet started are left out (`None`).
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    stop: &StopSignal,
+    run: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
+    let progress = progress_bar(items.len());
+    let results = items
         .par_iter()
-        .zip(&traces)
-        .map(|(&spec, trace)| {
+        .map(|item| {
             if stop.is_set() {
                 return None;
             }
-            let result = run_one(plan, spec, trace.as_ref(), stop);
+            let result = run(item);
             progress.inc(1);
             Some(result)
         })
         .collect();
     progress.finish_and_clear();
-    results.into_iter().flatten().collect()
+    results
+}
+
+/// One run of the plan, untraced and unrecorded: the simulator's whole report.
+pub fn simulate(plan: &Plan, spec: RunSpec, stop: &StopSignal) -> Result<RunReport, String> {
+    let (config, job_file) = sim_config(plan, spec, stop)?;
+    let scheduler = &plan.schedulers[spec.scheduler];
+    crate::trace::simulate(&job_file, &config, None, None)
+        .map(|outcome| outcome.report)
+        .map_err(|e| format!("{}: {e}", describe(scheduler, spec)))
+}
+
+/// The simulator's configuration and the job file of one run of the plan.
+fn sim_config(
+    plan: &Plan,
+    spec: RunSpec,
+    stop: &StopSignal,
+) -> Result<(SimConfig, JobFile), String> {
+    let scheduler = &plan.schedulers[spec.scheduler];
+    let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
+    config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
+    config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
+    config.controller = plan.controller;
+    config.max_jobs = plan.max_jobs;
+    config.stop = stop.clone();
+    crate::commands::apply_host(&mut config, &plan.host)?;
+    let job_file = with_clients(&plan.job_file, spec.clients);
+    config.group_changes =
+        crate::group_change::sim_changes(&plan.group_changes, &config.group_limits, &job_file)?;
+    Ok((config, job_file))
 }
 
 /// Each run's trace file: `path` with the scheduler (and the client count, with `--clients`)
@@ -118,16 +161,7 @@ fn run_one(
     stop: &StopSignal,
 ) -> Result<Finished, String> {
     let scheduler = &plan.schedulers[spec.scheduler];
-    let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
-    config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
-    config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
-    config.controller = plan.controller;
-    config.max_jobs = plan.max_jobs;
-    config.stop = stop.clone();
-    crate::commands::apply_host(&mut config, &plan.host)?;
-    let job_file = with_clients(&plan.job_file, spec.clients);
-    config.group_changes =
-        crate::group_change::sim_changes(&plan.group_changes, &config.group_limits, &job_file)?;
+    let (config, job_file) = sim_config(plan, spec, stop)?;
     let runs = plan.schedulers.len() * plan.clients.len();
     let mut recorders = plan
         .report

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-mod execute;
+pub mod execute;
 mod json;
 pub mod measure;
-mod plan;
+pub mod plan;
 mod reported;
 mod sched;
 mod table;

@@ -9,6 +9,7 @@
 pub mod bars;
 pub mod latency;
 pub mod palette;
+pub mod sweep;
 pub mod timeseries;
 
 use std::error::Error;
