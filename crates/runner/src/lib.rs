@@ -254,7 +254,8 @@ pub fn run_traced(
         None => open_targets(&targets, config, &mut notes)?,
     };
     let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_opened).collect();
-    let engines = start_engines(&mut opened, config, &groups, trace, &mut notes)?;
+    let synchronous = specs.iter().all(|spec| spec.ioengine.is_synchronous());
+    let engines = start_engines(&mut opened, synchronous, config, &groups, trace, &mut notes)?;
     let cgroups = match engines.first() {
         Some(engine) => {
             let handle = engine.handle();
