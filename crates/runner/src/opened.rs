@@ -126,8 +126,8 @@ pub(crate) fn open_targets(
 }
 
 /// One engine per opened target, each with its own instance of the run's policy, traced
-/// where the run is. With `synchronous` (every job waits for each request before the next,
-/// as fio's `psync`), a file's transfers run on the jobs' own threads
+/// where the run is. With `synchronous` (the run's one job waits for each request before
+/// the next, as fio's `psync`), a file's transfers run on the job's own thread
 /// ([`open_synchronous_backend`]).
 pub(crate) fn start_engines(
     opened: &mut [Opened],

@@ -13,7 +13,10 @@
 //!   thread rings it once it has released the lock, and the ring does the transfers there,
 //!   on that thread, then leaves the completions in the mailbox and wakes the [`Waiter`].
 //!   The operation transferred is whatever the policy dispatched, not necessarily the
-//!   ringing thread's own request; several threads ringing at once transfer in parallel.
+//!   ringing thread's own request; several threads ringing at once transfer in parallel,
+//!   but one turn that dispatches several requests has them transferred one after another
+//!   on one thread. So `ioslice run` uses this backend for a run of one synchronous job only,
+//!   and several jobs keep io_uring, each on its lane.
 //! - **any other thread driving a turn** (the dispatcher thread at a policy's timer, a
 //!   poller): [`Backend::submit`] does the transfers on that thread, under the lock.
 //!
