@@ -171,7 +171,8 @@ struct Rate {
     per_core: f64,
 }
 
-/// Issue one request of the workload: a read, or a write of `spare` (or a fresh buffer).
+/// Issue one request of the workload: a read into, or a write of, a buffer from `spare` (or a
+/// fresh one): every thread reuses its `--depth` buffers, as a job's loop does.
 fn issue(
     client: &Client,
     write: bool,
@@ -179,13 +180,13 @@ fn issue(
     spare: &mut Vec<AlignedBuffer>,
 ) -> IoFuture {
     let offset = next_offset(state);
+    let buffer = spare
+        .pop()
+        .unwrap_or_else(|| AlignedBuffer::new(BLOCK, ALIGN));
     if write {
-        let buffer = spare
-            .pop()
-            .unwrap_or_else(|| AlignedBuffer::new(BLOCK, ALIGN));
         client.write(offset, buffer)
     } else {
-        client.read(offset, BLOCK)
+        client.read_into(offset, buffer)
     }
 }
 
@@ -218,9 +219,7 @@ fn worker(client: Client, write: bool, depth: usize, stop: Stop) -> Result<u64, 
     let mut completed = 0u64;
     while let Some(oldest) = outstanding.pop_front() {
         let result = oldest.wait().map_err(|e| e.to_string())?;
-        if write {
-            spare.push(result.buffer);
-        }
+        spare.push(result.buffer);
         completed += 1;
         if stop.more(issued) {
             outstanding.push_back(issue(&client, write, &mut state, &mut spare));

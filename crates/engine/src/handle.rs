@@ -172,12 +172,30 @@ impl Client {
         self.submit(Direction::Read, offset, buffer)
     }
 
+    /// Read `buffer.len()` bytes at byte `offset` into `buffer` (one back from an earlier
+    /// request, say), handed back in the [`IoResult`](crate::IoResult): no allocation and
+    /// no zeroing: what the buffer held is overwritten by the data read. Blocks while the
+    /// submission queue is full.
+    pub fn read_into(&self, offset: u64, buffer: AlignedBuffer) -> IoFuture {
+        self.transfer_buffer(Direction::Read, offset, buffer)
+    }
+
     /// Write `buffer` at byte `offset`; the buffer comes back in the
     /// [`IoResult`](crate::IoResult). Blocks while the submission queue is full.
     pub fn write(&self, offset: u64, buffer: AlignedBuffer) -> IoFuture {
+        self.transfer_buffer(Direction::Write, offset, buffer)
+    }
+
+    /// A read or write of a caller's buffer, once its offset, length and address are checked.
+    fn transfer_buffer(
+        &self,
+        direction: Direction,
+        offset: u64,
+        buffer: AlignedBuffer,
+    ) -> IoFuture {
         let len = buffer.len();
         if let Err(kind) = self.check(offset, len) {
-            return self.refuse(Direction::Write, offset, len, kind);
+            return self.refuse(direction, offset, len, kind);
         }
         let address = buffer.as_slice().as_ptr() as u64;
         if !address.is_multiple_of(self.shared.logical_block_size) {
@@ -185,9 +203,9 @@ impl Client {
                 what: "buffer address",
                 alignment: self.shared.logical_block_size,
             };
-            return self.refuse(Direction::Write, offset, len, kind);
+            return self.refuse(direction, offset, len, kind);
         }
-        self.submit(Direction::Write, offset, buffer)
+        self.submit(direction, offset, buffer)
     }
 
     /// Tell the policy this process will submit nothing more (it stops idling for it).

@@ -10,17 +10,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ioslice_core::Direction;
-use ioslice_engine::backend::{open_backend, ThreadPoolBackend, UringBackend};
+use ioslice_engine::backend::{open_backend, InlineBackend, ThreadPoolBackend, UringBackend};
 use ioslice_engine::{AlignedBuffer, Backend, IoDone, IoOp};
 
 const ALIGN: usize = 4096;
 
 /// Every backend that can be built here, named.
 fn backends(file: &Arc<File>, depth: u32) -> Vec<Box<dyn Backend>> {
-    let mut all: Vec<Box<dyn Backend>> = vec![Box::new(ThreadPoolBackend::new(
-        Arc::clone(file),
-        depth as usize,
-    ))];
+    let mut all: Vec<Box<dyn Backend>> = vec![
+        Box::new(ThreadPoolBackend::new(Arc::clone(file), depth as usize)),
+        Box::new(InlineBackend::new(Arc::clone(file))),
+    ];
     match UringBackend::new(Arc::clone(file), depth) {
         Ok(ring) => all.push(Box::new(ring)),
         Err(e) => eprintln!("skipping io_uring cases: cannot create a ring ({e})"),

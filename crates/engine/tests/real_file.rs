@@ -1,11 +1,12 @@
-//! The whole engine on a regular temporary file, through each real backend: clients in two
+//! The whole engine on a regular temporary file, through each real backend (io_uring, the
+//! thread pool, and transfers inline on the clients' threads): clients in two
 //! weighted groups write a pattern and read it back under bfq; every request completes once
 //! with the right bytes.
 
 use std::sync::Arc;
 
 use ioslice_core::{IoPriority, PriorityClass};
-use ioslice_engine::backend::{Backend, ThreadPoolBackend, UringBackend};
+use ioslice_engine::backend::{Backend, InlineBackend, ThreadPoolBackend, UringBackend};
 use ioslice_engine::device::{OpenOptions, Target};
 use ioslice_engine::{AlignedBuffer, Engine, Geometry};
 
@@ -46,13 +47,23 @@ fn round_trip(backend: Box<dyn Backend>, target: &Target) {
                         .wait()
                         .expect("write");
                 }
+                // Odd processes read into a reused buffer holding stale bytes: every byte
+                // must be overwritten.
+                let mut reused = AlignedBuffer::new(BLOCK, BLOCK);
+                reused.as_mut_slice().fill(0xEE);
                 for block in 0..64u64 {
-                    let read = client
-                        .read(base + block * BLOCK as u64, BLOCK)
-                        .wait()
-                        .expect("read");
+                    let offset = base + block * BLOCK as u64;
+                    let read = if process % 2 == 1 {
+                        client.read_into(offset, reused)
+                    } else {
+                        client.read(offset, BLOCK)
+                    }
+                    .wait()
+                    .expect("read");
                     let expected = (process * 64 + block as u32) as u8;
                     assert!(read.buffer.as_slice().iter().all(|&b| b == expected));
+                    reused = read.buffer;
+                    reused.as_mut_slice()[..BLOCK / 2].fill(0xEE);
                 }
             })
         })
@@ -84,4 +95,12 @@ fn the_engine_round_trips_through_io_uring() {
         Ok(backend) => round_trip(Box::new(backend), &target),
         Err(error) => eprintln!("skipped: io_uring is not available here ({error})"),
     }
+}
+
+#[test]
+fn the_engine_round_trips_through_inline_transfers() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let target = open_file(&dir);
+    let backend = InlineBackend::new(Arc::clone(target.file()));
+    round_trip(Box::new(backend), &target);
 }

@@ -254,7 +254,11 @@ pub fn run_traced(
         None => open_targets(&targets, config, &mut notes)?,
     };
     let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_opened).collect();
-    let engines = start_engines(&mut opened, config, &groups, trace, &mut notes)?;
+    // One synchronous job alone transfers on its own thread; several keep their lanes, so
+    // that no job's thread does another's transfer while its own waits.
+    let synchronous =
+        processes.len() == 1 && specs.iter().all(|spec| spec.ioengine.is_synchronous());
+    let engines = start_engines(&mut opened, synchronous, config, &groups, trace, &mut notes)?;
     let cgroups = match engines.first() {
         Some(engine) => {
             let handle = engine.handle();

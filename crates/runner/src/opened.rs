@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ioslice_core::GroupTree;
-use ioslice_engine::backend::open_backend;
+use ioslice_engine::backend::{open_backend, open_synchronous_backend};
 use ioslice_engine::device::{write_refusal, OpenOptions};
 use ioslice_engine::{Backend, Engine, Geometry, Target, TargetKind};
 
@@ -126,9 +126,12 @@ pub(crate) fn open_targets(
 }
 
 /// One engine per opened target, each with its own instance of the run's policy, traced
-/// where the run is.
+/// where the run is. With `synchronous` (the run's one job waits for each request before
+/// the next, as fio's `psync`), a file's transfers run on the job's own thread
+/// ([`open_synchronous_backend`]).
 pub(crate) fn start_engines(
     opened: &mut [Opened],
+    synchronous: bool,
     config: &RunConfig,
     groups: &GroupTree,
     trace: Option<TraceSinks<'_>>,
@@ -141,7 +144,12 @@ pub(crate) fn start_engines(
             Opened::File(file) => {
                 let geometry = Geometry::of(file);
                 let depth = u32::try_from(geometry.queue_depth).unwrap_or(u32::MAX);
-                let (backend, note) = open_backend(Arc::clone(file.file()), depth);
+                let open = if synchronous {
+                    open_synchronous_backend
+                } else {
+                    open_backend
+                };
+                let (backend, note) = open(Arc::clone(file.file()), depth);
                 if let Some(note) = note {
                     notes.push(format!("{}: {note}", file.path().display()));
                 }

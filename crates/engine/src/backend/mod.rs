@@ -4,6 +4,8 @@
 //! comes from another thread, or a deadline (a policy's "wait until t") passes.
 //!
 //! - [`uring`]: one io_uring shared by the threads that drive the engine (the default).
+//! - [`inline`]: `pread`/`pwrite` on the threads that drive the engine, for jobs with one
+//!   request in flight each (`ioengine=psync`, `sync`, `pvsync`).
 //! - [`thread_pool`]: worker threads doing `pread`/`pwrite`, chosen automatically, with a log
 //!   line, where io_uring is unavailable or refused (old kernels, seccomp, containers).
 
@@ -15,6 +17,7 @@ use std::time::Instant;
 use ioslice_core::Direction;
 
 pub mod discard;
+pub mod inline;
 pub mod memory;
 
 use crate::buffer::AlignedBuffer;
@@ -22,6 +25,7 @@ use crate::buffer::AlignedBuffer;
 pub mod thread_pool;
 pub mod uring;
 
+pub use inline::InlineBackend;
 pub use thread_pool::ThreadPoolBackend;
 pub use uring::UringBackend;
 
@@ -245,6 +249,16 @@ pub fn open_backend(file: Arc<File>, depth: u32) -> (Box<dyn Backend>, Option<St
             )),
         ),
     }
+}
+
+/// The backend for jobs that each wait for one request before issuing the next (fio's
+/// `psync`, `sync`, `pvsync`): [`InlineBackend`], transferring on the jobs' own threads,
+/// unless [`BACKEND_ENV`] forces one (then as [`open_backend`]).
+pub fn open_synchronous_backend(file: Arc<File>, depth: u32) -> (Box<dyn Backend>, Option<String>) {
+    if std::env::var_os(BACKEND_ENV).is_some() {
+        return open_backend(file, depth);
+    }
+    (Box::new(InlineBackend::new(file)), None)
 }
 
 fn psync(file: Arc<File>, threads: u32) -> Box<dyn Backend> {

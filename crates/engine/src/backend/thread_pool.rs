@@ -25,21 +25,42 @@ use crate::buffer::AlignedBuffer;
 
 /// What the workers and notifiers leave for the engine.
 #[derive(Debug, Default)]
-struct Events {
-    done: Vec<IoDone>,
-    woken: bool,
+pub(super) struct Events {
+    pub(super) done: Vec<IoDone>,
+    pub(super) woken: bool,
+    /// Threads blocked in the [`Waiter`]: a delivery with none wakes nobody, and makes no
+    /// system call (a condition variable's notify is one, waiters or not).
+    waiting: usize,
 }
 
 #[derive(Debug, Default)]
-struct Mailbox {
+pub(super) struct Mailbox {
     events: Mutex<Events>,
     ready: Condvar,
 }
 
 impl Mailbox {
-    fn lock(&self) -> MutexGuard<'_, Events> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Events> {
         // A poisoned lock only means a worker panicked while holding it; the list is sound.
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Leave completions and wake whoever waits.
+    pub(super) fn deliver(&self, done: &mut Vec<IoDone>) {
+        let mut events = self.lock();
+        events.done.append(done);
+        if events.waiting > 0 {
+            self.ready.notify_all();
+        }
+    }
+
+    /// Set the wake-up flag and wake whoever waits.
+    pub(super) fn wake(&self) {
+        let mut events = self.lock();
+        events.woken = true;
+        if events.waiting > 0 {
+            self.ready.notify_all();
+        }
     }
 }
 
@@ -113,8 +134,7 @@ fn work(file: &File, jobs: &Mutex<Receiver<IoOp>>, mailbox: &Mailbox) {
             result,
             buffers: op.buffers,
         };
-        mailbox.lock().done.push(done);
-        mailbox.ready.notify_all();
+        mailbox.deliver(&mut vec![done]);
     }
 }
 
@@ -139,7 +159,7 @@ fn transfer_one(
 }
 
 /// The buffers in order at consecutive offsets; stops at a short transfer or an error.
-fn transfer(
+pub(super) fn transfer(
     file: &File,
     direction: Direction,
     offset: u64,
@@ -221,10 +241,7 @@ impl Backend for ThreadPoolBackend {
 
     fn notifier(&self) -> Notifier {
         let mailbox = Arc::clone(&self.mailbox);
-        Notifier::new(move || {
-            mailbox.lock().woken = true;
-            mailbox.ready.notify_all();
-        })
+        Notifier::new(move || mailbox.wake())
     }
 
     fn in_flight(&self) -> usize {
@@ -234,13 +251,14 @@ impl Backend for ThreadPoolBackend {
 
 /// Blocks until the workers have left a completion, a wake-up is set, or a deadline passes.
 #[derive(Debug)]
-struct PoolWaiter {
-    mailbox: Arc<Mailbox>,
+pub(super) struct PoolWaiter {
+    pub(super) mailbox: Arc<Mailbox>,
 }
 
 impl Waiter for PoolWaiter {
     fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
         let mut events = self.mailbox.lock();
+        events.waiting += 1;
         while events.done.is_empty() && !events.woken {
             events = match deadline {
                 None => self
@@ -261,6 +279,7 @@ impl Waiter for PoolWaiter {
                 }
             };
         }
+        events.waiting -= 1;
         Ok(())
     }
 }
