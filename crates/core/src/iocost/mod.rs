@@ -7,11 +7,15 @@
 //! This module owns the pure arithmetic of iocost, one concept per submodule:
 //! - [`model`]: the linear cost model (`io.cost.model`) and its sequential/random rule,
 //! - [`qos`]: the QoS parameters (`io.cost.qos`) and the period they imply,
+//! - [`budget`]: the device vtime clock, group vtime, budget and debt,
+//! - [`donation`]: lending unused share to busy siblings (work conservation),
 //! - [`hweight`]: `io.weight` and the hierarchical weights derived from it,
 //! - [`vrate`]: the period's busy level and the vrate step it takes within `[min, max]`.
 //!
 //! Every function takes its inputs as arguments and reads no clock.
 
+pub mod budget;
+pub mod donation;
 pub mod hweight;
 pub mod model;
 pub mod qos;
