@@ -18,6 +18,7 @@ pub mod file_kind;
 pub mod group;
 pub mod id_map;
 pub mod ioband;
+pub mod iocost;
 pub mod kernel;
 pub mod limit;
 pub mod merge;
