@@ -13,6 +13,7 @@ pub mod flow;
 pub mod job;
 pub mod jobfile;
 pub mod latency_bins;
+pub mod latency_target;
 pub mod logs;
 pub mod output;
 pub mod pattern;
