@@ -76,7 +76,7 @@ impl Bfq {
         }
         if !self.queue(id).busy {
             self.becomes_busy(id, now);
-        } else if self.in_service == Some(id) && self.idle_until.is_some() {
+        } else if self.in_service == Some(id) && self.idle.is_idling() {
             self.arrived_while_idling(id, now);
         }
         Inserted::Queued

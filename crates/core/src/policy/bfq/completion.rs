@@ -63,7 +63,7 @@ impl Bfq {
         let timed_out = queue.budget_timeout.is_some_and(|t| now >= t);
         let inputs = empty.then(|| self.idle_inputs(id));
         if let Some(inputs) = inputs.filter(IdleInputs::better_to_idle) {
-            if dispatched == 0 && self.idle_until.is_none() {
+            if dispatched == 0 && !self.idle.is_idling() {
                 self.start_idling(inputs.idle_time(), now);
             }
         } else if timed_out {

@@ -194,7 +194,7 @@ impl Bfq {
             self.trace_linger_end(id, IdleEnd::ProcessExited);
         }
         self.stop_lingering(id);
-        if self.in_service == Some(id) && self.idle_until.is_some() && self.queue(id).is_empty() {
+        if self.in_service == Some(id) && self.idle.is_idling() && self.queue(id).is_empty() {
             self.stop_idling(IdleEnd::ProcessExited);
             self.expire(id, Expiration::NoMoreRequests, now);
         }

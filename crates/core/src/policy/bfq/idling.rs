@@ -357,3 +357,39 @@ mod tests {
         assert!(deep.queueing());
     }
 }
+
+/// The idle timer: whether BFQ idles for the queue in service, since when and until when
+/// (the kernel's `idle_slice_timer` and `last_idling_start`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct IdleTimer {
+    until: Option<Nanos>,
+    started: Nanos,
+}
+
+impl IdleTimer {
+    /// Start idling at `now` for `idle`.
+    pub(super) fn start(&mut self, now: Nanos, idle: Nanos) {
+        self.started = now;
+        self.until = Some(now.saturating_add(idle));
+    }
+
+    /// Stop idling; whether BFQ was idling.
+    pub(super) fn stop(&mut self) -> bool {
+        self.until.take().is_some()
+    }
+
+    /// When idling ends, if BFQ idles.
+    pub(super) fn until(&self) -> Option<Nanos> {
+        self.until
+    }
+
+    /// BFQ idles for the queue in service.
+    pub(super) fn is_idling(&self) -> bool {
+        self.until.is_some()
+    }
+
+    /// When the current (or last) idling started.
+    pub(super) fn started(&self) -> Nanos {
+        self.started
+    }
+}

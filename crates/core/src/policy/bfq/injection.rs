@@ -104,8 +104,8 @@ impl Bfq {
     fn any_injectable(&self, in_service: QueueId, now: Nanos) -> Option<QueueId> {
         let queue = self.queue(in_service);
         let mut limit = queue.inject_limit;
-        let idled_a_while = self.idle_until.is_some()
-            && now >= self.idle_started.saturating_add(self.config.slice_idle);
+        let idled_a_while = self.idle.is_idling()
+            && now >= self.idle.started().saturating_add(self.config.slice_idle);
         if limit == 0 && queue.last_service_time == 0 && idled_a_while {
             limit = 1;
         }

@@ -68,7 +68,7 @@ use crate::{
     Scheduler, TraceEvent,
 };
 
-use idling::{HwTag, IdleInputs};
+use idling::{HwTag, IdleInputs, IdleTimer};
 use peak_rate::PeakRate;
 use queue::{Queue, QueueId, RequestStore};
 use weight_raising::BurstDetector;
@@ -178,10 +178,8 @@ pub struct Bfq {
     /// merge into it (`stable_merge.rs`).
     last_created: BTreeMap<GroupId, (QueueId, Nanos)>,
     in_service: Option<QueueId>,
-    /// The idle timer: BFQ waits until then for the in-service queue's next request.
-    idle_until: Option<Nanos>,
-    /// When the current idling started.
-    idle_started: Nanos,
+    /// The idle timer: BFQ waits for the in-service queue's next request (`idling.rs`).
+    idle: IdleTimer,
     in_flight: IdMap<InFlight>,
     /// A request was injected since the measurement of the in-service queue's total service
     /// time started (`injection.rs`).
@@ -351,8 +349,7 @@ impl Bfq {
             async_queues: BTreeMap::new(),
             last_created: BTreeMap::new(),
             in_service: None,
-            idle_until: None,
-            idle_started: 0,
+            idle: IdleTimer::default(),
             in_flight: IdMap::default(),
             injected_since_measure: false,
             queued: 0,

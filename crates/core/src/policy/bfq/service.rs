@@ -59,7 +59,7 @@ impl Bfq {
     fn start_next_queue(&mut self, now: Nanos) -> Option<QueueId> {
         let id = self.engine.select(self.root, now)?;
         self.in_service = Some(id);
-        self.idle_until = None;
+        self.idle.stop();
         self.budgets_assigned = (self.budgets_assigned * 7 + 256) / 8;
         let timeout = self.config.timeout_sync;
         let queue = self.queue_mut(id);
@@ -88,7 +88,7 @@ impl Bfq {
         self.update_raising(id, now);
         let queue = self.queue(id);
         let timed_out = queue.budget_timeout.is_some_and(|t| now >= t);
-        if let Some(until) = self.idle_until {
+        if let Some(until) = self.idle.until() {
             if now < until && queue.next_request.is_some() {
                 // A request arrived while idling and the driver asks to dispatch (the kernel's
                 // unplug): stop idling and serve it.
@@ -126,7 +126,7 @@ impl Bfq {
                     Next::Hold(None)
                 } else {
                     self.start_idling(inputs.idle_time(), now);
-                    Next::Hold(self.idle_until)
+                    Next::Hold(self.idle.until())
                 }
             }
         }
@@ -286,7 +286,7 @@ impl Bfq {
             self.mark_busy(id, false);
         }
         self.in_service = None;
-        self.idle_until = None;
+        self.idle.stop();
         self.release_if_unused(id);
     }
 
@@ -301,7 +301,7 @@ impl Bfq {
     ) -> u64 {
         let queue = self.queue(id);
         let end = if reason == Expiration::TooIdle {
-            self.idle_started
+            self.idle.started()
         } else {
             now
         };
@@ -407,8 +407,7 @@ impl Bfq {
     ///
     /// [`IdleInputs::idle_time`]: super::idling::IdleInputs::idle_time
     pub(super) fn start_idling(&mut self, idle: Nanos, now: Nanos) {
-        self.idle_started = now;
-        self.idle_until = Some(now.saturating_add(idle));
+        self.idle.start(now, idle);
         if self.trace.is_enabled() {
             self.trace_idle(TraceIdle::Start(idle));
         }

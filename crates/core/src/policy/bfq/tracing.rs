@@ -45,7 +45,7 @@ impl Bfq {
     /// Stop idling for the queue in service, if BFQ idles, for `reason`.
     #[inline(always)]
     pub(super) fn stop_idling(&mut self, reason: IdleEnd) {
-        if self.idle_until.take().is_some() && self.trace.is_enabled() {
+        if self.idle.stop() && self.trace.is_enabled() {
             self.trace_idle(TraceIdle::End(reason));
         }
     }
