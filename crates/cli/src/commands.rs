@@ -11,7 +11,7 @@ use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_report::{Report, Settings};
-use ioslice_runner::{run_traced as run_jobs, RunConfig};
+use ioslice_runner::{run_traced as run_jobs, RunConfig, RunSpec};
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::SimConfig;
 
@@ -369,18 +369,20 @@ fn run_real(
     warn_unused_cgroups(&job_file, &overrides);
     let progress = Progress::new();
     let config = RunConfig {
-        seed: args.simulation.seed,
-        scheduler,
+        run: RunSpec {
+            seed: args.simulation.seed,
+            scheduler,
+            group_weights: cgroup_arg::sim_weights(&overrides),
+            group_limits: cgroup_arg::sim_limits(&overrides),
+            controller: args.simulation.controller()?,
+            max_jobs: args.simulation.max_jobs,
+            stop: stop.clone(),
+            progress: Some(progress.clone()),
+            logs: Some(PathBuf::new()),
+        },
         path: PathBuf::from(device),
         allow_mounted_write: args.allow_mounted_write,
-        group_weights: cgroup_arg::sim_weights(&overrides),
-        group_limits: cgroup_arg::sim_limits(&overrides),
-        controller: args.simulation.controller()?,
-        max_jobs: args.simulation.max_jobs,
-        stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
-        progress: Some(progress.clone()),
-        logs: Some(PathBuf::new()),
         device: crate::timed::timed_device(device)?,
     };
     let status = StatusLine::start_as(&progress, false, args.eta.as_deref());
@@ -418,9 +420,9 @@ fn run_real(
         let settings = Settings::real(
             &job_file.path,
             device,
-            &config.scheduler,
-            &config.controller,
-            config.seed,
+            &config.run.scheduler,
+            &config.run.controller,
+            config.run.seed,
         );
         report::write(
             path,
