@@ -302,17 +302,20 @@ fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Resul
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
-    config.max_jobs = args.simulation.max_jobs;
-    config.stop = stop.clone();
-    config.group_weights = cgroup_arg::sim_weights(&overrides);
-    config.group_limits = cgroup_arg::sim_limits(&overrides);
-    config.group_changes =
-        crate::group_change::sim_changes(&machine.group_changes, &config.group_limits, &job_file)?;
-    config.controller = args.simulation.controller()?;
-    config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
+    config.run.max_jobs = args.simulation.max_jobs;
+    config.run.stop = stop.clone();
+    config.run.group_weights = cgroup_arg::sim_weights(&overrides);
+    config.run.group_limits = cgroup_arg::sim_limits(&overrides);
+    config.run.group_changes = crate::group_change::sim_changes(
+        &machine.group_changes,
+        &config.run.group_limits,
+        &job_file,
+    )?;
+    config.run.controller = args.simulation.controller()?;
+    config.run.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
     apply_host(&mut config, &machine.host)?;
     let progress = Progress::new();
-    config.progress = Some(progress.clone());
+    config.run.progress = Some(progress.clone());
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
@@ -374,6 +377,7 @@ fn run_real(
             scheduler,
             group_weights: cgroup_arg::sim_weights(&overrides),
             group_limits: cgroup_arg::sim_limits(&overrides),
+            group_changes: Vec::new(),
             controller: args.simulation.controller()?,
             max_jobs: args.simulation.max_jobs,
             stop: stop.clone(),

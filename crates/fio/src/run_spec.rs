@@ -1,6 +1,6 @@
 //! What a run of a job file is given besides the job file, whichever driver runs it
-//! ([`RunSpec`]): the seed, the policy, the groups given outside the job file, the
-//! controller, the job limit, the stop signal, where progress is published and where the
+//! ([`RunSpec`]): the seed, the policy, the groups given outside the job file and their
+//! changes during the run ([`GroupChange`]), the controller, the job limit, the stop signal, where progress is published and where the
 //! jobs' log files go. The real-I/O driver's configuration (`ioslice_runner::RunConfig`) is
 //! this plus its targets and I/O timeout.
 
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
-use ioslice_core::{Progress, SchedSpec, StopSignal};
+use ioslice_core::{Nanos, Progress, SchedSpec, StopSignal};
 
 /// A run's description, shared by the drivers.
 #[derive(Debug, Clone)]
@@ -22,6 +22,9 @@ pub struct RunSpec {
     /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
     /// a later entry for the same group replaces an earlier one.
     pub group_limits: Vec<(String, Limits)>,
+    /// Changes to groups' weights and limits during the run, applied at their times (the
+    /// simulator applies them; the real-I/O driver refuses a run that has any).
+    pub group_changes: Vec<GroupChange>,
     /// Which controller enforces the groups' weights (`--controller`).
     pub controller: Controller,
     /// The most job processes the run may have, every `numjobs` clone counted (fio's
@@ -47,6 +50,7 @@ impl RunSpec {
             scheduler,
             group_weights: Vec::new(),
             group_limits: Vec::new(),
+            group_changes: Vec::new(),
             controller: Controller::default(),
             max_jobs: crate::plan::DEFAULT_MAX_JOBS,
             stop: StopSignal::new(),
@@ -54,4 +58,21 @@ impl RunSpec {
             logs: None,
         }
     }
+}
+
+/// A change to a group's weight and/or limits at a time from the start of the run (a job
+/// file's `; ioslice-at: 10s cgroup NAME weight=800`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupChange {
+    /// When, from the start of the run.
+    pub at: Nanos,
+    /// The group's path.
+    pub group: String,
+    /// Its new weight, if the change sets one.
+    pub weight: Option<u32>,
+    /// Its limits from then on (all of them, not only those the change names), if the
+    /// change sets any.
+    pub limits: Option<Limits>,
+    /// Where the change was written (`file:line`), for errors.
+    pub origin: String,
 }

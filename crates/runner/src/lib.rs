@@ -202,6 +202,12 @@ pub fn run_traced(
     };
     let specs = specs_on(job_file, &place);
     specs.iter().try_for_each(check_block_room)?;
+    if let Some(change) = config.run.group_changes.first() {
+        return Err(RunError::Job(format!(
+            "{}: a group change during the run (ioslice-at) needs the simulator; expected no such line on a real device",
+            change.origin
+        )));
+    }
     let mut groups = job_file
         .group_tree(&config.run.group_weights, &config.run.group_limits)
         .map_err(job_error)?;
