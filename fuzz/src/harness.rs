@@ -192,13 +192,13 @@ pub fn simulate(data: &[u8]) {
         return;
     };
     let mut config = SimConfig::new(1, scheduler, device);
-    config.group_weights = cgroup_arg::sim_weights(&overrides);
-    config.group_limits = cgroup_arg::sim_limits(&overrides);
+    config.run.group_weights = cgroup_arg::sim_weights(&overrides);
+    config.run.group_limits = cgroup_arg::sim_limits(&overrides);
     if let Some(text) = value("--controller") {
         let Ok(controller) = controller_arg::parse(text) else {
             return;
         };
-        config.controller = controller;
+        config.run.controller = controller;
     }
     for text in all("--host") {
         if ioslice_sim::host::apply(&mut config, &text).is_err() {

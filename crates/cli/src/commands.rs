@@ -11,7 +11,7 @@ use ioslice_fio::jobfile::{parse_file, ParseOptions};
 use ioslice_fio::output::{render, OutputFormat};
 use ioslice_fio::JobFile;
 use ioslice_report::{Report, Settings};
-use ioslice_runner::{run_traced as run_jobs, RunConfig};
+use ioslice_runner::{run_traced as run_jobs, RunConfig, RunSpec};
 use ioslice_sim::preset::{presets, DeviceSpec};
 use ioslice_sim::simulation::SimConfig;
 
@@ -302,17 +302,20 @@ fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Resul
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
     let mut config = SimConfig::new(args.simulation.seed, scheduler, device);
-    config.max_jobs = args.simulation.max_jobs;
-    config.stop = stop.clone();
-    config.group_weights = cgroup_arg::sim_weights(&overrides);
-    config.group_limits = cgroup_arg::sim_limits(&overrides);
-    config.group_changes =
-        crate::group_change::sim_changes(&machine.group_changes, &config.group_limits, &job_file)?;
-    config.controller = args.simulation.controller()?;
-    config.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
+    config.run.max_jobs = args.simulation.max_jobs;
+    config.run.stop = stop.clone();
+    config.run.group_weights = cgroup_arg::sim_weights(&overrides);
+    config.run.group_limits = cgroup_arg::sim_limits(&overrides);
+    config.run.group_changes = crate::group_change::sim_changes(
+        &machine.group_changes,
+        &config.run.group_limits,
+        &job_file,
+    )?;
+    config.run.controller = args.simulation.controller()?;
+    config.run.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
     apply_host(&mut config, &machine.host)?;
     let progress = Progress::new();
-    config.progress = Some(progress.clone());
+    config.run.progress = Some(progress.clone());
     let file = match trace {
         Some((path, trace_format)) => Some(TraceFile::create(&path, trace_format)?),
         None => None,
@@ -369,18 +372,21 @@ fn run_real(
     warn_unused_cgroups(&job_file, &overrides);
     let progress = Progress::new();
     let config = RunConfig {
-        seed: args.simulation.seed,
-        scheduler,
+        run: RunSpec {
+            seed: args.simulation.seed,
+            scheduler,
+            group_weights: cgroup_arg::sim_weights(&overrides),
+            group_limits: cgroup_arg::sim_limits(&overrides),
+            group_changes: Vec::new(),
+            controller: args.simulation.controller()?,
+            max_jobs: args.simulation.max_jobs,
+            stop: stop.clone(),
+            progress: Some(progress.clone()),
+            logs: Some(PathBuf::new()),
+        },
         path: PathBuf::from(device),
         allow_mounted_write: args.allow_mounted_write,
-        group_weights: cgroup_arg::sim_weights(&overrides),
-        group_limits: cgroup_arg::sim_limits(&overrides),
-        controller: args.simulation.controller()?,
-        max_jobs: args.simulation.max_jobs,
-        stop: stop.clone(),
         io_timeout: parse_io_timeout(&args.io_timeout)?,
-        progress: Some(progress.clone()),
-        logs: Some(PathBuf::new()),
         device: crate::timed::timed_device(device)?,
     };
     let status = StatusLine::start_as(&progress, false, args.eta.as_deref());
@@ -418,9 +424,9 @@ fn run_real(
         let settings = Settings::real(
             &job_file.path,
             device,
-            &config.scheduler,
-            &config.controller,
-            config.seed,
+            &config.run.scheduler,
+            &config.run.controller,
+            config.run.seed,
         );
         report::write(
             path,

@@ -19,6 +19,7 @@ pub mod output;
 pub mod pattern;
 pub mod plan;
 pub mod report;
+pub mod run_spec;
 pub mod sample_windows;
 pub mod stats;
 pub mod verify;

@@ -198,7 +198,7 @@ pub fn controller_text(controller: &Controller) -> String {
 
 /// Every `--host` setting of a simulation with its value in force, its default and unit.
 pub fn host_settings(config: &SimConfig) -> Vec<Setting> {
-    let defaults = SimConfig::new(0, config.scheduler.clone(), config.device.clone());
+    let defaults = SimConfig::new(0, config.run.scheduler.clone(), config.device.clone());
     let row = |name: &str, value: String, default: String, unit: &str, note: &str| Setting {
         name: name.to_string(),
         set: value != default,
@@ -304,10 +304,10 @@ impl Settings {
         Self {
             job_file: job_file.to_string(),
             device: DeviceSettings::simulated(&config.device),
-            scheduler: SchedulerSettings::of(&config.scheduler),
-            controller: Some(controller_text(&config.controller)),
+            scheduler: SchedulerSettings::of(&config.run.scheduler),
+            controller: Some(controller_text(&config.run.controller)),
             host: host_settings(config),
-            seed: Some(config.seed),
+            seed: Some(config.run.seed),
             version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
             options: Vec::new(),
             job_options: Vec::new(),

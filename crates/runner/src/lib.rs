@@ -44,9 +44,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use ioslice_core::ioband::Controller;
-use ioslice_core::limit::Limits;
-use ioslice_core::{Nanos, SchedSpec, StopSignal, TraceSink};
+use ioslice_core::{Nanos, SchedSpec, TraceSink};
 use ioslice_engine::{Batch, DeviceError, Engine, EngineError};
 use ioslice_fio::jobfile::{check_supported, check_verify};
 use ioslice_fio::{
@@ -64,6 +62,7 @@ mod waitee;
 mod worker;
 
 use ioslice_fio::logs::{JobLogs, LogError, LogFiles};
+pub use ioslice_fio::run_spec::RunSpec;
 
 use disk_stats::{disk_util, DiskStat};
 pub use opened::DeviceBackend;
@@ -72,39 +71,20 @@ use plan::{place_of, plan, Place, ProcessPlan};
 use verify::Verifier;
 use worker::Worker;
 
-/// What a real run needs besides the job file.
+/// What a real run needs besides the job file: the run's description, shared with the
+/// simulator, plus where the I/O goes and how long a request may take.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// Seed of the jobs' random streams (the simulator's streams for the same seed).
-    pub seed: u64,
-    /// The policy and its tunables.
-    pub scheduler: SchedSpec,
+    /// The seed, policy, groups, controller, job limit, stop signal, progress and logs.
+    pub run: RunSpec,
     /// A regular file, a directory or a block device.
     pub path: PathBuf,
     /// Write to a block device even if it is mounted, partitioned or formatted.
     pub allow_mounted_write: bool,
-    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
-    pub group_weights: Vec<(String, u32)>,
-    /// Group limits (`--cgroup NAME:rbps=…`), applied after the weights.
-    pub group_limits: Vec<(String, Limits)>,
-    /// Which controller enforces the groups' weights (`--controller`).
-    pub controller: Controller,
-    /// The most job processes the run may have, every `numjobs` clone counted (fio's
-    /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
-    pub max_jobs: u32,
-    /// Set from outside (SIGINT) to end the run early: every job stops issuing, what is in
-    /// flight completes, and the report covers what was done.
-    pub stop: StopSignal,
     /// How long a request may stay at the device before it fails with `ETIMEDOUT`
     /// (`--io-timeout`; `None`: for ever). fio's rules for errors then apply to it as to any
     /// other errno.
     pub io_timeout: Option<std::time::Duration>,
-    /// Where the job threads publish the run's progress for a status line, if anyone
-    /// follows it.
-    pub progress: Option<ioslice_core::Progress>,
-    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
-    /// from this directory (an empty path is the current directory); `None` writes none.
-    pub logs: Option<PathBuf>,
     /// A device given as an engine backend instead of `path` (a simulated disk on the real
     /// clock): every job uses it, `path` only names it, and nothing on the filesystem is
     /// touched.
@@ -117,18 +97,10 @@ impl RunConfig {
     /// controller, fio's job limit, no stop asked, and the kernel's 30 s I/O timeout.
     pub fn new(seed: u64, scheduler: SchedSpec, path: PathBuf) -> Self {
         Self {
-            seed,
-            scheduler,
+            run: RunSpec::new(seed, scheduler),
             path,
             allow_mounted_write: false,
-            group_weights: Vec::new(),
-            group_limits: Vec::new(),
-            controller: Controller::default(),
-            max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
-            stop: StopSignal::new(),
             io_timeout: Some(ioslice_engine::DEFAULT_IO_TIMEOUT),
-            progress: None,
-            logs: None,
             device: None,
         }
     }
@@ -230,12 +202,23 @@ pub fn run_traced(
     };
     let specs = specs_on(job_file, &place);
     specs.iter().try_for_each(check_block_room)?;
+    if let Some(change) = config.run.group_changes.first() {
+        return Err(RunError::Job(format!(
+            "{}: a group change during the run (ioslice-at) needs the simulator; expected no such line on a real device",
+            change.origin
+        )));
+    }
     let mut groups = job_file
-        .group_tree(&config.group_weights, &config.group_limits)
+        .group_tree(&config.run.group_weights, &config.run.group_limits)
         .map_err(job_error)?;
-    groups.set_controller(config.controller);
-    let (mut processes, targets, phases) =
-        plan(&specs, &place, &groups, config.seed, config.max_jobs)?;
+    groups.set_controller(config.run.controller);
+    let (mut processes, targets, phases) = plan(
+        &specs,
+        &place,
+        &groups,
+        config.run.seed,
+        config.run.max_jobs,
+    )?;
     open_logs(&mut processes, &specs, config)?;
 
     let mut notes = Vec::new();
@@ -276,15 +259,15 @@ pub fn run_traced(
         .collect();
 
     let started = Instant::now();
-    if let Some(progress) = &config.progress {
+    if let Some(progress) = &config.run.progress {
         progress.begin(processes.len());
     }
     let shared = Shared {
         started,
         flows: flow::SharedFlows::default(),
         waitees: Arc::new(waitee::Waitees::of(&processes, &specs)),
-        stop: &config.stop,
-        progress: config.progress.as_ref(),
+        stop: &config.run.stop,
+        progress: config.run.progress.as_ref(),
     };
     let results = run_phases(processes, phases, &specs, &engines, &opened, &shared)?;
     let elapsed = started.elapsed();
@@ -304,7 +287,7 @@ pub fn run_traced(
             global_options: job_file.global_options.clone(),
             jobs: Vec::with_capacity(results.len()),
             disk_util,
-            scheduler: config.scheduler.to_string(),
+            scheduler: config.run.scheduler.to_string(),
             device: config.path.display().to_string(),
             cgroups,
         },
@@ -375,7 +358,7 @@ struct Shared<'a> {
     flows: flow::SharedFlows,
     /// The jobs others wait for (`wait_for=`): how many of each job's processes are not done.
     waitees: Arc<waitee::Waitees>,
-    stop: &'a StopSignal,
+    stop: &'a ioslice_core::StopSignal,
     progress: Option<&'a ioslice_core::Progress>,
 }
 
@@ -452,13 +435,13 @@ fn worker_for(
     })
 }
 
-/// Open each process's log files (`write_bw_log=`, …) where `config.logs` says.
+/// Open each process's log files (`write_bw_log=`, …) where `config.run.logs` says.
 fn open_logs(
     processes: &mut [ProcessPlan],
     specs: &[JobSpec],
     config: &RunConfig,
 ) -> Result<(), RunError> {
-    let Some(base) = &config.logs else {
+    let Some(base) = &config.run.logs else {
         return Ok(());
     };
     let mut files = LogFiles::new(base);

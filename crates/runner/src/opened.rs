@@ -119,7 +119,7 @@ pub(crate) fn open_targets(
         notes.push(format!(
             "{} files: one engine (and one {} instance) per file; they do not arbitrate between each other",
             targets.len(),
-            config.scheduler.name
+            config.run.scheduler.name
         ));
     }
     Ok(opened)
@@ -170,7 +170,7 @@ pub(crate) fn start_engines(
             },
         };
         let mut builder = Engine::builder(backend, geometry)
-            .scheduler_spec(config.scheduler.clone())
+            .scheduler_spec(config.run.scheduler.clone())
             .groups(groups.clone())
             .io_timeout(config.io_timeout);
         if let Some(sinks) = trace {

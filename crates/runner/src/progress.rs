@@ -1,4 +1,4 @@
-//! A real run's progress ([`RunConfig::progress`](crate::RunConfig::progress)) as its job
+//! A real run's progress ([`RunSpec::progress`](crate::RunSpec::progress)) as its job
 //! threads publish it: each thread writes its own job's state and share done and adds its
 //! completions to the run's totals, with relaxed atomics, as each request completes.
 

@@ -36,10 +36,8 @@ fn a_stop_ends_every_job_and_accounts_for_every_request() {
     let job_file = parse_str(JOB, "stop.fio", &ParseOptions::default()).expect("job parses");
     for sched in ["noop", "bfq"] {
         let stop = StopSignal::new();
-        let config = RunConfig {
-            stop: stop.clone(),
-            ..RunConfig::new(1, sched.parse().expect("scheduler"), path.clone())
-        };
+        let mut config = RunConfig::new(1, sched.parse().expect("scheduler"), path.clone());
+        config.run.stop = stop.clone();
         let asker = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(500));
             stop.set(2);

@@ -45,10 +45,8 @@ fn traced_run(sched: &str, rbps: Option<u64>) -> TraceLog {
             vec![("g".to_string(), limits)]
         })
         .unwrap_or_default();
-    let config = RunConfig {
-        group_limits,
-        ..RunConfig::new(1, sched.parse().expect("scheduler"), path)
-    };
+    let mut config = RunConfig::new(1, sched.parse().expect("scheduler"), path);
+    config.run.group_limits = group_limits;
     let sink = Shared::default();
     let make = |label: Option<&str>| -> Box<dyn TraceSink + Send> {
         assert_eq!(label, None, "one file, one engine, no label");

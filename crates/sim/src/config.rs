@@ -1,11 +1,13 @@
-//! What a simulation runs with ([`SimConfig`]): the seed, the policy, the device, the groups
-//! given outside the job file, and the simulated host's settings, with the host's choices of
+//! What a simulation runs with ([`SimConfig`]): the run's description shared with the
+//! real-I/O driver ([`RunSpec`]: seed, policy, groups, ...), the device, and the simulated
+//! host's settings, with the host's choices of
 //! block layer ([`BlockLayer`]) and of how O_DIRECT writes are marked ([`DirectWrites`]).
 //!
 //! The driver (`simulation`) reads this configuration and `--host key=value,...` (`host`)
 //! writes into it; neither is needed to build one.
 
 use ioslice_core::{Nanos, SchedSpec};
+pub use ioslice_fio::run_spec::{GroupChange, RunSpec};
 
 use crate::page_cache::PageCacheConfig;
 use crate::preset::DeviceSpec;
@@ -34,42 +36,14 @@ pub enum BlockLayer {
     BlkMq,
 }
 
-/// A change to a group's weight and/or limits at a simulated time (a job file's
-/// `; ioslice-at: 10s cgroup NAME weight=800`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupChange {
-    /// When, from the start of the run.
-    pub at: Nanos,
-    /// The group's path.
-    pub group: String,
-    /// Its new weight, if the change sets one.
-    pub weight: Option<u32>,
-    /// Its limits from then on (all of them, not only those the change names), if the
-    /// change sets any.
-    pub limits: Option<ioslice_core::limit::Limits>,
-    /// Where the change was written (`file:line`), for errors.
-    pub origin: String,
-}
-
 /// What a simulation runs with.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
-    /// The run's seed: job random streams and the disk's starting rotational position.
-    pub seed: u64,
-    /// The policy and its tunables.
-    pub scheduler: SchedSpec,
+    /// The seed, policy, groups (weights, limits, changes during the run), controller, job
+    /// limit, stop signal, progress and logs: what the real-I/O driver is given too.
+    pub run: RunSpec,
     /// The device preset and its overrides.
     pub device: DeviceSpec,
-    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
-    pub group_weights: Vec<(String, u32)>,
-    /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
-    /// a later entry for the same group replaces an earlier one.
-    pub group_limits: Vec<(String, ioslice_core::limit::Limits)>,
-    /// Changes to groups' weights and limits during the run, applied at their times.
-    pub group_changes: Vec<GroupChange>,
-    /// Which controller enforces the groups' weights (`--controller`): the elevator's own
-    /// groups, or dm-ioband above it.
-    pub controller: ioslice_core::ioband::Controller,
     /// Time from a request's completion at the device to its process reacting (waking up,
     /// returning to user space, issuing its next request). During it the policy already
     /// sees the device free and may dispatch another process's request: the "deceptive
@@ -90,17 +64,6 @@ pub struct SimConfig {
     /// From a completion to the elevator's next dispatch, when no submission runs the queue
     /// first; `None`: the block layer's (see [`SimConfig::queue_run_delay_for`]).
     pub queue_run_delay: Option<Nanos>,
-    /// The most job processes a run may have, every `numjobs` clone counted (fio's
-    /// `--max-jobs`; [`ioslice_fio::plan::DEFAULT_MAX_JOBS`] unless raised).
-    pub max_jobs: u32,
-    /// Set from outside (SIGINT) to end the run early: jobs stop issuing, what is in flight
-    /// completes, and the report covers what was done.
-    pub stop: ioslice_core::StopSignal,
-    /// Where to publish the run's progress for a status line, if anyone follows it.
-    pub progress: Option<ioslice_core::Progress>,
-    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
-    /// from this directory (an empty path is the current directory); `None` writes none.
-    pub logs: Option<std::path::PathBuf>,
 }
 
 impl SimConfig {
@@ -119,8 +82,8 @@ impl SimConfig {
     /// defeat) and whose plugging let requests submitted together meet before dispatch.
     pub fn block_layer_for(&self) -> BlockLayer {
         self.block_layer.unwrap_or_else(|| {
-            let blk_mq =
-                ioslice_core::registry::lookup(&self.scheduler.name).is_ok_and(|info| info.blk_mq);
+            let blk_mq = ioslice_core::registry::lookup(&self.run.scheduler.name)
+                .is_ok_and(|info| info.blk_mq);
             if blk_mq {
                 BlockLayer::BlkMq
             } else {
@@ -145,23 +108,14 @@ impl SimConfig {
     /// A configuration with no extra groups and the default host latency.
     pub fn new(seed: u64, scheduler: SchedSpec, device: DeviceSpec) -> Self {
         Self {
-            seed,
-            scheduler,
+            run: RunSpec::new(seed, scheduler),
             device,
-            group_weights: Vec::new(),
-            group_limits: Vec::new(),
-            group_changes: Vec::new(),
-            controller: ioslice_core::ioband::Controller::Elevator,
             host_latency: Self::DEFAULT_HOST_LATENCY,
             page_cache: PageCacheConfig::default(),
             direct_writes: DirectWrites::Sync,
             driver_queue: 0,
             block_layer: None,
             queue_run_delay: None,
-            max_jobs: ioslice_fio::plan::DEFAULT_MAX_JOBS,
-            stop: ioslice_core::StopSignal::new(),
-            progress: None,
-            logs: None,
         }
     }
 }

@@ -49,7 +49,7 @@ fn simulate_traced(scenario: &str, sched: &str) -> (SimOutcome, TraceLog) {
         sched.parse().expect("scheduler"),
         "sim:sata-7200".parse().expect("device"),
     );
-    config.controller = elv_fq();
+    config.run.controller = elv_fq();
     let mut log = TraceLog::default();
     let outcome = run_traced(&job_file, &config, &mut log).expect("runs");
     assert_eq!(
@@ -100,7 +100,7 @@ fn random_readers_share_time_and_requests_by_weight() {
     }
     // The exact figures of the documented table (docs/experiments.md, seed 002).
     let jobs = common::by_job(&simulate("elvfq-weights.fio", "noop", |c| {
-        c.controller = elv_fq()
+        c.run.controller = elv_fq()
     }));
     assert_eq!((jobs["heavy"].1, jobs["light"].1), (1464, 706));
 }
@@ -116,7 +116,7 @@ fn without_fairness_wait_busy_keeps_the_weights() {
     });
     for sched in ["noop", "anticipatory"] {
         let jobs = common::by_job(&simulate("elvfq-weights.fio", sched, |c| {
-            c.controller = controller
+            c.run.controller = controller
         }));
         println!("{sched}: {jobs:?}");
         assert_two_thirds(sched, share(jobs["heavy"].1, jobs["light"].1));
@@ -127,7 +127,7 @@ fn without_fairness_wait_busy_keeps_the_weights() {
 fn sequential_readers_keep_their_weights_through_group_idling() {
     for sched in ["noop", "deadline", "anticipatory"] {
         let jobs = common::by_job(&simulate("elvfq-seq-weights.fio", sched, |c| {
-            c.controller = elv_fq()
+            c.run.controller = elv_fq()
         }));
         println!("{sched}: {jobs:?}");
         assert_two_thirds(sched, share(jobs["heavy"].0, jobs["light"].0));
@@ -139,7 +139,7 @@ fn sequential_readers_keep_their_weights_through_group_idling() {
         ..ElvFqSettings::default()
     });
     let jobs = common::by_job(&simulate("elvfq-seq-weights.fio", "noop", |c| {
-        c.controller = no_idling
+        c.run.controller = no_idling
     }));
     println!("noop, group_idle=0: {jobs:?}");
     assert_eq!(jobs["heavy"].0, jobs["light"].0);
@@ -153,8 +153,8 @@ fn rt_vs_be7_limited(sched: &str, throttle: Throttle) -> BTreeMap<String, (u64, 
     let text = std::fs::read_to_string(path).expect("scenario");
     let text = text.replace("[global]\n", "[global]\nruntime=20\n");
     let mut config = common::config(sched, "sim:sata-7200", 1);
-    config.controller = elv_fq();
-    config.group_limits = vec![(
+    config.run.controller = elv_fq();
+    config.run.group_limits = vec![(
         "test1".to_string(),
         Limits {
             read_bps: Some(8 << 20),
@@ -202,8 +202,8 @@ fn throttled_above_the_elevator_rt_and_be7_share_evenly() {
 fn rt_beats_be7_in_a_limited_group_beside_another_group() {
     for sched in ELEVATORS {
         let jobs = common::by_job(&simulate("ioband-priorities.fio", sched, |c| {
-            c.controller = elv_fq();
-            c.group_limits = vec![(
+            c.run.controller = elv_fq();
+            c.run.group_limits = vec![(
                 "test1".to_string(),
                 Limits {
                     read_bps: Some(8 << 20),
@@ -232,7 +232,7 @@ fn rt_beats_be7_in_a_limited_group_beside_another_group() {
 #[test]
 fn cfq_inside_elv_fq_keeps_its_classes() {
     let jobs = common::by_job(&simulate("ioband-priorities.fio", "cfq", |c| {
-        c.controller = elv_fq()
+        c.run.controller = elv_fq()
     }));
     println!("{jobs:?}");
     let (rt, be, other) = (jobs["rt0"].0, jobs["be7"].0, jobs["other"].0);

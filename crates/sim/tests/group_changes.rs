@@ -88,9 +88,9 @@ fn run_under(
         sched.parse().expect("scheduler"),
         "sim:sata-7200".parse().expect("device"),
     );
-    config.group_changes = changes;
-    config.group_limits = limits;
-    config.controller = controller;
+    config.run.group_changes = changes;
+    config.run.group_limits = limits;
+    config.run.controller = controller;
     let mut log = TraceLog::default();
     let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
     assert_eq!(
@@ -243,7 +243,7 @@ fn a_change_the_run_cannot_take_is_an_error_naming_it() {
             sched.parse().expect("scheduler"),
             "sim:sata-7200".parse().expect("device"),
         );
-        config.group_changes = vec![bad];
+        config.run.group_changes = vec![bad];
         let error = ioslice_sim::simulation::run(&job_file, &config)
             .expect_err("refused")
             .to_string();

@@ -14,7 +14,7 @@ use ioslice_sim::simulation::SimOutcome;
 fn simulate(scenario: &str, sched: &str, controller: Controller) -> SimOutcome {
     let scenario = format!("seed-002/{scenario}");
     common::run_scenario_with(&scenario, sched, "sim:sata-7200", |config| {
-        config.controller = controller;
+        config.run.controller = controller;
     })
 }
 

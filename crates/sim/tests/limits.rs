@@ -38,7 +38,7 @@ fn simulate(text: &str, sched: &str, limits: Limits) -> SimOutcome {
         sched.parse().expect("scheduler"),
         "sim:sata-7200".parse().expect("device"),
     );
-    config.group_limits = vec![("limited".to_string(), limits)];
+    config.run.group_limits = vec![("limited".to_string(), limits)];
     let outcome = run(&job_file, &config).expect("runs");
     assert_eq!(
         outcome.submitted, outcome.completed,
@@ -290,7 +290,7 @@ proptest! {
                     scheduler.name.parse().expect("registered name"),
                     device.parse().expect("listed preset"),
                 );
-                config.group_limits = ["a", "a/b", "c"]
+                config.run.group_limits = ["a", "a/b", "c"]
                     .iter()
                     .zip(&limits)
                     .map(|(path, limits)| (path.to_string(), *limits))

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::{config, run_text};
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run, SimConfig, SimOutcome};
+use ioslice_sim::simulation::{run, SimOutcome};
 
 const JOB: &str = "\
 [global]
@@ -34,10 +34,8 @@ log_avg_msec=200
 /// Run `JOB` with `seed`, its logs in a fresh directory: the outcome and each log's text.
 fn logged(seed: u64) -> (SimOutcome, BTreeMap<String, String>) {
     let dir = tempfile::tempdir().expect("scratch directory");
-    let config = SimConfig {
-        logs: Some(dir.path().to_path_buf()),
-        ..config("deadline", "sim:sata-7200", seed)
-    };
+    let mut config = config("deadline", "sim:sata-7200", seed);
+    config.run.logs = Some(dir.path().to_path_buf());
     let outcome = run_text(JOB, &config);
     (outcome, read_logs(dir.path()))
 }
@@ -150,10 +148,8 @@ fn averaged_logs_have_an_entry_per_window_and_direction() {
 #[test]
 fn a_log_that_cannot_be_created_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("scratch directory");
-    let config = SimConfig {
-        logs: Some(dir.path().join("missing")),
-        ..config("noop", "sim:null", 1)
-    };
+    let mut config = config("noop", "sim:null", 1);
+    config.run.logs = Some(dir.path().join("missing"));
     let job_file = parse_str(JOB, "job.fio", &ParseOptions::default()).expect("parses");
     let error = run(&job_file, &config)
         .expect_err("no such directory")

@@ -40,7 +40,7 @@ fn the_end_shows_every_job_done_and_every_byte() {
     let job_file = parse_str(JOB, "progress.fio", &ParseOptions::default()).expect("parses");
     let mut config = config();
     let progress = Progress::new();
-    config.progress = Some(progress.clone());
+    config.run.progress = Some(progress.clone());
     let outcome = run(&job_file, &config).expect("runs");
     let reading = progress.read();
     assert_eq!(reading.states, b"___");
@@ -68,7 +68,7 @@ fn a_reading_during_the_run_shows_running_and_waiting_jobs() {
     let job_file = parse_str(JOB, "progress.fio", &ParseOptions::default()).expect("parses");
     let mut config = config();
     let progress = Progress::new();
-    config.progress = Some(progress.clone());
+    config.run.progress = Some(progress.clone());
     let watcher = progress.clone();
     let seen = std::thread::spawn(move || {
         let mut readings = Vec::new();

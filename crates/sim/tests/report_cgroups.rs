@@ -18,7 +18,7 @@ fn cgroups_of(sched: &str) -> Vec<CgroupSettings> {
         sched.parse().expect("scheduler"),
         "sim:null".parse().expect("device"),
     );
-    config.group_limits = vec![(
+    config.run.group_limits = vec![(
         "p".to_string(),
         Limits {
             read_bps: Some(1 << 20),

@@ -36,7 +36,7 @@ fn a_stop_ends_every_job_and_accounts_for_every_request() {
             "sim:ssd".parse().expect("device"),
         );
         let stop = StopSignal::new();
-        config.stop = stop.clone();
+        config.run.stop = stop.clone();
         let asker = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
             stop.set(2);

@@ -172,7 +172,7 @@ fn a_traced_run_reports_what_an_untraced_one_does() {
                     read_bps: Some(1 << 20),
                     ..Limits::default()
                 };
-                config.group_limits = vec![("g".to_string(), limits)];
+                config.run.group_limits = vec![("g".to_string(), limits)];
             }
             let plain = run(&job_file, &config).expect("runs");
             let traced = run_traced(&job_file, &config, &mut TraceLog::default()).expect("runs");

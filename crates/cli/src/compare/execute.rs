@@ -114,15 +114,15 @@ fn sim_config(
 ) -> Result<(SimConfig, JobFile), String> {
     let scheduler = &plan.schedulers[spec.scheduler];
     let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
-    config.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
-    config.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
-    config.controller = plan.controller;
-    config.max_jobs = plan.max_jobs;
-    config.stop = stop.clone();
+    config.run.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
+    config.run.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
+    config.run.controller = plan.controller;
+    config.run.max_jobs = plan.max_jobs;
+    config.run.stop = stop.clone();
     crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
-    config.group_changes =
-        crate::group_change::sim_changes(&plan.group_changes, &config.group_limits, &job_file)?;
+    config.run.group_changes =
+        crate::group_change::sim_changes(&plan.group_changes, &config.run.group_limits, &job_file)?;
     Ok((config, job_file))
 }
 

@@ -109,11 +109,14 @@ impl CostModel {
     }
 
     /// The absolute cost (at hweight 100%) of a request of `bytes` at `sector`, for a
-    /// group whose last request ended at `cursor` (sector; `None` before its first).
+    /// group whose last request ended at `cursor` (sector; `None` before its first). The
+    /// built-in model charges only reads and writes: a discard costs nothing, as in the
+    /// kernel's model, whose cost switch has no case for any other operation.
     pub fn cost(&self, dir: Direction, sector: u64, bytes: u64, cursor: Option<u64>) -> u64 {
         let c = match dir {
             Direction::Read => &self.read,
             Direction::Write => &self.write,
+            Direction::Discard => return 0,
         };
         let seek_pages = cursor.map_or(0, |end| sector.abs_diff(end) / (PAGE_BYTES / 512));
         let base = if seek_pages > RANDIO_PAGES {
@@ -129,6 +132,13 @@ impl CostModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_discard_costs_nothing() {
+        let m = CostModel::linear(&LinearParams::SSD);
+        assert_eq!(m.cost(Direction::Discard, 0, 1 << 20, None), 0);
+        assert!(m.cost(Direction::Write, 0, 1 << 20, None) > 0);
+    }
 
     #[test]
     fn ssd_default_coefficients() {

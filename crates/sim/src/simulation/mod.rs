@@ -338,17 +338,17 @@ impl<'a> Simulation<'a> {
         let info = device.info();
         check_discard(job_file, &info.name, info.discard).map_err(job_error)?;
         let mut groups = job_file
-            .group_tree(&config.group_weights, &config.group_limits)
+            .group_tree(&config.run.group_weights, &config.run.group_limits)
             .map_err(job_error)?;
-        groups.set_controller(config.controller);
+        groups.set_controller(config.run.controller);
         let context = SchedulerContext {
             groups: groups.clone(),
             rotational: info.rotational,
             queue_depth: info.queue_depth,
         };
-        let epoch = ioslice_fio::plan::mix(config.seed) % 1_000_000_000;
-        let group_changes = regroup::resolve(&config.group_changes, &context, config, epoch)?;
-        let scheduler = build_scheduler(&config.scheduler, &context)?;
+        let epoch = ioslice_fio::plan::mix(config.run.seed) % 1_000_000_000;
+        let group_changes = regroup::resolve(&config.run.group_changes, &context, config, epoch)?;
+        let scheduler = build_scheduler(&config.run.scheduler, &context)?;
         let mut scheduler = regroup::with_limit_layer(scheduler, &groups, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
@@ -400,9 +400,9 @@ impl<'a> Simulation<'a> {
             cgroups,
             trace,
             statistics: Statistics::default(),
-            stop: config.stop.clone(),
+            stop: config.run.stop.clone(),
             stopping: false,
-            progress: config.progress.clone(),
+            progress: config.run.progress.clone(),
             null_processes,
             dispatching: false,
             redispatch: false,

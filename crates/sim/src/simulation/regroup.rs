@@ -49,7 +49,7 @@ pub(super) fn resolve(
                 groups: tree.clone(),
                 ..context.clone()
             };
-            build_scheduler(&config.scheduler, &changed).map_err(|e| fail(e.to_string()))?;
+            build_scheduler(&config.run.scheduler, &changed).map_err(|e| fail(e.to_string()))?;
         }
         if let Some(limits) = change.limits {
             tree.set_limits(group, limits);

@@ -64,7 +64,7 @@ impl Simulation<'_> {
                 global_options: self.job_file.global_options.clone(),
                 jobs,
                 disk_util: vec![disk_util],
-                scheduler: config.scheduler.to_string(),
+                scheduler: config.run.scheduler.to_string(),
                 device: self.device.info().name,
                 cgroups: std::mem::take(&mut self.cgroups),
             },
@@ -91,9 +91,9 @@ pub(super) fn build_processes(
     config: &SimConfig,
 ) -> Result<(Vec<Process>, usize), SimError> {
     let mut layout = Layout::new(capacity);
-    let (seed, max_jobs) = (config.seed, config.max_jobs);
+    let (seed, max_jobs) = (config.run.seed, config.run.max_jobs);
     let plan = plan_run(&job_file.jobs, seed, max_jobs, |_, _| capacity).map_err(job_error)?;
-    let mut log_files = config.logs.as_ref().map(LogFiles::new);
+    let mut log_files = config.run.logs.as_ref().map(LogFiles::new);
     let mut processes = Vec::with_capacity(plan.processes.len());
     for process in plan.processes {
         let spec = process.spec;

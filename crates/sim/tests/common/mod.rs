@@ -103,7 +103,7 @@ pub fn config(sched: &str, device: &str, seed: u64) -> SimConfig {
 pub fn run_text(job: &str, config: &SimConfig) -> SimOutcome {
     let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
     let outcome = run(&job_file, config).expect("job runs");
-    let sched = &config.scheduler.name;
+    let sched = &config.run.scheduler.name;
     assert_eq!(
         outcome.submitted, outcome.completed,
         "{sched}: lost requests"
@@ -122,7 +122,7 @@ pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>)
             read_bps: Some(rate),
             ..Limits::default()
         };
-        config.group_limits = vec![("g".to_string(), limits)];
+        config.run.group_limits = vec![("g".to_string(), limits)];
     }
     let mut log = TraceLog::default();
     let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");

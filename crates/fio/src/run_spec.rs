@@ -1,0 +1,78 @@
+//! What a run of a job file is given besides the job file, whichever driver runs it
+//! ([`RunSpec`]): the seed, the policy, the groups given outside the job file and their
+//! changes during the run ([`GroupChange`]), the controller, the job limit, the stop signal, where progress is published and where the
+//! jobs' log files go. The real-I/O driver's configuration (`ioslice_runner::RunConfig`) is
+//! this plus its targets and I/O timeout.
+
+use std::path::PathBuf;
+
+use ioslice_core::ioband::Controller;
+use ioslice_core::limit::Limits;
+use ioslice_core::{Nanos, Progress, SchedSpec, StopSignal};
+
+/// A run's description, shared by the drivers.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Seed of the jobs' random streams (the same streams on every driver for the same seed).
+    pub seed: u64,
+    /// The policy and its tunables.
+    pub scheduler: SchedSpec,
+    /// Group weights given outside the job file (`--cgroup NAME:weight=N`), applied after it.
+    pub group_weights: Vec<(String, u32)>,
+    /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
+    /// a later entry for the same group replaces an earlier one.
+    pub group_limits: Vec<(String, Limits)>,
+    /// Changes to groups' weights and limits during the run, applied at their times (the
+    /// simulator applies them; the real-I/O driver refuses a run that has any).
+    pub group_changes: Vec<GroupChange>,
+    /// Which controller enforces the groups' weights (`--controller`).
+    pub controller: Controller,
+    /// The most job processes the run may have, every `numjobs` clone counted (fio's
+    /// `--max-jobs`; [`crate::plan::DEFAULT_MAX_JOBS`] unless raised).
+    pub max_jobs: u32,
+    /// Set from outside (SIGINT) to end the run early: every job stops issuing, what is in
+    /// flight completes, and the report covers what was done.
+    pub stop: StopSignal,
+    /// Where to publish the run's progress for a status line, if anyone follows it.
+    pub progress: Option<Progress>,
+    /// Where the jobs' log files (`write_bw_log=`, …) go: their relative names are taken
+    /// from this directory (an empty path is the current directory); `None` writes none.
+    pub logs: Option<PathBuf>,
+}
+
+impl RunSpec {
+    /// A run of `scheduler` with `seed` and every other setting at its default: the job
+    /// file's groups only, the elevator's own controller, fio's job limit, no stop asked, no
+    /// progress published, no log files.
+    pub fn new(seed: u64, scheduler: SchedSpec) -> Self {
+        Self {
+            seed,
+            scheduler,
+            group_weights: Vec::new(),
+            group_limits: Vec::new(),
+            group_changes: Vec::new(),
+            controller: Controller::default(),
+            max_jobs: crate::plan::DEFAULT_MAX_JOBS,
+            stop: StopSignal::new(),
+            progress: None,
+            logs: None,
+        }
+    }
+}
+
+/// A change to a group's weight and/or limits at a time from the start of the run (a job
+/// file's `; ioslice-at: 10s cgroup NAME weight=800`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupChange {
+    /// When, from the start of the run.
+    pub at: Nanos,
+    /// The group's path.
+    pub group: String,
+    /// Its new weight, if the change sets one.
+    pub weight: Option<u32>,
+    /// Its limits from then on (all of them, not only those the change names), if the
+    /// change sets any.
+    pub limits: Option<Limits>,
+    /// Where the change was written (`file:line`), for errors.
+    pub origin: String,
+}
