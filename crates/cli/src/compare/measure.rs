@@ -130,7 +130,7 @@ fn group(name: &str, clients: &[ClientResult], cgroups: &[CgroupSettings]) -> Gr
 }
 
 /// `count` per second over `runtime` ns, truncated; 0 for a zero runtime.
-fn per_second(count: u64, runtime: u64) -> u64 {
+pub(crate) fn per_second(count: u64, runtime: u64) -> u64 {
     if runtime == 0 {
         return 0;
     }

@@ -2,6 +2,7 @@
 //! (whole units per second of runtime, so that sums are exact) and the completion-latency
 //! percentiles over every direction.
 
+use crate::compare::measure::per_second;
 use ioslice_fio::{JobReport, LatencyStats, RunReport};
 use serde::{Deserialize, Serialize};
 
@@ -120,15 +121,6 @@ fn job(job: &JobReport) -> JobFigures {
         iops: per_second(ios, stats.runtime),
         clat_ns: Clat::of(&clat),
     }
-}
-
-/// `count` per second over `runtime` ns, truncated; 0 for a zero runtime.
-fn per_second(count: u64, runtime: u64) -> u64 {
-    if runtime == 0 {
-        return 0;
-    }
-    let rate = u128::from(count) * 1_000_000_000 / u128::from(runtime);
-    u64::try_from(rate).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

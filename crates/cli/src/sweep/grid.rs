@@ -27,13 +27,8 @@ impl Point {
     /// The point file's name: `NAME=VALUE` per axis then `seed=N`, joined by `_`, with any
     /// character outside `[A-Za-z0-9.=-]` written as `+`.
     pub fn file_name(&self) -> String {
-        let mut parts: Vec<String> = self
-            .values
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        parts.push(format!("seed={}", self.seed));
-        let label: String = parts
+        let label: String = self
+            .parts()
             .join("_")
             .chars()
             .map(|c| {
@@ -49,13 +44,18 @@ impl Point {
 
     /// `sched=bfq iodepth=4 seed=2`, for messages.
     pub fn describe(&self) -> String {
+        self.parts().join(" ")
+    }
+
+    /// `NAME=VALUE` per axis, then `seed=N`.
+    fn parts(&self) -> Vec<String> {
         let mut parts: Vec<String> = self
             .values
             .iter()
             .map(|(name, value)| format!("{name}={value}"))
             .collect();
         parts.push(format!("seed={}", self.seed));
-        parts.join(" ")
+        parts
     }
 }
 
