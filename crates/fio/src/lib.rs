@@ -16,6 +16,7 @@ pub mod latency_bins;
 pub mod latency_target;
 pub mod logs;
 pub mod output;
+pub(crate) mod units;
 pub mod pattern;
 pub mod plan;
 pub mod report;

@@ -42,7 +42,7 @@ impl JobDescription {
     /// pid-like number and its I/O priority.
     pub fn of(spec: &crate::JobSpec, groupid: u32, pid: u32, priority: IoPriority) -> Self {
         let bs = |i: usize| {
-            let size = |n: u64| crate::output::units::bytes(n, true);
+            let size = |n: u64| crate::units::bytes(n, true);
             format!(
                 "{}-{}",
                 size(spec.block_size[i].min()),

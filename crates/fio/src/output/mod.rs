@@ -49,7 +49,7 @@ mod metrics;
 mod normal;
 pub mod status_line;
 mod terse;
-pub(crate) mod units;
+use crate::units;
 
 pub use json::{json, json_plus};
 pub use normal::normal;
