@@ -16,13 +16,13 @@ pub mod latency_bins;
 pub mod latency_target;
 pub mod logs;
 pub mod output;
-pub(crate) mod units;
 pub mod pattern;
 pub mod plan;
 pub mod report;
 pub mod run_spec;
 pub mod sample_windows;
 pub mod stats;
+pub(crate) mod units;
 pub mod verify;
 pub mod workload;
 
