@@ -223,13 +223,7 @@ fn bandwidth_charts(
     }));
     if run.has_cgroups() {
         let layers = cgroup_layers(run, series);
-        let lines: Vec<Line> = layers
-            .iter()
-            .map(|(name, bytes)| Line {
-                name: name.clone(),
-                bytes,
-            })
-            .collect();
+        let lines = Line::of_pairs(&layers);
         out.push_str(&timeseries::render(&TimeChart {
             id: format!("run-{index}-cgroups"),
             kind: "cgroups",

@@ -136,13 +136,7 @@ fn bandwidth_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
         escape(&latency_label(window_ns as f64)),
         escape(BANDWIDTH_UNIT)
     );
-    let lines: Vec<Line> = totals
-        .iter()
-        .map(|(name, bytes)| Line {
-            name: name.clone(),
-            bytes,
-        })
-        .collect();
+    let lines = Line::of_pairs(&totals);
     out.push_str(&timeseries::render(&TimeChart {
         id: "overlay-bandwidth".to_string(),
         kind: "overlay",

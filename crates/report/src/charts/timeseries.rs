@@ -52,6 +52,19 @@ pub struct Line<'a> {
     pub bytes: &'a [u64],
 }
 
+impl<'a> Line<'a> {
+    /// A line per `(legend, bytes per window)` pair, in order.
+    pub fn of_pairs(pairs: &'a [(String, Vec<u64>)]) -> Vec<Self> {
+        pairs
+            .iter()
+            .map(|(name, bytes)| Line {
+                name: name.clone(),
+                bytes,
+            })
+            .collect()
+    }
+}
+
 /// A chart of lines over time, with its smoothing choices.
 pub struct TimeChart<'a> {
     /// The figure's element id.
