@@ -245,17 +245,17 @@ kr_run_fio() {
         args=()
         for section in $sections; do args+=("--section=$section"); done
         dir=""
+        limits=$(kr_job_limits "$job" | awk -F'\t' -v g="$cgroup" '$1 == g { print $2 }')
         if [[ $cgroup != - && -n $kr_cg_mode ]]; then
             dir="$kr_cg_parent/$cgroup"
             mkdir -p "$dir"
             if ((weight > 0)); then
                 kr_set_group_weight "$dir" "$weight" || say "warning: no weight file took $weight for $cgroup"
             fi
-            limits=$(kr_job_limits "$job" | awk -F'\t' -v g="$cgroup" '$1 == g { print $2 }')
             if [[ -n $limits ]]; then
                 kr_set_group_limits "$dir" "$limits" "$(kr_device_number "$KV_DEVICE")" || return 1
             fi
-        elif [[ -n $(kr_job_limits "$job" | awk -F'\t' -v g="$cgroup" '$1 == g') ]]; then
+        elif [[ -n $limits ]]; then
             say "$job: limits for $cgroup need a cgroup hierarchy with blkio or io"
             return 1
         fi
