@@ -35,6 +35,10 @@ pub mod time;
 pub mod trace;
 pub mod tunable;
 
+/// The name and version ioslice writes where fio writes `fio-3.33` (`fio version` in fio's
+/// JSON and terse output, the report's settings).
+pub const VERSION: &str = concat!("ioslice-", env!("CARGO_PKG_VERSION"));
+
 pub use group::{Group, GroupId, GroupTree};
 pub use ioband::Controller;
 pub use priority::{IoPriority, PriorityClass};

@@ -308,7 +308,7 @@ impl Settings {
             controller: Some(controller_text(&config.run.controller)),
             host: host_settings(config),
             seed: Some(config.run.seed),
-            version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
+            version: Some(ioslice_core::VERSION.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
         }
@@ -330,7 +330,7 @@ impl Settings {
             controller: Some(controller_text(controller)),
             host: Vec::new(),
             seed: Some(seed),
-            version: Some(format!("ioslice-{}", env!("CARGO_PKG_VERSION"))),
+            version: Some(ioslice_core::VERSION.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
         }

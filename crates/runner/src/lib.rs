@@ -279,7 +279,7 @@ pub fn run_traced(
 
     let mut outcome = RunOutcome {
         report: RunReport {
-            version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+            version: ioslice_core::VERSION.to_string(),
             timestamp: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |since| since.as_secs()),

@@ -58,7 +58,7 @@ impl Simulation<'_> {
         };
         Ok(SimOutcome {
             report: RunReport {
-                version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+                version: ioslice_core::VERSION.to_string(),
                 timestamp: 0,
                 elapsed,
                 global_options: self.job_file.global_options.clone(),
