@@ -10,7 +10,7 @@ use ioslice_sim::preset::DeviceSpec;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::commands::{Printed, DEFAULT_DEVICE};
+use crate::shared::{Printed, DEFAULT_DEVICE};
 
 /// `ioslice emulate`.
 #[derive(Debug, Args)]

@@ -7,17 +7,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cgroup_arg;
-mod commands;
 mod compare;
 mod controller_arg;
 mod emulate;
 mod fio_args;
 mod fio_cmdline;
 mod group_change;
+mod listings;
 mod report;
+mod run;
 mod scenario;
 mod seed_figure;
 mod seeds;
+mod shared;
 mod signals;
 mod status;
 mod sweep;
@@ -42,7 +44,7 @@ struct Cli {
 enum Command {
     /// Run fio job files, or jobs given as fio's command line (`--name=x --rw=randread
     /// --size=16m`), and report in fio's formats.
-    Run(commands::RunArgs),
+    Run(run::RunArgs),
     /// Run the same job file under several schedulers (and client counts) and compare.
     Compare(compare::CompareArgs),
     /// Serve a simulated device in real time as a file through FUSE (a block device with
@@ -73,14 +75,14 @@ fn main() -> ExitCode {
     };
     let cli = Cli::parse_from(args);
     let result = match cli.command {
-        Command::Run(args) => commands::run(&args, &jobs),
+        Command::Run(args) => run::run(&args, &jobs),
         Command::Compare(args) => compare::compare(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Emulate(args) => emulate::emulate(&args),
-        Command::Report(args) => report::report_command(&args).map(commands::Printed::from),
+        Command::Report(args) => report::report_command(&args).map(shared::Printed::from),
         Command::Seeds(args) => seeds::seeds(&args),
-        Command::Devices => Ok(commands::devices().into()),
-        Command::Schedulers => Ok(commands::schedulers().into()),
+        Command::Devices => Ok(listings::devices().into()),
+        Command::Schedulers => Ok(listings::schedulers().into()),
     };
     match result {
         Ok(printed) => {

@@ -106,6 +106,11 @@ impl TraceSink for Recorders {
 pub struct SharedRecorders(pub Arc<Mutex<Recorders>>);
 
 impl SharedRecorders {
+    /// `recorders`, to be shared.
+    pub fn new(recorders: Recorders) -> Self {
+        Self(Arc::new(Mutex::new(recorders)))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Recorders> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }

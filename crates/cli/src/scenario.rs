@@ -21,6 +21,8 @@ pub struct ScenarioDefaults {
     pub device: Option<String>,
     /// Host settings, `key=value,...` each, in file order.
     pub host: Vec<String>,
+    /// Where the first host setting was written (`file:line`), for a run that refuses it.
+    pub host_origin: Option<String>,
     /// The kernel release, if the file names one.
     pub kernel: Option<String>,
     /// What the original experiment reported, run by run.
@@ -72,6 +74,7 @@ impl ScenarioDefaults {
                 (KERNEL, &one_of("kernel", "--kernel")),
             )?;
             whole.host.extend(defaults.host);
+            whole.host_origin = whole.host_origin.or(defaults.host_origin);
             whole.seed_figures.extend(defaults.seed_figures);
             whole.group_changes.extend(defaults.group_changes);
         }
@@ -105,6 +108,7 @@ impl ScenarioDefaults {
                 defaults.kernel = Some(value);
             } else if let Some(value) = comment.strip_prefix(HOST) {
                 defaults.host.push(non_empty(value, &at)?);
+                defaults.host_origin.get_or_insert_with(at);
             } else if let Some(value) = comment.strip_prefix(SEED) {
                 let value = non_empty(value, &at)?;
                 defaults

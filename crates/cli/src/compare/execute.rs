@@ -17,7 +17,6 @@ use rayon::prelude::*;
 use super::measure::{measure, RunResult};
 use super::plan::Plan;
 use super::sched::ResolvedScheduler;
-use crate::cgroup_arg;
 use crate::report::Recorders;
 use crate::trace::{file_label, run_path, TraceFile};
 use ioslice_core::TraceSink;
@@ -113,16 +112,11 @@ fn sim_config(
     stop: &StopSignal,
 ) -> Result<(SimConfig, JobFile), String> {
     let scheduler = &plan.schedulers[spec.scheduler];
-    let mut config = SimConfig::new(plan.seed, scheduler.spec.clone(), plan.device.clone());
-    config.run.group_weights = cgroup_arg::sim_weights(&plan.cgroup_overrides);
-    config.run.group_limits = cgroup_arg::sim_limits(&plan.cgroup_overrides);
-    config.run.controller = plan.controller;
-    config.run.max_jobs = plan.max_jobs;
-    config.run.stop = stop.clone();
-    crate::commands::apply_host(&mut config, &plan.host)?;
     let job_file = with_clients(&plan.job_file, spec.clients);
-    config.run.group_changes =
-        crate::group_change::sim_changes(&plan.group_changes, &config.run.group_limits, &job_file)?;
+    let run = plan.inputs.spec(scheduler.spec.clone(), stop);
+    let config = plan
+        .machine
+        .sim_config(plan.device.clone(), run, &job_file)?;
     Ok((config, job_file))
 }
 

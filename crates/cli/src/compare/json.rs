@@ -134,11 +134,11 @@ fn ordered_map<S: Serializer>(pairs: &&[(String, i64)], serializer: S) -> Result
 pub fn render(plan: &Plan, runs: &[Finished]) -> Result<String, String> {
     let device = plan.device.to_string();
     let document = Document {
-        version: format!("ioslice-{}", env!("CARGO_PKG_VERSION")),
+        version: ioslice_core::VERSION.to_string(),
         job_file: &plan.job_path,
         device: device.clone(),
-        seed: plan.seed,
-        host: plan.host.join(","),
+        seed: plan.inputs.seed,
+        host: plan.machine.host.join(","),
         runs: runs
             .iter()
             .map(|finished| {
@@ -149,7 +149,7 @@ pub fn render(plan: &Plan, runs: &[Finished]) -> Result<String, String> {
                     settings: &scheduler.settings,
                     defaults: &scheduler.defaults,
                     device: device.clone(),
-                    seed: plan.seed,
+                    seed: plan.inputs.seed,
                     numjobs: finished.spec.clients,
                     clients: r.clients.len(),
                     jobs: &r.clients,

@@ -40,7 +40,7 @@ pub struct CompareArgs {
     pub clients: Vec<String>,
     /// The simulated machine and run.
     #[command(flatten)]
-    pub simulation: crate::commands::SimulationArgs,
+    pub simulation: crate::shared::SimulationArgs,
     /// Output format: normal (tables) or json.
     #[arg(
         long = "output-format",
@@ -70,7 +70,7 @@ pub fn measure_runs(
 /// Check the arguments, run every scheduler × client count, and print the result. SIGINT
 /// or SIGTERM ends the runs under way early and skips those not started; what ran is
 /// printed ([`crate::signals`]).
-pub fn compare(args: &CompareArgs) -> Result<crate::commands::Printed, String> {
+pub fn compare(args: &CompareArgs) -> Result<crate::shared::Printed, String> {
     let plan = Plan::new(args)?;
     let stop = crate::signals::stop_on_signals()?;
     let runs = execute::execute(&plan, &stop)?;
@@ -82,7 +82,7 @@ pub fn compare(args: &CompareArgs) -> Result<crate::commands::Printed, String> {
         CompareFormat::Table => table::render(&plan, &runs),
         CompareFormat::Json => json::render(&plan, &runs)?,
     };
-    let mut printed = crate::commands::Printed::from(text);
+    let mut printed = crate::shared::Printed::from(text);
     if let Some((line, status)) = crate::signals::interrupted(&stop) {
         eprintln!(
             "{line}: {} of {} runs done",

@@ -10,8 +10,8 @@ use ioslice_sim::simulation::SimConfig;
 use super::measure::ROOT_GROUP;
 use super::sched::{self, ResolvedScheduler};
 use super::CompareArgs;
-use crate::cgroup_arg::{self, CgroupArg};
-use crate::commands::{load_job_file, warn_unused_cgroups};
+use crate::cgroup_arg;
+use crate::shared::{apply_host, load_job_file, warn_unused_cgroups, Machine, RunInputs};
 
 /// Largest client count: the job-file parser's limit on `numjobs`.
 const MAX_CLIENTS: u32 = 1_000_000;
@@ -38,24 +38,16 @@ pub struct Plan {
     pub device: DeviceSpec,
     /// Client counts (each replaces every job's numjobs); `None` keeps the job file's.
     pub clients: Vec<Option<u32>>,
-    /// The seed of every run.
-    pub seed: u64,
-    /// `--cgroup` weights and limits, for the simulator.
-    pub cgroup_overrides: Vec<CgroupArg>,
-    /// Changes to groups during each run (`; ioslice-at:`).
-    pub group_changes: Vec<crate::group_change::ScheduledChange>,
-    /// Which controller enforces the cgroups' weights.
-    pub controller: ioslice_core::ioband::Controller,
+    /// The seed, cgroups, controller and job limit of every run.
+    pub inputs: RunInputs,
+    /// The machine every run has: its device as given, host settings and changes to groups.
+    pub machine: Machine,
     /// Cgroup columns in order of first appearance; empty for an ungrouped workload.
     pub columns: Vec<String>,
     /// Tables or JSON.
     pub format: CompareFormat,
-    /// `--host` settings of every run.
-    pub host: Vec<String>,
     /// `--trace`: the file name each run's trace file is made from, and the format.
     pub trace: Option<(std::path::PathBuf, ioslice_core::trace::TraceFormat)>,
-    /// `--max-jobs`: the most processes one run may have.
-    pub max_jobs: u32,
     /// `--report`: where the HTML report (or its data) goes.
     pub report: Option<std::path::PathBuf>,
     /// What the original experiment reported, from the job file's `ioslice-seed:` lines.
@@ -69,26 +61,24 @@ impl Plan {
         let trace = args.trace.resolve()?;
         let set = sched::parse_set(&args.set)?;
         let job_paths = std::slice::from_ref(&args.job_file);
-        let machine = args.simulation.with_scenario(job_paths)?;
+        let defaults = crate::scenario::ScenarioDefaults::read_all(job_paths)?;
+        let machine = args.simulation.machine(&defaults)?;
         let schedulers = sched::resolve(&args.sched, &set, machine.kernel.as_deref())?;
-        let seed_figures = crate::scenario::ScenarioDefaults::read_all(job_paths)?.seed_figures;
+        let seed_figures = defaults.seed_figures;
         let device = parse_device(&machine.device)?;
-        let host = machine.host;
-        let group_changes = machine.group_changes;
         let mut probe = SimConfig::new(
             args.simulation.seed,
             "noop".parse().map_err(|e| format!("{e}"))?,
             device.clone(),
         );
-        crate::commands::apply_host(&mut probe, &host)?;
+        apply_host(&mut probe, &machine.host)?;
         let clients = parse_clients(&args.clients)?;
-        let cgroup_overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
+        let inputs = RunInputs::of(&args.simulation)?;
         let job_file = load_job_file(&args.job_file, args.simulation.strict)?;
         check_supported(&job_file).map_err(|e| e.to_string())?;
         check_job_count(&job_file, &clients, args.simulation.max_jobs)?;
-        cgroup_arg::check_groups(&job_file, &cgroup_overrides)?;
-        warn_unused_cgroups(&job_file, &cgroup_overrides);
-        let controller = args.simulation.controller()?;
+        cgroup_arg::check_groups(&job_file, &inputs.cgroups)?;
+        warn_unused_cgroups(&job_file, &inputs.cgroups);
         Ok(Self {
             job_path: args.job_file.display().to_string(),
             columns: group_columns(&job_file),
@@ -96,14 +86,10 @@ impl Plan {
             schedulers,
             device,
             clients,
-            seed: args.simulation.seed,
-            cgroup_overrides,
-            group_changes,
-            controller,
+            inputs,
+            machine,
             format,
-            host,
             trace,
-            max_jobs: args.simulation.max_jobs,
             report: args.report.report.clone(),
             seed_figures,
         })

@@ -49,10 +49,10 @@ fn heading(out: &mut String, plan: &Plan, scheduler: &ResolvedScheduler, rows: &
     let _ = write!(
         out,
         "Scheduler: {}  Device: {}  Seed: {}",
-        scheduler.spec, plan.device, plan.seed
+        scheduler.spec, plan.device, plan.inputs.seed
     );
-    if !plan.host.is_empty() {
-        let _ = write!(out, "  Host: {}", plan.host.join(","));
+    if !plan.machine.host.is_empty() {
+        let _ = write!(out, "  Host: {}", plan.machine.host.join(","));
     }
     out.push('\n');
     // Every run of a scheduler has the same cgroups: client counts change numjobs only.

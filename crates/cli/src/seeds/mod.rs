@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use clap::Args;
 use rayon::prelude::*;
 
-use crate::commands::{Printed, SimulationArgs};
 use crate::compare::CompareArgs;
 use crate::scenario::ScenarioDefaults;
 use crate::seed_figure::SeedFigure;
+use crate::shared::{Printed, SimulationArgs};
 
 pub use verdict::Judged;
 

@@ -9,10 +9,10 @@ use ioslice_fio::jobfile::options::{apply, Outcome};
 use ioslice_fio::Origin;
 
 use super::axis::{Axis, Setting};
-use crate::commands::SimulationArgs;
 use crate::compare::execute::RunSpec;
 use crate::compare::plan::Plan;
 use crate::compare::CompareArgs;
+use crate::shared::SimulationArgs;
 
 /// One point of the grid: a value index per axis and a seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +132,8 @@ pub fn plan(base: &Base, point: &Point) -> Result<(Plan, RunSpec), String> {
 /// `compare`'s arguments for one seed, the device resolved so that axes can change it.
 fn compare_args(base: &Base, seed: u64) -> Result<CompareArgs, String> {
     let sim = base.simulation;
-    let machine = sim.with_scenario(&[base.job_file.to_path_buf()])?;
+    let defaults = crate::scenario::ScenarioDefaults::read(base.job_file)?;
+    let machine = sim.machine(&defaults)?;
     Ok(CompareArgs {
         job_file: PathBuf::from(base.job_file),
         sched: base.sched.to_string(),

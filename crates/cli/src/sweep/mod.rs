@@ -62,11 +62,11 @@ pub struct SweepArgs {
     pub task: Option<usize>,
     /// The simulated machine and run (`--seed` is the seed without `--seeds`).
     #[command(flatten)]
-    pub simulation: crate::commands::SimulationArgs,
+    pub simulation: crate::shared::SimulationArgs,
 }
 
 /// Run (or merge) the sweep.
-pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
+pub fn sweep(args: &SweepArgs) -> Result<crate::shared::Printed, String> {
     if let Some(dir) = &args.merge {
         let layout = Layout::new(dir);
         let definition = layout
@@ -129,7 +129,7 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
         let script = cluster::slurm_script(dir, &pending_index)?;
         let path = layout.script();
         store::write_atomically(&path, script.as_bytes())?;
-        return Ok(crate::commands::Printed::from(format!(
+        return Ok(crate::shared::Printed::from(format!(
             "{} of {} points to run: sbatch {}, then ioslice sweep --merge {}\n",
             pending.len(),
             points.len(),
@@ -161,12 +161,12 @@ pub fn sweep(args: &SweepArgs) -> Result<crate::commands::Printed, String> {
             pending.len(),
             dir.display()
         );
-        let mut printed = crate::commands::Printed::from(String::new());
+        let mut printed = crate::shared::Printed::from(String::new());
         printed.status = status;
         return Ok(printed);
     }
     if let Some(index) = args.task {
-        return Ok(crate::commands::Printed::from(format!(
+        return Ok(crate::shared::Printed::from(format!(
             "point {index} ({}) stored\n",
             points[index].describe()
         )));
@@ -213,7 +213,7 @@ fn merge(
     layout: &Layout,
     definition: &Definition,
     skipped: usize,
-) -> Result<crate::commands::Printed, String> {
+) -> Result<crate::shared::Printed, String> {
     let (points, missing) = layout.merge(definition);
     let merged = Merged {
         definition,
@@ -237,5 +237,5 @@ fn merge(
             merged.missing[0]
         ));
     }
-    Ok(crate::commands::Printed::from(text))
+    Ok(crate::shared::Printed::from(text))
 }
