@@ -297,7 +297,7 @@ fn run_until(args: &RunArgs, jobs: &CommandLineJobs, stop: &StopSignal) -> Resul
         .parse()
         .map_err(|e| format!("--device: {e}"))?;
     let overrides = cgroup_arg::parse_all(&args.simulation.cgroup)?;
-    let job_file = crate::fio_cmdline::load_for_run(&sources(args, jobs))?;
+    let job_file = crate::fio_cmdline::load_for_simulation(&sources(args, jobs))?;
     let scheduler = machine.scheduler(choose_scheduler(args.sched.as_deref(), &job_file)?);
     warn_unused_cgroups(&job_file, &overrides);
     warn_verify_not_simulated(&job_file);
@@ -479,6 +479,7 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
     let job_file = parse_file(path, &options).map_err(|e| e.to_string())?;
     // Refused in one line, without the warnings about options that go with what is refused.
     ioslice_fio::jobfile::check_supported(&job_file).map_err(|e| e.to_string())?;
+    ioslice_fio::jobfile::check_simulable(&job_file).map_err(|e| e.to_string())?;
     for warning in &job_file.warnings {
         eprintln!(
             "ioslice: warning: {}:{}: {}",
