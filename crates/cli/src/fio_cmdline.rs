@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use ioslice_fio::jobfile::source::{read_job_text, JOB_TEXT_LIMIT};
 use ioslice_fio::jobfile::{
-    check_supported, ini, parse_file, parse_sections, showcmd, JobFileError, ParseOptions,
+    check_simulable, check_supported, ini, parse_file, parse_sections, showcmd, JobFileError,
+    ParseOptions,
 };
 use ioslice_fio::JobFile;
 
@@ -87,8 +88,21 @@ fn file_options(args: &JobSources, index: usize) -> ParseOptions {
 /// model of) is refused in one line, without the warnings about the options that go with it;
 /// otherwise the warnings are printed.
 pub fn load_for_run(args: &JobSources) -> Result<JobFile, String> {
+    load_checked(args, false)
+}
+
+/// [`load_for_run`] for a simulated run: the engines the simulator cannot run (a create,
+/// a stat, a truncate) are refused too, in one line, before any warning.
+pub fn load_for_simulation(args: &JobSources) -> Result<JobFile, String> {
+    load_checked(args, true)
+}
+
+fn load_checked(args: &JobSources, simulated: bool) -> Result<JobFile, String> {
     let job_file = load_run_jobs(args)?;
     check_supported(&job_file).map_err(|e| e.to_string())?;
+    if simulated {
+        check_simulable(&job_file).map_err(|e| e.to_string())?;
+    }
     print_warnings(&job_file);
     Ok(job_file)
 }

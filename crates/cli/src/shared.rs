@@ -217,6 +217,7 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
     let job_file = parse_file(path, &options).map_err(|e| e.to_string())?;
     // Refused in one line, without the warnings about options that go with what is refused.
     ioslice_fio::jobfile::check_supported(&job_file).map_err(|e| e.to_string())?;
+    ioslice_fio::jobfile::check_simulable(&job_file).map_err(|e| e.to_string())?;
     for warning in &job_file.warnings {
         eprintln!(
             "ioslice: warning: {}:{}: {}",

@@ -138,8 +138,12 @@ pub enum IoEngine {
     Psync,
     /// `vsync`.
     Vsync,
-    /// `pvsync`/`pvsync2`: preadv/pwritev, one in flight.
+    /// `pvsync`: preadv/pwritev, one in flight.
     Pvsync,
+    /// `pvsync2`: preadv2/pwritev2, one in flight.
+    Pvsync2,
+    /// `mmap`: copies to and from the file mapped in memory, one in flight.
+    Mmap,
     /// `libaio`: up to iodepth in flight.
     Libaio,
     /// `io_uring`: up to iodepth in flight.
@@ -148,6 +152,11 @@ pub enum IoEngine {
     PosixAio,
     /// `null`: completes at once (no device).
     Null,
+    /// `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`, `dirdelete`: each I/O
+    /// of a file is one operation on its name, one in flight.
+    Namespace(crate::file_ops::FileOp),
+    /// `ftruncate`, `falloc`: each request is that system call on its range, one in flight.
+    Range(crate::file_ops::RangeOp),
     /// Any other engine: parses, but cannot be run.
     Unsupported(String),
 }
@@ -160,6 +169,11 @@ impl IoEngine {
             Self::Psync => "psync",
             Self::Vsync => "vsync",
             Self::Pvsync => "pvsync",
+            Self::Pvsync2 => "pvsync2",
+            Self::Mmap => "mmap",
+            Self::Namespace(op) => op.fio_name(),
+            Self::Range(crate::file_ops::RangeOp::Ftruncate) => "ftruncate",
+            Self::Range(crate::file_ops::RangeOp::Falloc) => "falloc",
             Self::Libaio => "libaio",
             Self::IoUring => "io_uring",
             Self::PosixAio => "posixaio",
@@ -168,9 +182,20 @@ impl IoEngine {
         }
     }
 
-    /// Whether the engine waits for each request before issuing the next.
+    /// Whether the engine waits for each request before issuing the next (fio's
+    /// `FIO_SYNCIO` engines, whose queue depth fio caps at 1 whatever `iodepth` says).
     pub fn is_synchronous(&self) -> bool {
-        matches!(self, Self::Sync | Self::Psync | Self::Vsync | Self::Pvsync)
+        matches!(
+            self,
+            Self::Sync
+                | Self::Psync
+                | Self::Vsync
+                | Self::Pvsync
+                | Self::Pvsync2
+                | Self::Mmap
+                | Self::Namespace(_)
+                | Self::Range(_)
+        )
     }
 }
 
@@ -299,6 +324,8 @@ pub struct JobSpec {
     pub sync_writes: bool,
     /// `ioengine=`.
     pub ioengine: IoEngine,
+    /// `stat_type=` of `ioengine=filestat` and `dirstat`.
+    pub stat_type: crate::file_ops::StatType,
     /// `iodepth=`.
     pub iodepth: u32,
     /// `numjobs=`.
@@ -410,6 +437,7 @@ impl Default for JobSpec {
             direct: false,
             sync_writes: false,
             ioengine: IoEngine::Psync,
+            stat_type: crate::file_ops::StatType::Stat,
             iodepth: 1,
             numjobs: 1,
             startdelay: (0, 0),

@@ -9,6 +9,7 @@
 pub mod direction;
 pub mod distribution;
 pub mod errno;
+pub mod file_ops;
 pub mod flow;
 pub mod job;
 pub mod jobfile;

@@ -173,7 +173,7 @@ fn engines_and_check_supported() {
     let message = check_supported(&file).expect_err("refused").to_string();
     assert_eq!(
         message,
-        "jobs.fio:2: ioengine=rbd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, null"
+        "jobs.fio:2: ioengine=rbd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
     );
     let trim = parse("[j]\nsize=1m\n\nrw=trim\n");
     assert!(check_supported(&trim).is_ok(), "trim jobs run");
@@ -187,10 +187,66 @@ fn engines_and_check_supported() {
     let read = parse("[j]\nsize=1m\n");
     assert!(check_discard(&read, "sim:sata-7200", false).is_ok());
     for engine in [
-        "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "posixaio", "null",
+        "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "posixaio", "null", "mmap",
     ] {
         let file = parse(&format!("[j]\nioengine={engine}\n"));
         assert!(check_supported(&file).is_ok(), "{engine}");
+    }
+}
+
+/// fio caps the queue depth of its `FIO_SYNCIO` engines at 1 whatever `iodepth` says (it
+/// prints "queue depth will be capped at 1"); the asynchronous ones keep `iodepth`. Each
+/// engine keeps the name it was given, as fio's report does.
+#[test]
+fn engines_get_the_depth_fio_gives_them() {
+    let depth_of = |engine: &str| {
+        let job = &parse(&format!("[j]\nioengine={engine}\niodepth=16\n")).jobs[0];
+        (job.ioengine.fio_name().to_string(), job.effective_depth())
+    };
+    for engine in [
+        "sync",
+        "psync",
+        "vsync",
+        "pvsync",
+        "pvsync2",
+        "mmap",
+        "filecreate",
+        "filestat",
+        "filedelete",
+        "dircreate",
+        "dirstat",
+        "dirdelete",
+        "ftruncate",
+        "falloc",
+    ] {
+        assert_eq!(depth_of(engine), (engine.to_string(), 1), "{engine}");
+    }
+    for engine in ["posixaio", "libaio", "io_uring", "null"] {
+        assert_eq!(depth_of(engine), (engine.to_string(), 16), "{engine}");
+    }
+}
+
+#[test]
+fn filesystem_engines_run_for_real_and_are_refused_in_simulation() {
+    use ioslice_fio::file_ops::{FileOp, StatType};
+    use ioslice_fio::jobfile::check_simulable;
+    let file = parse("[global]\nnrfiles=3\nfilesize=4k\n[j]\nioengine=filestat\nstat_type=statx\n");
+    assert_eq!(file.jobs[0].ioengine, IoEngine::Namespace(FileOp::FileStat));
+    assert_eq!(file.jobs[0].stat_type, StatType::Statx);
+    assert!(check_supported(&file).is_ok());
+    assert_eq!(
+        check_simulable(&file).expect_err("refused").to_string(),
+        "jobs.fio:5: ioengine=filestat cannot be simulated (the device model has no cost for a filesystem operation): expected a real --device DIR"
+    );
+    assert!(error("[j]\nioengine=filestat\nstat_type=fstat\n")
+        .contains("jobs.fio:3: invalid value 'fstat' for stat_type"));
+    for engine in ["ftruncate", "falloc", "dirdelete"] {
+        let file = parse(&format!("[j]\nsize=1m\nioengine={engine}\n"));
+        assert!(check_simulable(&file).is_err(), "{engine}");
+    }
+    for engine in ["psync", "mmap", "posixaio", "null"] {
+        let file = parse(&format!("[j]\nsize=1m\nioengine={engine}\n"));
+        assert!(check_simulable(&file).is_ok(), "{engine}");
     }
 }
 

@@ -52,6 +52,7 @@ use ioslice_fio::{
 };
 
 mod disk_stats;
+mod file_ops;
 mod flow;
 mod layout;
 mod opened;
@@ -200,8 +201,16 @@ pub fn run_traced(
         Some((_, geometry)) => Place::Device(config.path.clone(), geometry.capacity),
         None => place_of(&config.path)?,
     };
-    let specs = specs_on(job_file, &place);
+    let specs = file_ops::namespace::with_sizes(specs_on(job_file, &place));
     specs.iter().try_for_each(check_block_room)?;
+    let namespace = file_ops::namespace::all_namespace(&specs)?;
+    if namespace && !matches!(place, Place::Directory(_)) {
+        return Err(RunError::Job(format!(
+            "{}: is not a directory; expected a directory for the jobs' files (ioengine={})",
+            config.path.display(),
+            specs[0].ioengine.fio_name()
+        )));
+    }
     if let Some(change) = config.run.group_changes.first() {
         return Err(RunError::Job(format!(
             "{}: a group change during the run (ioslice-at) needs the simulator; expected no such line on a real device",
@@ -220,6 +229,23 @@ pub fn run_traced(
         config.run.max_jobs,
     )?;
     open_logs(&mut processes, &specs, config)?;
+    if namespace {
+        file_ops::namespace::set_up(&specs, &processes, &targets)?;
+        let descriptions = descriptions_of(job_file, &processes);
+        let started = Instant::now();
+        let results = file_ops::namespace::run_phases(
+            &mut processes,
+            phases,
+            &specs,
+            &targets,
+            started,
+            &config.run.stop,
+        )?;
+        let cgroups = CgroupSettings::of_run(&groups, |_| None);
+        let report = report_of(job_file, config, began, cgroups, Vec::new());
+        let outcome = RunOutcome::of(report, Vec::new(), Vec::new());
+        return outcome.with_jobs(job_file, descriptions, results);
+    }
 
     let mut notes = Vec::new();
     let mut laid_out = Vec::new();
@@ -249,14 +275,7 @@ pub fn run_traced(
         }
         None => CgroupSettings::of_run(&groups, |_| None),
     };
-    let descriptions: Vec<(usize, JobDescription)> = processes
-        .iter()
-        .map(|plan| {
-            let spec = &job_file.jobs[plan.spec_index];
-            let description = JobDescription::of(spec, plan.groupid, plan.pid, plan.priority);
-            (plan.spec_index, description)
-        })
-        .collect();
+    let descriptions = descriptions_of(job_file, &processes);
 
     let started = Instant::now();
     if let Some(progress) = &config.run.progress {
@@ -277,39 +296,77 @@ pub fn run_traced(
     }
     let disk_util = disk_util(&opened, &disks_before, &finals, elapsed);
 
-    let mut outcome = RunOutcome {
-        report: RunReport {
-            version: ioslice_core::VERSION.to_string(),
-            timestamp: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |since| since.as_secs()),
-            elapsed: nanos_since(began),
-            global_options: job_file.global_options.clone(),
-            jobs: Vec::with_capacity(results.len()),
-            disk_util,
-            scheduler: config.run.scheduler.to_string(),
-            device: config.path.display().to_string(),
-            cgroups,
-        },
-        notes,
-        io_errors: Vec::new(),
-        failed_jobs: Vec::new(),
-        laid_out,
-        verify_errors: Vec::new(),
-    };
-    for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
-        let Some(mut result) = result else {
-            return Err(RunError::Thread("a job process did not run".into()));
-        };
-        if let Some(error) = result.log_error.take() {
-            return Err(error.into());
-        }
-        outcome.add_job(&job_file.jobs[spec_index], description, result);
+    let report = report_of(job_file, config, began, cgroups, disk_util);
+    RunOutcome::of(report, notes, laid_out).with_jobs(job_file, descriptions, results)
+}
+
+/// Each process's job description, with its job's index.
+fn descriptions_of(job_file: &JobFile, processes: &[ProcessPlan]) -> Vec<(usize, JobDescription)> {
+    processes
+        .iter()
+        .map(|plan| {
+            let spec = &job_file.jobs[plan.spec_index];
+            let description = JobDescription::of(spec, plan.groupid, plan.pid, plan.priority);
+            (plan.spec_index, description)
+        })
+        .collect()
+}
+
+/// The run's report before its jobs are added.
+fn report_of(
+    job_file: &JobFile,
+    config: &RunConfig,
+    began: Instant,
+    cgroups: Vec<CgroupSettings>,
+    disk_util: Vec<ioslice_fio::DiskUtil>,
+) -> RunReport {
+    RunReport {
+        version: ioslice_core::VERSION.to_string(),
+        timestamp: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs()),
+        elapsed: nanos_since(began),
+        global_options: job_file.global_options.clone(),
+        jobs: Vec::new(),
+        disk_util,
+        scheduler: config.run.scheduler.to_string(),
+        device: config.path.display().to_string(),
+        cgroups,
     }
-    Ok(outcome)
 }
 
 impl RunOutcome {
+    /// A run's outcome with no job added yet.
+    fn of(report: RunReport, notes: Vec<String>, laid_out: Vec<String>) -> Self {
+        Self {
+            report,
+            notes,
+            io_errors: Vec::new(),
+            failed_jobs: Vec::new(),
+            laid_out,
+            verify_errors: Vec::new(),
+        }
+    }
+
+    /// Add each process's result, in the plan's order.
+    fn with_jobs(
+        mut self,
+        job_file: &JobFile,
+        descriptions: Vec<(usize, JobDescription)>,
+        results: Vec<Option<ProcessResult>>,
+    ) -> Result<Self, RunError> {
+        for ((spec_index, description), result) in descriptions.into_iter().zip(results) {
+            let Some(mut result) = result else {
+                return Err(RunError::Thread("a job process did not run".into()));
+            };
+            if let Some(error) = result.log_error.take() {
+                return Err(error.into());
+            }
+            self.add_job(&job_file.jobs[spec_index], description, result);
+        }
+        Ok(self)
+    }
+
     /// Account a finished job process: its report, its first I/O error, whether an error
     /// stopped it.
     fn add_job(

@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 
 use ioslice_engine::{AlignedBuffer, Batch, IoOutcome, Transfer};
 
+use crate::file_ops::range::RangeFiles;
 use crate::flow::FlowGate;
 use crate::plan::ProcessPlan;
 use crate::progress::JobProgress;
@@ -310,6 +311,11 @@ impl Worker {
             state.null_queued.push((pending, now));
             return;
         }
+        if let IoEngine::Range(op) = self.spec.ioengine {
+            let outcome = state.range.apply(op, unit, &self.files[unit.file].0);
+            state.range_done.push((pending, outcome));
+            return;
+        }
         let tag = match state.free.pop() {
             Some(tag) => {
                 state.pending[tag] = Some(pending);
@@ -389,7 +395,7 @@ impl Worker {
     /// first hands the device what was submitted since the last wait, in one system call
     /// per engine.
     fn wait(&mut self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
-        if self.complete_null_queue(state, clock) {
+        if self.complete_null_queue(state, clock) || self.complete_range_ops(state, clock) {
             return;
         }
         // Once here: the batch's own wait flushes whatever is submitted after.
@@ -427,7 +433,6 @@ impl Worker {
         if !matches!(pending.check, Check::ReadBack(_)) {
             clock.on_complete(now);
         }
-        let d = direction_index(pending.direction);
         match outcome {
             Ok(result) => {
                 let verified = self.verify_completed(pending, result.buffer.as_slice());
@@ -439,33 +444,37 @@ impl Worker {
                     self.verify_failed(state, clock);
                 }
             }
-            Err(error) => {
-                let errno = error.errno();
-                state.stats.directions[d].errors += 1;
-                if state.stats.error == 0 {
-                    state.stats.error = errno;
-                    let text = ioslice_fio::stats::error_text(errno);
-                    let direction = match pending.direction {
-                        DataDirection::Read => "read",
-                        DataDirection::Write => "write",
-                        DataDirection::Trim => "trim",
-                    };
-                    state.first_error = Some(format!(
-                        "fio: io_u error on file {}: {text}: {direction} offset={}, buflen={}",
-                        self.files[pending.file].0, pending.offset, pending.length
-                    ));
-                }
-                let spec = &self.spec;
-                let goes_on = ioslice_fio::errno::goes_on(
-                    &spec.continue_on_error,
-                    &spec.ignore_error,
-                    pending.direction,
-                    errno,
-                );
-                if !goes_on {
-                    self.stop(state, clock);
-                }
-            }
+            Err(error) => self.failed(state, clock, pending, error.errno()),
+        }
+    }
+
+    /// A request that failed with `errno`: counted, fio's line for the job's first error,
+    /// and the job stopped unless fio's rules let it go on.
+    fn failed(&mut self, state: &mut State, clock: &mut JobClock, pending: &Pending, errno: i32) {
+        let d = direction_index(pending.direction);
+        state.stats.directions[d].errors += 1;
+        if state.stats.error == 0 {
+            state.stats.error = errno;
+            let text = ioslice_fio::stats::error_text(errno);
+            let direction = match pending.direction {
+                DataDirection::Read => "read",
+                DataDirection::Write => "write",
+                DataDirection::Trim => "trim",
+            };
+            state.first_error = Some(format!(
+                "fio: io_u error on file {}: {text}: {direction} offset={}, buflen={}",
+                self.files[pending.file].0, pending.offset, pending.length
+            ));
+        }
+        let spec = &self.spec;
+        let goes_on = ioslice_fio::errno::goes_on(
+            &spec.continue_on_error,
+            &spec.ignore_error,
+            pending.direction,
+            errno,
+        );
+        if !goes_on {
+            self.stop(state, clock);
         }
     }
 
@@ -499,6 +508,26 @@ impl Worker {
                 since_start,
             });
         }
+    }
+
+    /// `ioengine=ftruncate` or `falloc`: account the system calls made since the last wait,
+    /// each done when its call returned (`crate::file_ops::range`); whether there was any.
+    fn complete_range_ops(&mut self, state: &mut State, clock: &mut JobClock) -> bool {
+        if state.range_done.is_empty() {
+            return false;
+        }
+        let done = std::mem::take(&mut state.range_done);
+        let now = self.now();
+        for (pending, outcome) in &done {
+            clock.on_complete(now);
+            match *outcome {
+                Ok(clat) => self.account_done(state, clock, pending, clat, now),
+                Err(errno) => self.failed(state, clock, pending, errno),
+            }
+        }
+        state.range_done = done;
+        state.range_done.clear();
+        true
     }
 
     /// `ioengine=null`: complete every request the job queued, at once; whether there was
@@ -587,6 +616,10 @@ struct State {
     logs: Option<JobLogs>,
     /// `ioengine=null`: the requests queued, with when each was asked for (job time).
     null_queued: Vec<(Pending, Nanos)>,
+    /// `ioengine=ftruncate`/`falloc`: the job's files, opened for their system calls.
+    range: RangeFiles,
+    /// The system calls made since the last wait: how long each took, or its errno.
+    range_done: Vec<(Pending, Result<Nanos, i32>)>,
 }
 
 impl State {
@@ -601,6 +634,8 @@ impl State {
             spare: Vec::new(),
             logs: None,
             null_queued: Vec::new(),
+            range: RangeFiles::default(),
+            range_done: Vec::new(),
         }
     }
 }

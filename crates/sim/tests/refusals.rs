@@ -32,3 +32,28 @@ fn unsupported_engines_are_refused() {
     assert!(message.contains("refuse.fio:2"), "{message}");
     assert!(message.contains("rados"), "{message}");
 }
+
+/// fio's filesystem engines: what a create, a stat, a truncate or an allocation costs is
+/// the filesystem's work, which no device model says.
+#[test]
+fn filesystem_engines_are_refused_in_one_line() {
+    for engine in [
+        "filecreate",
+        "filestat",
+        "filedelete",
+        "dircreate",
+        "dirstat",
+        "dirdelete",
+        "ftruncate",
+        "falloc",
+    ] {
+        let message = refusal(
+            &format!("[j]\nioengine={engine}\nnrfiles=4\nfilesize=4k\n"),
+            "sim:ssd",
+        );
+        assert_eq!(
+            message,
+            format!("refuse.fio:2: ioengine={engine} cannot be simulated (the device model has no cost for a filesystem operation): expected a real --device DIR"),
+        );
+    }
+}

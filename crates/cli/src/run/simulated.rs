@@ -30,7 +30,7 @@ pub fn run(
     let machine = args.simulation.machine(&defaults)?;
     let device = machine.device_spec()?;
     let inputs = RunInputs::of(&args.simulation)?;
-    let job_file = crate::fio_cmdline::load_for_run(&sources(args, jobs))?;
+    let job_file = crate::fio_cmdline::load_for_simulation(&sources(args, jobs))?;
     let scheduler = machine.scheduler(choose_scheduler(args.sched.as_deref(), &job_file)?);
     warn_unused_cgroups(&job_file, &inputs.cgroups);
     warn_verify_not_simulated(&job_file);

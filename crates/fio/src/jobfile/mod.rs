@@ -125,7 +125,7 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         return Err(JobFileError::Unsupported {
             origin: origin_of("ioengine"),
             what: format!(
-                "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, null"
+                "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
             ),
         });
     }
@@ -136,6 +136,31 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// Refuses, for the simulator, the engines whose I/O is not a transfer the device models
+/// (`filecreate`, `filestat`, `filedelete`, the directory engines, `ftruncate`, `falloc`):
+/// what a create, a stat, a truncate or an allocation costs is the filesystem's work, which
+/// the device model cannot say. Real runs carry them out.
+pub fn check_simulable(file: &JobFile) -> Result<(), JobFileError> {
+    let Some(job) = file
+        .jobs
+        .iter()
+        .find(|job| matches!(job.ioengine, IoEngine::Namespace(_) | IoEngine::Range(_)))
+    else {
+        return Ok(());
+    };
+    Err(JobFileError::Unsupported {
+        origin: job
+            .option_origins
+            .get("ioengine")
+            .cloned()
+            .unwrap_or_else(|| job.origin.clone()),
+        what: format!(
+            "ioengine={} cannot be simulated (the device model has no cost for a filesystem operation): expected a real --device DIR",
+            job.ioengine.fio_name()
+        ),
+    })
 }
 
 /// Refuses trim jobs on a device that takes no discards, as the kernel does: a discard to

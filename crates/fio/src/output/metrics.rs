@@ -16,7 +16,22 @@ pub(crate) const PERCENTILES: [f64; 17] = [
 ];
 
 /// Engines for which fio measures no submission latency.
-const SYNC_ENGINES: [&str; 5] = ["sync", "psync", "vsync", "pvsync", "pvsync2"];
+const SYNC_ENGINES: [&str; 14] = [
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "ftruncate",
+    "falloc",
+];
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 

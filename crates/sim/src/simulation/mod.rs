@@ -28,7 +28,7 @@ use ioslice_core::{
     build_scheduler, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
     RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink, TunableError,
 };
-use ioslice_fio::jobfile::{check_discard, check_supported};
+use ioslice_fio::jobfile::{check_discard, check_simulable, check_supported};
 use ioslice_fio::logs::JobLogs;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
 use ioslice_fio::workload::{direction_index, JobClock, Step};
@@ -331,6 +331,7 @@ impl<'a> Simulation<'a> {
         trace: Option<&'a mut dyn TraceSink>,
     ) -> Result<Self, SimError> {
         check_supported(job_file).map_err(job_error)?;
+        check_simulable(job_file).map_err(job_error)?;
         let mut device = build_device(&config.device)?;
         if config.driver_queue > device.info().queue_depth {
             device = Box::new(DriverQueue::new(device, config.driver_queue));
