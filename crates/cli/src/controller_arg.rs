@@ -7,15 +7,23 @@
 //!   `ioslice_core::ioband`);
 //! - `elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1]`: elevator fair
 //!   queuing, an elevator per group under one B-WF2Q+ tree of groups charged in disk time
-//!   (100, 40, 8 ms and 1 by default; see `ioslice_core::elvfq`).
+//!   (100, 40, 8 ms and 1 by default; see `ioslice_core::elvfq`);
+//! - `iocost[:rbps=N,rseqiops=N,rrandiops=N,wbps=N,wseqiops=N,wrandiops=N,rpct=P,rlat=US,wpct=P,wlat=US,min=P,max=P]`:
+//!   blk-iocost above the elevator, with `io.cost.model`'s and `io.cost.qos`'s keys in
+//!   cgroup v2's names and units (bytes/s and 4 KiB IOPS; percentages with up to two
+//!   decimals; microseconds); a key not given takes the kernel's default for the device
+//!   kind (see `ioslice_core::iocost`). Groups weigh their `io.weight` (`--cgroup
+//!   G:weight=N`, 1..10000, 100 unless set).
 
 use ioslice_core::elvfq::ElvFqSettings;
 use ioslice_core::ioband::{Controller, IobandSettings, TokenPolicy};
+use ioslice_core::iocost::qos::parse_percent;
+use ioslice_core::iocost::IocostSettings;
 use ioslice_core::spec::Spec;
 use ioslice_core::time::ms;
 
 /// What `--controller` expects, for error messages.
-const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N], or elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1] (settings comma-separated)";
+const EXPECTED: &str = "expected elevator, or ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N], or elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1], or iocost[:rbps=N,rseqiops=N,rrandiops=N,wbps=N,wseqiops=N,wrandiops=N,rpct=P,rlat=US,wpct=P,wlat=US,min=P,max=P] (settings comma-separated)";
 
 /// Parse a `--controller` value; the error names the value and says what is expected.
 pub fn parse(text: &str) -> Result<Controller, String> {
@@ -26,6 +34,7 @@ pub fn parse(text: &str) -> Result<Controller, String> {
         ("elevator", false) => Ok(Controller::Elevator),
         ("ioband", _) => ioband(settings).map(Controller::Ioband).map_err(fail),
         ("elv-fq", _) => elv_fq(settings).map(Controller::ElvFq).map_err(fail),
+        ("iocost", _) => iocost(settings).map(Controller::Iocost).map_err(fail),
         _ => Err(fail(EXPECTED.to_string())),
     }
 }
@@ -67,6 +76,56 @@ fn elv_fq(settings: &[(String, String)]) -> Result<ElvFqSettings, String> {
         }
     }
     Ok(elv_fq)
+}
+
+fn iocost(settings: &[(String, String)]) -> Result<IocostSettings, String> {
+    let mut iocost = IocostSettings::default();
+    let (m, q) = (&mut iocost.model, &mut iocost.qos);
+    for (key, value) in settings {
+        let (key, value) = (key.as_str(), value.as_str());
+        let bps = |key| number(key, value, 1, 1 << 40).map(Some);
+        let iops = |key| number(key, value, 1, 100_000_000).map(Some);
+        let lat = |key| number(key, value, 1, 10_000_000).map(Some);
+        match key {
+            "rbps" => m.rbps = bps(key)?,
+            "rseqiops" => m.rseqiops = iops(key)?,
+            "rrandiops" => m.rrandiops = iops(key)?,
+            "wbps" => m.wbps = bps(key)?,
+            "wseqiops" => m.wseqiops = iops(key)?,
+            "wrandiops" => m.wrandiops = iops(key)?,
+            "rpct" => q.rppm = Some(percent(key, value, 0, 100)?),
+            "wpct" => q.wppm = Some(percent(key, value, 0, 100)?),
+            "rlat" => q.rlat_us = lat(key)?,
+            "wlat" => q.wlat_us = lat(key)?,
+            "min" => q.min_ppm = Some(percent(key, value, 1, 10_000)?),
+            "max" => q.max_ppm = Some(percent(key, value, 1, 10_000)?),
+            other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
+        }
+    }
+    // Every device kind's default bounds are 1% and 10000%.
+    let (min, max) = (
+        q.min_ppm.unwrap_or(10_000),
+        q.max_ppm.unwrap_or(100_000_000),
+    );
+    if min > max {
+        return Err(format!(
+            "min {}% is above max {}%: expected min <= max",
+            min as f64 / 10_000.0,
+            max as f64 / 10_000.0
+        ));
+    }
+    Ok(iocost)
+}
+
+/// A percentage in `low..=high` with up to two decimals, in ppm.
+fn percent(key: &str, value: &str, low: u64, high: u64) -> Result<u64, String> {
+    parse_percent(value, high)
+        .filter(|&ppm| ppm >= low * 10_000)
+        .ok_or_else(|| {
+            format!(
+                "{key} '{value}': expected a percentage in {low}..={high} with up to two decimals"
+            )
+        })
 }
 
 fn number(key: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
@@ -113,6 +172,70 @@ mod tests {
                 group_idle: 0,
                 fairness: false,
             }))
+        );
+    }
+
+    #[test]
+    fn iocost_keys_in_cgroup_v2_names() {
+        assert_eq!(
+            parse("iocost"),
+            Ok(Controller::Iocost(IocostSettings::default()))
+        );
+        let Ok(Controller::Iocost(s)) =
+            parse("iocost:rbps=500000000,rrandiops=9000,rpct=95.5,rlat=5000,min=50,max=150.25")
+        else {
+            panic!("iocost parses");
+        };
+        assert_eq!(
+            (s.model.rbps, s.model.rrandiops, s.model.wbps),
+            (Some(500_000_000), Some(9_000), None)
+        );
+        assert_eq!(
+            (s.qos.rppm, s.qos.rlat_us, s.qos.wppm),
+            (Some(955_000), Some(5_000), None)
+        );
+        assert_eq!(
+            (s.qos.min_ppm, s.qos.max_ppm),
+            (Some(500_000), Some(1_502_500))
+        );
+        let text = ioslice_report::settings::controller_text(&Controller::Iocost(s));
+        assert_eq!(
+            text,
+            "iocost:rbps=500000000,rrandiops=9000,rpct=95.50,rlat=5000,min=50,max=150.25"
+        );
+        assert_eq!(parse(&text), Ok(Controller::Iocost(s)));
+    }
+
+    #[test]
+    fn iocost_errors_name_the_key_and_the_range() {
+        assert_eq!(
+            parse("iocost:rpct=101"),
+            Err("--controller 'iocost:rpct=101': rpct '101': expected a percentage in 0..=100 with up to two decimals".into())
+        );
+        assert_eq!(
+            parse("iocost:min=0.5"),
+            Err("--controller 'iocost:min=0.5': min '0.5': expected a percentage in 1..=10000 with up to two decimals".into())
+        );
+        assert_eq!(
+            parse("iocost:rlat=0"),
+            Err(
+                "--controller 'iocost:rlat=0': rlat '0': expected a whole number in 1..=10000000"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse("iocost:wrandiops=many"),
+            Err("--controller 'iocost:wrandiops=many': wrandiops 'many': expected a whole number in 1..=100000000".into())
+        );
+        assert_eq!(
+            parse("iocost:min=90,max=80"),
+            Err("--controller 'iocost:min=90,max=80': min 90% is above max 80%: expected min <= max".into())
+        );
+        assert_eq!(
+            parse("iocost:ctrl=user"),
+            Err(format!(
+                "--controller 'iocost:ctrl=user': unknown setting 'ctrl': {EXPECTED}"
+            ))
         );
     }
 

@@ -60,6 +60,32 @@ pub fn schedulers() -> String {
         }
         out.push('\n');
     }
-    out.push_str("Set tunables: --sched NAME:tunable=value,tunable=value\n");
+    out.push_str("Set tunables: --sched NAME:tunable=value,tunable=value\n\n");
+    out.push_str(CONTROLLERS);
     out
 }
+
+/// The controllers `--controller` selects, with their settings and defaults.
+const CONTROLLERS: &str = "\
+Controllers (--controller NAME[:key=value,...]; groups' weights from --cgroup G:weight=N):
+elevator  the elevator's own groups (cfq's and bfq's; the others have none), the default
+ioband    dm-ioband above the elevator: tokens per epoch by weight
+    policy           weight | weight-iosize (default weight)
+    token            token pool (default 0: 2048)
+    io_throttle      below this many requests in progress, requests pass (default 4)
+    io_limit         at this many in progress nothing passes (default 128)
+elv-fq    elevator fair queuing: an elevator per group under one B-WF2Q+ tree, charged in disk time
+    slice_sync       ms (default 100)
+    slice_async      ms (default 40)
+    group_idle       ms (default 8)
+    fairness         0 | 1 (default 1)
+iocost    blk-iocost above the elevator: each request's modelled cost charged to its group's
+          vtime at its share by io.weight (1..10000, default 100); vrate from device saturation
+    rbps rseqiops rrandiops wbps wseqiops wrandiops
+                     io.cost.model: bytes/s and 4 KiB IOPS (default: the kernel's autop set for
+                     the device kind: hdd if rotational, ssd_qd1 at queue depth 1, else ssd_dfl)
+    rpct rlat wpct wlat
+                     io.cost.qos: latency percentile (0..100, 0 = none) and target in us
+                     (default 0 and 250000 on hdd, 0 and 25000 on ssd)
+    min max          io.cost.qos: vrate bounds in percent (1..10000; default 1 and 10000)
+";

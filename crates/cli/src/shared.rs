@@ -58,8 +58,15 @@ pub struct SimulationArgs {
     /// bfq's own groups), or `ioband[:policy=weight|weight-iosize,token=N,io_throttle=N,io_limit=N]`
     /// (dm-ioband above the elevator, which then schedules without groups), or
     /// `elv-fq[:slice_sync=MS,slice_async=MS,group_idle=MS,fairness=0|1]` (elevator fair
-    /// queuing: an instance of the elevator per group, groups given time slices by B-WF2Q+).
-    #[arg(long = "controller", value_name = "elevator|ioband[:...]|elv-fq[:...]")]
+    /// queuing: an instance of the elevator per group, groups given time slices by B-WF2Q+),
+    /// or `iocost[:rbps=N,...,rpct=P,rlat=US,wpct=P,wlat=US,min=P,max=P]` (blk-iocost above
+    /// the elevator: each request's modelled cost charged to its group's vtime by io.weight,
+    /// vrate set by the device's saturation; keys in io.cost.model's and io.cost.qos's names,
+    /// the others the kernel's defaults for the device kind).
+    #[arg(
+        long = "controller",
+        value_name = "elevator|ioband[:...]|elv-fq[:...]|iocost[:...]"
+    )]
     pub controller: Option<String>,
     /// Treat options ioslice does not support as errors instead of warnings.
     #[arg(long)]

@@ -240,6 +240,11 @@ fn devices_and_schedulers_are_listed() {
         "read_expire",
         "fifo_batch",
         "writes_starved",
+        "ioband",
+        "elv-fq",
+        "iocost",
+        "rrandiops",
+        "wlat",
     ] {
         assert!(schedulers.contains(name), "{name} missing");
     }
@@ -532,7 +537,7 @@ fn cgroup_flag_errors_name_the_value() {
 }
 
 #[test]
-fn controller_flag_errors_name_the_value_and_ioband_and_elv_fq_run() {
+fn controller_flag_errors_name_the_value_and_ioband_elv_fq_and_iocost_run() {
     let path = job_file("controller.fio", GROUPED);
     let path = path.to_str().unwrap();
     for command in ["run", "compare"] {
@@ -549,6 +554,15 @@ fn controller_flag_errors_name_the_value_and_ioband_and_elv_fq_run() {
                 "fairness '2': expected a whole number in 0..=1",
             ),
             ("elv-fq:slice=5", "unknown setting 'slice'"),
+            (
+                "iocost:rpct=101",
+                "rpct '101': expected a percentage in 0..=100 with up to two decimals",
+            ),
+            (
+                "iocost:rlat=0",
+                "rlat '0': expected a whole number in 1..=10000000",
+            ),
+            ("iocost:min=90,max=80", "min 90% is above max 80%"),
         ] {
             let output = ioslice(&[command, path, "--controller", value]);
             assert_user_error(&output, &["--controller", value, what]);
@@ -556,6 +570,8 @@ fn controller_flag_errors_name_the_value_and_ioband_and_elv_fq_run() {
         let output = ioslice(&[command, path, "--controller", "ioband:policy=weight-iosize"]);
         assert!(output.status.success(), "{command}: {output:?}");
         let output = ioslice(&[command, path, "--controller", "elv-fq:group_idle=4"]);
+        assert!(output.status.success(), "{command}: {output:?}");
+        let output = ioslice(&[command, path, "--controller", "iocost:rpct=95,rlat=5000"]);
         assert!(output.status.success(), "{command}: {output:?}");
     }
 }

@@ -3,6 +3,7 @@
 use crate::elvfq::ElvFq;
 use crate::group::GroupTree;
 use crate::ioband::{Controller, IobandLayer};
+use crate::iocost::IocostLayer;
 use crate::policy::anticipatory::Anticipatory;
 use crate::policy::bfq::Bfq;
 use crate::policy::cfq::Cfq;
@@ -149,7 +150,7 @@ pub fn build_scheduler(
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
     let Controller::ElvFq(settings) = context.groups.controller() else {
         let policy = (info.build)(&tunables, context)?;
-        return Ok(with_controllers(policy, &context.groups));
+        return Ok(with_controllers(policy, context));
     };
     // Each group's elevator sees its requests as the root group's: it schedules within the
     // group and knows of no others.
@@ -165,19 +166,26 @@ pub fn build_scheduler(
     Ok(crate::limit::wrap(Box::new(layer), &context.groups))
 }
 
-/// `policy` (a named one, or a caller's own) inside the controllers `groups` call for:
-/// dm-ioband above it when the tree's controller is [`Controller::Ioband`]
-/// ([`crate::ioband`]), and the limit layer outermost when a group has limits
-/// ([`crate::limit`]), which holds a limited group back as a whole.
+/// `policy` (a named one, or a caller's own) inside the controllers the groups of
+/// `context` call for: dm-ioband above it when the tree's controller is
+/// [`Controller::Ioband`] ([`crate::ioband`]), iocost above it under [`Controller::Iocost`]
+/// ([`crate::iocost`], its defaults chosen by the device kind `context` gives), and the
+/// limit layer outermost when a group has limits ([`crate::limit`]), which holds a limited
+/// group back as a whole, as blk-throttle sits above iocost in the kernel.
 ///
 /// Under [`Controller::ElvFq`] the layer needs an elevator per group, which only a named
 /// policy can give ([`build_scheduler`]); a single policy of the caller's own becomes the
 /// root group's elevator, and every group is served as the root group.
-pub fn with_controllers(policy: Box<dyn Scheduler>, groups: &GroupTree) -> Box<dyn Scheduler> {
+pub fn with_controllers(
+    policy: Box<dyn Scheduler>,
+    context: &SchedulerContext,
+) -> Box<dyn Scheduler> {
+    let groups = &context.groups;
     let policy: Box<dyn Scheduler> = match groups.controller() {
         Controller::Elevator => policy,
         Controller::Ioband(settings) => Box::new(IobandLayer::new(policy, groups, settings)),
         Controller::ElvFq(settings) => Box::new(ElvFq::new(vec![policy], groups, settings)),
+        Controller::Iocost(settings) => Box::new(IocostLayer::new(policy, context, settings)),
     };
     crate::limit::wrap(policy, groups)
 }

@@ -193,6 +193,40 @@ pub fn controller_text(controller: &Controller) -> String {
             s.group_idle / 1_000_000,
             u8::from(s.fairness)
         ),
+        Controller::Iocost(s) => iocost_text(s),
+    }
+}
+
+/// iocost as `--controller` takes it: the keys given, in `io.cost.model`'s then
+/// `io.cost.qos`'s order (the others are the device kind's defaults).
+fn iocost_text(s: &ioslice_core::iocost::IocostSettings) -> String {
+    let pct = |ppm: u64| match ppm % 10_000 {
+        0 => (ppm / 10_000).to_string(),
+        frac => format!("{}.{:02}", ppm / 10_000, frac / 100),
+    };
+    let (m, q) = (&s.model, &s.qos);
+    let keys = [
+        ("rbps", m.rbps.map(|v| v.to_string())),
+        ("rseqiops", m.rseqiops.map(|v| v.to_string())),
+        ("rrandiops", m.rrandiops.map(|v| v.to_string())),
+        ("wbps", m.wbps.map(|v| v.to_string())),
+        ("wseqiops", m.wseqiops.map(|v| v.to_string())),
+        ("wrandiops", m.wrandiops.map(|v| v.to_string())),
+        ("rpct", q.rppm.map(pct)),
+        ("rlat", q.rlat_us.map(|v| v.to_string())),
+        ("wpct", q.wppm.map(pct)),
+        ("wlat", q.wlat_us.map(|v| v.to_string())),
+        ("min", q.min_ppm.map(pct)),
+        ("max", q.max_ppm.map(pct)),
+    ];
+    let given: Vec<String> = keys
+        .iter()
+        .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={v}")))
+        .collect();
+    if given.is_empty() {
+        "iocost".to_string()
+    } else {
+        format!("iocost:{}", given.join(","))
     }
 }
 

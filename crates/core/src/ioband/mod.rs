@@ -131,4 +131,7 @@ pub enum Controller {
     /// Elevator fair queuing: an elevator per group under one B-WF2Q+ tree of groups
     /// ([`crate::elvfq`]).
     ElvFq(crate::elvfq::ElvFqSettings),
+    /// blk-iocost above the elevator: each request's cost charged to its group's vtime,
+    /// budgets by `io.weight`, vrate set from the device's saturation ([`crate::iocost`]).
+    Iocost(crate::iocost::settings::IocostSettings),
 }

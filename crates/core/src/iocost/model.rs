@@ -7,7 +7,8 @@
 //! the page cost, never below zero). A request costs its base (sequential when it starts
 //! within [`RANDIO_PAGES`] pages of where its group's last request ended, random beyond)
 //! plus its pages (at least one). Defaults are the kernel's `autop` tables for a
-//! rotational disk and a default-class SSD (`block/blk-iocost.c`, 5.4 to 6.x).
+//! rotational disk, an SSD of queue depth 1 and a default-class SSD (`block/blk-iocost.c`,
+//! 5.4 to 6.x).
 
 use super::VTIME_PER_SEC;
 use crate::Direction;
@@ -44,6 +45,15 @@ impl LinearParams {
         wbps: 178_075_866,
         wseqiops: 42_705,
         wrandiops: 378,
+    };
+    /// The kernel's default for a non-rotational device of queue depth 1 (`AUTOP_SSD_QD1`).
+    pub const SSD_QD1: LinearParams = LinearParams {
+        rbps: 245_855_193,
+        rseqiops: 61_575,
+        rrandiops: 6_946,
+        wbps: 141_365_009,
+        wseqiops: 33_716,
+        wrandiops: 26_796,
     };
     /// The kernel's default for non-rotational devices (`AUTOP_SSD_DFL`).
     pub const SSD: LinearParams = LinearParams {

@@ -111,6 +111,12 @@ impl fmt::Display for QosError {
 
 impl std::error::Error for QosError {}
 
+/// A percentage with up to two decimals (`95`, `95.5`, `99.99`) in ppm, if it is one and is
+/// not above `ceiling` percent.
+pub fn parse_percent(value: &str, ceiling: u64) -> Option<u64> {
+    percent_ppm(value, ceiling).ok()
+}
+
 fn percent_ppm(value: &str, ceiling: u64) -> Result<u64, QosError> {
     let bad = || {
         QosError(format!(
