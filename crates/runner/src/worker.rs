@@ -133,6 +133,11 @@ impl Worker {
             .take()
             .and_then(|logs| logs.finish(since_start).err());
         state.stats.cpu = usage_since(&usage_at_start);
+        state.stats.latency_target = clock.latency_report();
+        state.stats.steady_state = clock.steady_state_report();
+        if state.stats.error == 0 {
+            state.stats.error = clock.error().unwrap_or(0);
+        }
         self.waitees.finished(&self.spec.name);
         ProcessResult {
             stats: state.stats,
@@ -176,6 +181,7 @@ impl Worker {
                 }
                 Step::WaitUntil(at) => self.wait(state, clock, Some(at)),
                 Step::AwaitCompletion => self.wait(state, clock, None),
+                Step::ResetStatistics => state.stats = JobStats::for_job(&self.spec),
                 Step::Done => return,
             }
         }
@@ -425,6 +431,11 @@ impl Worker {
         now: Nanos,
     ) {
         if !matches!(pending.check, Check::ReadBack(_)) {
+            // The depth search judges the total latency, submission included (fio's tnsec).
+            let latency = outcome
+                .as_ref()
+                .map_or(0, |result| nanos(result.latency) + pending.slat);
+            clock.on_io_done(now, pending.direction, pending.length, latency);
             clock.on_complete(now);
         }
         let d = direction_index(pending.direction);
@@ -510,6 +521,8 @@ impl Worker {
         let queued = std::mem::take(&mut state.null_queued);
         let now = self.now();
         for (pending, submitted) in &queued {
+            let latency = now.saturating_sub(*submitted);
+            clock.on_io_done(now, pending.direction, pending.length, latency);
             clock.on_complete(now);
             self.account_done(state, clock, pending, now.saturating_sub(*submitted), now);
         }
