@@ -84,8 +84,8 @@ pub struct JobClock {
     /// I/Os and bytes completed, every direction (steady state's).
     ios_done: u64,
     bytes_done: u64,
-    /// The error that ended the job, if one did.
-    error: Option<i32>,
+    /// The error that ended the job, if one did, with fio's message for it.
+    error: Option<(i32, String)>,
 }
 
 impl JobClock {
@@ -227,7 +227,11 @@ impl JobClock {
         };
         match search.on_completion(latency, now, self.rw_done) {
             latency_target::Step::Fatal => {
-                self.error = Some(latency_target::ETIMEDOUT);
+                let message = format!(
+                    "fio: latency of {latency} nsec exceeds specified max ({} nsec)",
+                    search.report().target_ns
+                );
+                self.error = Some((latency_target::ETIMEDOUT, message));
                 self.abort();
             }
             latency_target::Step::RampedDown => self.quiesce = Some(Quiesce::Window),
@@ -257,7 +261,12 @@ impl JobClock {
 
     /// The errno of the error that ended the job (the depth search's `ETIMEDOUT`).
     pub fn error(&self) -> Option<i32> {
-        self.error
+        self.error.as_ref().map(|(errno, _)| *errno)
+    }
+
+    /// fio's message for the error that ended the job.
+    pub fn error_message(&self) -> Option<&str> {
+        self.error.as_ref().map(|(_, message)| message.as_str())
     }
 
     /// How many requests the job may have in flight now: its depth, or the search's.

@@ -135,8 +135,10 @@ impl Worker {
         state.stats.cpu = usage_since(&usage_at_start);
         state.stats.latency_target = clock.latency_report();
         state.stats.steady_state = clock.steady_state_report();
-        if state.stats.error == 0 {
-            state.stats.error = clock.error().unwrap_or(0);
+        if let (0, Some(errno)) = (state.stats.error, clock.error()) {
+            state.stats.error = errno;
+            state.first_error = clock.error_message().map(str::to_string);
+            state.stopped_by_error = true;
         }
         self.waitees.finished(&self.spec.name);
         ProcessResult {
