@@ -455,6 +455,88 @@ mod tests {
         assert!(matches!(job.poll(10 + 976_562, &mut rng), Step::Submit(_)));
     }
 
+    fn done_at(job: &mut JobClock, now: Nanos) {
+        job.on_io_done(now, DataDirection::Read, 4096, 100);
+        job.on_complete(now);
+    }
+
+    /// The depth search limits what is in flight (1, then 2), waits for the queue to empty
+    /// before its final window, starts statistics over there, and ends the job when that
+    /// window passes.
+    #[test]
+    fn the_depth_search_limits_depth_and_ends_after_its_final_window() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.ioengine = crate::IoEngine::Libaio;
+                s.iodepth = 2;
+                s.latency_target = 1_000;
+                s.latency_window = 100;
+            }),
+            0,
+        );
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        assert_eq!(job.poll(0, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 100);
+        for _ in 0..2 {
+            assert!(matches!(job.poll(100, &mut rng), Step::Submit(_)));
+        }
+        assert_eq!(job.poll(100, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 200);
+        // Settled at 2: one in flight still, so the job waits for it.
+        assert_eq!(job.poll(200, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 210);
+        assert_eq!(job.poll(210, &mut rng), Step::ResetStatistics);
+        assert_eq!(job.ramp_end(), 210);
+        for _ in 0..2 {
+            assert!(matches!(job.poll(210, &mut rng), Step::Submit(_)));
+        }
+        done_at(&mut job, 310);
+        done_at(&mut job, 310);
+        assert_eq!(job.poll(310, &mut rng), Step::Done);
+        assert_eq!(job.latency_report().map(|r| r.depth), Some(2));
+    }
+
+    /// Steady state: a thinking job's wait ends at the next sample, and a job whose IOPS
+    /// hold still ends there.
+    #[test]
+    fn steady_state_ends_a_waiting_job_at_its_sample() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.size = Some(crate::Extent::Bytes(1 << 30));
+                s.thinktime = 600_000_000;
+                s.ss_criterion.limit = 1.0;
+                s.ss_criterion.slope = false;
+                s.ss_duration = 2_000_000_000;
+            }),
+            0,
+        );
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1);
+        assert_eq!(job.poll(1, &mut rng), Step::WaitUntil(600_000_001));
+        assert!(matches!(job.poll(600_000_001, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 600_000_002);
+        // The next think would end at 1.2 s; the sample at 1 s comes first.
+        assert_eq!(
+            job.poll(600_000_002, &mut rng),
+            Step::WaitUntil(1_000_000_000)
+        );
+        assert_eq!(
+            job.poll(1_000_000_000, &mut rng),
+            Step::WaitUntil(1_200_000_002)
+        );
+        assert!(matches!(job.poll(1_200_000_002, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1_200_000_003);
+        assert!(matches!(job.poll(1_800_000_003, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1_800_000_004);
+        // Two I/Os in each second: steady at 2 s.
+        assert_eq!(job.poll(2_000_000_000, &mut rng), Step::Done);
+        let report = job.steady_state_report().expect("steady state");
+        assert!(report.attained);
+        assert_eq!(report.iops, [2, 2]);
+    }
+
     #[test]
     fn runtime_stops_issuing_and_drains() {
         let mut rng = StdRng::seed_from_u64(1);

@@ -173,3 +173,43 @@ fn ramp_delays_the_window() {
             .attained
     );
 }
+
+/// fio's names and aliases read alike; a criterion fio does not know is one line naming
+/// the value and what is expected.
+#[test]
+fn the_options_parse_as_fio_names_them() {
+    let parse = |text: &str| parse_str(text, "job.fio", &ParseOptions::default());
+    let short = parse("[j]\nss=bw:10m\nss_dur=5\nss_ramp=2s\n").expect("aliases");
+    let long = parse("[j]\nsteadystate=bw:10m\nsteadystate_duration=5\nsteadystate_ramp_time=2s\n")
+        .expect("names");
+    for job_file in [&short, &long] {
+        let spec = &job_file.jobs[0];
+        assert_eq!(spec.ss_criterion.limit, 10_485_760.0);
+        assert_eq!(
+            (spec.ss_duration, spec.ss_ramp),
+            (5_000_000_000, 2_000_000_000)
+        );
+    }
+    let spec = &parse("[j]\nlatency_target=2ms\nlatency_window=1s\nlatency_run=1\n")
+        .expect("latency")
+        .jobs[0];
+    assert_eq!(
+        (spec.latency_target, spec.latency_window),
+        (2_000_000, 1_000_000_000)
+    );
+    assert!(spec.latency_run);
+    let error = parse("[j]\nss=lat:1%\n")
+        .expect_err("not a criterion")
+        .to_string();
+    assert!(
+        error.contains("lat:1%") && error.contains("iops_slope"),
+        "{error}"
+    );
+    let error = parse("[j]\nlatency_percentile=101\n")
+        .expect_err("over 100")
+        .to_string();
+    assert!(
+        error.contains("101") && error.contains("0 to 100"),
+        "{error}"
+    );
+}
