@@ -338,6 +338,22 @@ pub struct JobSpec {
     pub time_based: bool,
     /// `ramp_time=`: time before statistics start.
     pub ramp_time: Nanos,
+    /// `latency_target=`: the total latency the depth search holds to (0: no search).
+    pub latency_target: Nanos,
+    /// `latency_window=`: how long each window of the depth search lasts at least.
+    pub latency_window: Nanos,
+    /// `latency_percentile=`: the share of a window's I/Os, in percent, that must meet the
+    /// target (default 100).
+    pub latency_percentile: f64,
+    /// `latency_run=`: keep searching for the whole run.
+    pub latency_run: bool,
+    /// `steadystate=` (`ss`): the steady-state criterion (default `iops_slope:0.01%`).
+    pub ss_criterion: crate::steady_state::Criterion,
+    /// `steadystate_duration=` (`ss_dur`): the window judged for steady state; 0 turns
+    /// steady-state detection off.
+    pub ss_duration: Nanos,
+    /// `steadystate_ramp_time=` (`ss_ramp`): how long sampling waits after the start.
+    pub ss_ramp: Nanos,
     /// `thinktime=`: stall after `thinktime_blocks` completions.
     pub thinktime: Nanos,
     /// `thinktime_blocks=` (default 1).
@@ -444,6 +460,13 @@ impl Default for JobSpec {
             runtime: None,
             time_based: false,
             ramp_time: 0,
+            latency_target: 0,
+            latency_window: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
+            ss_criterion: crate::steady_state::Criterion::default(),
+            ss_duration: 0,
+            ss_ramp: 0,
             thinktime: 0,
             thinktime_blocks: 1,
             rate: [None; 3],

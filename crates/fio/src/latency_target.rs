@@ -15,6 +15,10 @@
 //! resets its statistics and runs one more window at that depth, then stops: that depth
 //! is the one fio reports (`latency : ... depth=N`, JSON `latency_depth`).
 
+/// The errno a job ends with when, at `latency_percentile=100`, an I/O at depth 1 misses
+/// the target (fio's `td_verror(td, ETIMEDOUT, "max latency exceeded")`; Linux's number).
+pub const ETIMEDOUT: i32 = 110;
+
 /// A job's latency-target options.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyTarget {
@@ -29,6 +33,34 @@ pub struct LatencyTarget {
     pub run: bool,
     /// The job's `iodepth`, the deepest the search goes.
     pub iodepth: u32,
+}
+
+impl LatencyTarget {
+    /// The search `spec` asks for, if it sets `latency_target`; the search's deepest depth
+    /// is the depth the job's engine allows.
+    pub fn of(spec: &crate::JobSpec) -> Option<LatencyTarget> {
+        (spec.latency_target > 0).then(|| LatencyTarget {
+            target_ns: spec.latency_target,
+            window_ns: spec.latency_window,
+            percentile: spec.latency_percentile,
+            run: spec.latency_run,
+            iodepth: spec.effective_depth(),
+        })
+    }
+}
+
+/// What a job's report says of its search (fio's `latency : target=…` line and JSON
+/// `latency_*` fields).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyTargetReport {
+    /// `latency_target`, nanoseconds.
+    pub target_ns: u64,
+    /// `latency_window`, nanoseconds (fio prints microseconds).
+    pub window_ns: u64,
+    /// `latency_percentile`.
+    pub percentile: f64,
+    /// The depth the search settled on (or had reached when the job ended).
+    pub depth: u32,
 }
 
 /// What the job does after a completion or a window check.
@@ -86,6 +118,16 @@ impl DepthSearch {
         self.depth
     }
 
+    /// The search's state as the job's report gives it.
+    pub fn report(&self) -> LatencyTargetReport {
+        LatencyTargetReport {
+            target_ns: self.options.target_ns,
+            window_ns: self.options.window_ns,
+            percentile: self.options.percentile,
+            depth: self.depth,
+        }
+    }
+
     /// Whether the job is in its last window at the settled depth.
     pub fn in_final_window(&self) -> bool {
         self.final_window
@@ -127,6 +169,12 @@ impl DepthSearch {
         }
         self.ramp_down(now_ns, ios_done);
         Step::RampedDown
+    }
+
+    /// Starts the window over at `now_ns` (after the job quiesced for a change of depth:
+    /// what completed meanwhile is not judged).
+    pub fn restart_window(&mut self, now_ns: u64, ios_done: u64) {
+        self.new_window(now_ns, ios_done);
     }
 
     fn new_window(&mut self, now_ns: u64, ios_done: u64) {

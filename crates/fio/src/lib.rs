@@ -23,6 +23,7 @@ pub mod report;
 pub mod run_spec;
 pub mod sample_windows;
 pub mod stats;
+pub mod steady_state;
 pub(crate) mod units;
 pub mod verify;
 pub mod workload;

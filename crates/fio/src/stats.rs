@@ -340,6 +340,10 @@ pub struct JobStats {
     pub error: i32,
     /// What the job's thread cost the CPU (zero in a simulated run, which has no threads).
     pub cpu: CpuUsage,
+    /// The depth search's outcome, when the job has a `latency_target`.
+    pub latency_target: Option<crate::latency_target::LatencyTargetReport>,
+    /// The steady-state detection's outcome, when the job has an `ss_dur`.
+    pub steady_state: Option<crate::steady_state::SteadyStateReport>,
 }
 
 /// A job thread's resource usage, as `getrusage` counts it: fio's `cpu` line.
@@ -439,6 +443,13 @@ impl JobStats {
             self.error = other.error;
         }
         self.cpu.add(&other.cpu);
+        // fio reports a group's search and steady state as its last job saw them.
+        if other.latency_target.is_some() {
+            self.latency_target = other.latency_target;
+        }
+        if other.steady_state.is_some() {
+            self.steady_state.clone_from(&other.steady_state);
+        }
     }
 }
 

@@ -2,11 +2,20 @@
 //! thinks, how fast it may go (`rate`, `rate_iops`), when it starts and stops. The driver
 //! (simulator or engine) owns the clock and the random generator and calls [`JobClock::poll`]
 //! whenever something changed for the job; the answer says what the job does next.
+//!
+//! Two options change when a job ends and how deep it queues, and live here too:
+//! `latency_target`'s depth search ([`crate::latency_target`]: the depth the job may queue
+//! to, a quiesce before each change of depth, statistics started over for the final
+//! window) and steady-state detection ([`crate::steady_state`]: the job ends at the tick
+//! its criterion is met). The driver tells the clock of each completion
+//! ([`JobClock::on_io_done`]) as it happens.
 
 use ioslice_core::Nanos;
 use rand::RngCore;
 
+use crate::latency_target::{self, DepthSearch, LatencyTarget, LatencyTargetReport};
 use crate::pattern::{DataDirection, IoPattern, IoUnit};
+use crate::steady_state::{SteadyState, SteadyStateOptions, SteadyStateReport};
 use crate::JobSpec;
 
 /// What a job does next.
@@ -20,6 +29,18 @@ pub enum Step {
     AwaitCompletion,
     /// The job has issued everything and all of it has completed.
     Done,
+    /// The depth search settled and everything in flight completed: start the job's
+    /// statistics over now (its final window is what it reports), then poll again.
+    ResetStatistics,
+}
+
+/// Why the job is waiting for everything in flight to complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quiesce {
+    /// The search changed depth; its next window starts once the queue is empty.
+    Window,
+    /// The search settled; its final window starts, with fresh statistics.
+    FinalWindow,
 }
 
 /// The timing state of one job process.
@@ -50,6 +71,21 @@ pub struct JobClock {
     exhausted: bool,
     /// Bytes the job will issue, when it ends by size.
     total_bytes: Option<u64>,
+    /// `runtime=`: the final window of a depth search starts it over, as in fio.
+    runtime: Option<Nanos>,
+    /// `latency_target=`'s options, and the search once statistics began (depth 1 before).
+    latency: Option<LatencyTarget>,
+    search: Option<DepthSearch>,
+    quiesce: Option<Quiesce>,
+    /// Steady-state detection (`ss_dur=`).
+    steady: Option<SteadyState>,
+    /// Reads and writes completed (the depth search's count).
+    rw_done: u64,
+    /// I/Os and bytes completed, every direction (steady state's).
+    ios_done: u64,
+    bytes_done: u64,
+    /// The error that ended the job, if one did, with fio's message for it.
+    error: Option<(i32, String)>,
 }
 
 impl JobClock {
@@ -74,6 +110,15 @@ impl JobClock {
             issued_ios: [0; 3],
             held: None,
             exhausted: false,
+            runtime: spec.runtime,
+            latency: LatencyTarget::of(spec),
+            search: None,
+            quiesce: None,
+            steady: SteadyStateOptions::of(spec).map(|o| SteadyState::new(o, start)),
+            rw_done: 0,
+            ios_done: 0,
+            bytes_done: 0,
+            error: None,
         }
     }
 
@@ -82,7 +127,8 @@ impl JobClock {
         self.start
     }
 
-    /// When statistics begin: completions before this are not counted.
+    /// When statistics begin: completions before this are not counted. (The depth
+    /// search's final window moves it to the window's start.)
     pub fn ramp_end(&self) -> Nanos {
         self.ramp_end
     }
@@ -115,10 +161,14 @@ impl JobClock {
             self.exhausted = true;
             self.held = None;
         }
+        self.observe(now);
         if self.exhausted {
             return self.drain_step();
         }
-        if self.in_flight >= self.depth {
+        if let Some(step) = self.quiesced(now) {
+            return step;
+        }
+        if self.in_flight >= self.depth_limit() {
             return Step::AwaitCompletion;
         }
         if now < self.resume_at {
@@ -158,10 +208,124 @@ impl JobClock {
         }
     }
 
+    /// An I/O of this job completed at `now` after `latency` (from its submission), before
+    /// [`Self::on_complete`] lets the job issue again: the depth search judges its latency
+    /// and steady state counts it.
+    pub fn on_io_done(&mut self, now: Nanos, direction: DataDirection, bytes: u64, latency: Nanos) {
+        self.sample_steady_state(now);
+        self.ios_done += 1;
+        self.bytes_done += bytes;
+        if direction == DataDirection::Trim {
+            return;
+        }
+        self.rw_done += 1;
+        if self.quiesce.is_some() || self.exhausted {
+            return;
+        }
+        let Some(search) = self.search.as_mut() else {
+            return;
+        };
+        match search.on_completion(latency, now, self.rw_done) {
+            latency_target::Step::Fatal => {
+                let message = format!(
+                    "fio: latency of {latency} nsec exceeds specified max ({} nsec)",
+                    search.report().target_ns
+                );
+                self.error = Some((latency_target::ETIMEDOUT, message));
+                self.abort();
+            }
+            latency_target::Step::RampedDown => self.quiesce = Some(Quiesce::Window),
+            _ => {}
+        }
+    }
+
     /// Stop issuing at once (an error the job does not continue past).
     pub fn abort(&mut self) {
         self.exhausted = true;
         self.held = None;
+    }
+
+    /// The depth search's outcome, when the job has a `latency_target`.
+    pub fn latency_report(&self) -> Option<LatencyTargetReport> {
+        let options = self.latency?;
+        Some(match &self.search {
+            Some(search) => search.report(),
+            None => DepthSearch::new(options, 0, 0).report(),
+        })
+    }
+
+    /// Steady state's outcome, when the job has an `ss_dur`.
+    pub fn steady_state_report(&self) -> Option<SteadyStateReport> {
+        self.steady.as_ref().map(SteadyState::report)
+    }
+
+    /// The errno of the error that ended the job (the depth search's `ETIMEDOUT`).
+    pub fn error(&self) -> Option<i32> {
+        self.error.as_ref().map(|(errno, _)| *errno)
+    }
+
+    /// fio's message for the error that ended the job.
+    pub fn error_message(&self) -> Option<&str> {
+        self.error.as_ref().map(|(_, message)| message.as_str())
+    }
+
+    /// How many requests the job may have in flight now: its depth, or the search's.
+    fn depth_limit(&self) -> u32 {
+        match (&self.latency, &self.search) {
+            (None, _) => self.depth,
+            (Some(_), None) => 1,
+            (Some(_), Some(search)) => search.depth().min(self.depth),
+        }
+    }
+
+    /// Steady state's ticks and the depth search's window check, as of `now`.
+    fn observe(&mut self, now: Nanos) {
+        self.sample_steady_state(now);
+        let Some(options) = self.latency else {
+            return;
+        };
+        if self.quiesce.is_some() || self.exhausted || now < self.ramp_end {
+            return;
+        }
+        let rw_done = self.rw_done;
+        let search = self
+            .search
+            .get_or_insert_with(|| DepthSearch::new(options, now, rw_done));
+        match search.check(now, rw_done) {
+            latency_target::Step::RampedDown => self.quiesce = Some(Quiesce::Window),
+            latency_target::Step::FinalWindow => self.quiesce = Some(Quiesce::FinalWindow),
+            latency_target::Step::Done => self.abort(),
+            _ => {}
+        }
+    }
+
+    /// The samples of steady state due by `now`; reaching it ends the job.
+    fn sample_steady_state(&mut self, now: Nanos) {
+        let Some(steady) = self.steady.as_mut() else {
+            return;
+        };
+        if !self.exhausted && steady.advance(now, self.ios_done, self.bytes_done) {
+            self.abort();
+        }
+    }
+
+    /// While the search waits for the queue to empty, the step that says so; once empty,
+    /// its next window starts (and for the final one, statistics and runtime start over).
+    fn quiesced(&mut self, now: Nanos) -> Option<Step> {
+        let quiesce = self.quiesce?;
+        if self.in_flight > 0 {
+            return Some(Step::AwaitCompletion);
+        }
+        self.quiesce = None;
+        if let Some(search) = self.search.as_mut() {
+            search.restart_window(now, self.rw_done);
+        }
+        if quiesce != Quiesce::FinalWindow {
+            return None;
+        }
+        self.ramp_end = now;
+        self.deadline = self.runtime.map(|runtime| now + runtime);
+        Some(Step::ResetStatistics)
     }
 
     fn drain_step(&self) -> Step {
@@ -173,8 +337,11 @@ impl JobClock {
     }
 
     /// A wake-up never later than the runtime deadline, so the job notices its end.
+    /// (Also no later than steady state's next sample, so a waiting job ends on time.)
     fn capped(&self, at: Nanos) -> Nanos {
-        self.deadline.map_or(at, |end| at.min(end))
+        let at = self.deadline.map_or(at, |end| at.min(end));
+        let tick = self.steady.as_ref().and_then(SteadyState::next_tick);
+        tick.map_or(at, |tick| at.min(tick))
     }
 
     /// The earliest time the rate limits let `unit` be issued: the time by which the bytes
@@ -286,6 +453,88 @@ mod tests {
         job.on_complete(20);
         assert_eq!(job.poll(20, &mut rng), Step::WaitUntil(10 + 976_562));
         assert!(matches!(job.poll(10 + 976_562, &mut rng), Step::Submit(_)));
+    }
+
+    fn done_at(job: &mut JobClock, now: Nanos) {
+        job.on_io_done(now, DataDirection::Read, 4096, 100);
+        job.on_complete(now);
+    }
+
+    /// The depth search limits what is in flight (1, then 2), waits for the queue to empty
+    /// before its final window, starts statistics over there, and ends the job when that
+    /// window passes.
+    #[test]
+    fn the_depth_search_limits_depth_and_ends_after_its_final_window() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.ioengine = crate::IoEngine::Libaio;
+                s.iodepth = 2;
+                s.latency_target = 1_000;
+                s.latency_window = 100;
+            }),
+            0,
+        );
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        assert_eq!(job.poll(0, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 100);
+        for _ in 0..2 {
+            assert!(matches!(job.poll(100, &mut rng), Step::Submit(_)));
+        }
+        assert_eq!(job.poll(100, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 200);
+        // Settled at 2: one in flight still, so the job waits for it.
+        assert_eq!(job.poll(200, &mut rng), Step::AwaitCompletion);
+        done_at(&mut job, 210);
+        assert_eq!(job.poll(210, &mut rng), Step::ResetStatistics);
+        assert_eq!(job.ramp_end(), 210);
+        for _ in 0..2 {
+            assert!(matches!(job.poll(210, &mut rng), Step::Submit(_)));
+        }
+        done_at(&mut job, 310);
+        done_at(&mut job, 310);
+        assert_eq!(job.poll(310, &mut rng), Step::Done);
+        assert_eq!(job.latency_report().map(|r| r.depth), Some(2));
+    }
+
+    /// Steady state: a thinking job's wait ends at the next sample, and a job whose IOPS
+    /// hold still ends there.
+    #[test]
+    fn steady_state_ends_a_waiting_job_at_its_sample() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut job = clock(
+            &spec(|s| {
+                s.size = Some(crate::Extent::Bytes(1 << 30));
+                s.thinktime = 600_000_000;
+                s.ss_criterion.limit = 1.0;
+                s.ss_criterion.slope = false;
+                s.ss_duration = 2_000_000_000;
+            }),
+            0,
+        );
+        assert!(matches!(job.poll(0, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1);
+        assert_eq!(job.poll(1, &mut rng), Step::WaitUntil(600_000_001));
+        assert!(matches!(job.poll(600_000_001, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 600_000_002);
+        // The next think would end at 1.2 s; the sample at 1 s comes first.
+        assert_eq!(
+            job.poll(600_000_002, &mut rng),
+            Step::WaitUntil(1_000_000_000)
+        );
+        assert_eq!(
+            job.poll(1_000_000_000, &mut rng),
+            Step::WaitUntil(1_200_000_002)
+        );
+        assert!(matches!(job.poll(1_200_000_002, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1_200_000_003);
+        assert!(matches!(job.poll(1_800_000_003, &mut rng), Step::Submit(_)));
+        done_at(&mut job, 1_800_000_004);
+        // Two I/Os in each second: steady at 2 s.
+        assert_eq!(job.poll(2_000_000_000, &mut rng), Step::Done);
+        let report = job.steady_state_report().expect("steady state");
+        assert!(report.attained);
+        assert_eq!(report.iops, [2, 2]);
     }
 
     #[test]

@@ -134,6 +134,13 @@ impl Worker {
             .take()
             .and_then(|logs| logs.finish(since_start).err());
         state.stats.cpu = usage_since(&usage_at_start);
+        state.stats.latency_target = clock.latency_report();
+        state.stats.steady_state = clock.steady_state_report();
+        if let (0, Some(errno)) = (state.stats.error, clock.error()) {
+            state.stats.error = errno;
+            state.first_error = clock.error_message().map(str::to_string);
+            state.stopped_by_error = true;
+        }
         self.waitees.finished(&self.spec.name);
         ProcessResult {
             stats: state.stats,
@@ -177,6 +184,7 @@ impl Worker {
                 }
                 Step::WaitUntil(at) => self.wait(state, clock, Some(at)),
                 Step::AwaitCompletion => self.wait(state, clock, None),
+                Step::ResetStatistics => state.stats = JobStats::for_job(&self.spec),
                 Step::Done => return,
             }
         }
@@ -431,6 +439,11 @@ impl Worker {
         now: Nanos,
     ) {
         if !matches!(pending.check, Check::ReadBack(_)) {
+            // The depth search judges the total latency, submission included (fio's tnsec).
+            let latency = outcome
+                .as_ref()
+                .map_or(0, |result| nanos(result.latency) + pending.slat);
+            clock.on_io_done(now, pending.direction, pending.length, latency);
             clock.on_complete(now);
         }
         match outcome {
@@ -539,6 +552,8 @@ impl Worker {
         let queued = std::mem::take(&mut state.null_queued);
         let now = self.now();
         for (pending, submitted) in &queued {
+            let latency = now.saturating_sub(*submitted);
+            clock.on_io_done(now, pending.direction, pending.length, latency);
             clock.on_complete(now);
             self.account_done(state, clock, pending, now.saturating_sub(*submitted), now);
         }

@@ -12,6 +12,7 @@ use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::file_ops::{FileOp, RangeOp, StatType};
 use crate::job::{BlockSize, Extent, Fallocate, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
 use crate::logs::options::{LogOptions, MAX_HIST_COARSENESS};
+use crate::steady_state::Criterion;
 use crate::verify::{self, VerifyKind};
 
 /// What applying one entry did.
@@ -139,6 +140,9 @@ fn canonical(name: &str) -> &str {
         "nr_files" => "nrfiles",
         "wait_for_previous" => "stonewall",
         "timeout" => "runtime",
+        "ss" => "steadystate",
+        "ss_dur" => "steadystate_duration",
+        "ss_ramp" => "steadystate_ramp_time",
         other => other,
     }
 }
@@ -182,6 +186,17 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "runtime" => spec.runtime = Some(s.parse(seconds, TIME)?).filter(|t| *t > 0),
         "time_based" => spec.time_based = s.flag()?,
         "ramp_time" => spec.ramp_time = s.parse(seconds, TIME)?,
+        "latency_target" => spec.latency_target = s.parse(micros, TIME_US)?,
+        "latency_window" => spec.latency_window = s.parse(micros, TIME_US)?,
+        "latency_percentile" => spec.latency_percentile = s.parse(percentile, PERCENTILE)?,
+        "latency_run" => spec.latency_run = s.flag()?,
+        "steadystate" => {
+            let kb_base = s.kb_base;
+            let size = |t: &str| values::size(t, kb_base);
+            spec.ss_criterion = s.parse_or(|t| Criterion::parse(t, size))?;
+        }
+        "steadystate_duration" => spec.ss_duration = s.parse(seconds, TIME)?,
+        "steadystate_ramp_time" => spec.ss_ramp = s.parse(seconds, TIME)?,
         "thinktime" => {
             spec.thinktime =
                 s.parse(|t| values::time(t, 1_000), "a time such as 100 (µs) or 2ms")?
@@ -272,6 +287,8 @@ fn apply_log(logs: &mut LogOptions, name: &str, s: &Setting) -> Result<bool, Job
 
 const SIZE: &str = "a size such as 4k or 1m";
 const TIME: &str = "a time such as 10 (seconds), 500ms or 5m";
+const TIME_US: &str = "a time such as 500 (µs), 2ms or 1s";
+const PERCENTILE: &str = "a percentage from 0 to 100 such as 99.9";
 const TIME_RANGE: &str = "a time or time range such as 10 or 0-4 (seconds)";
 const CONTINUE: &str = "one of none, read, write, io, verify, all";
 const FALLOCATE: &str = "one of none, native, posix, keep, truncate, 0 or 1";
@@ -393,6 +410,19 @@ impl Setting<'_> {
 
 fn seconds(text: &str) -> Option<u64> {
     values::time(text, 1_000_000_000)
+}
+
+fn micros(text: &str) -> Option<u64> {
+    values::time(text, 1_000)
+}
+
+fn percentile(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let number = text.strip_suffix('%').unwrap_or(text).trim();
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
 }
 
 fn fixed_size(text: &str, kb_base: u32) -> Option<BlockSize> {

@@ -15,6 +15,7 @@ use super::units::{self, f6};
 use crate::latency_bins;
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{DirectionStats, JobStats, LatencyStats};
+use crate::steady_state::SteadyStateReport;
 
 /// A JSON value in the order it is to be printed.
 #[derive(Debug, Clone)]
@@ -228,20 +229,57 @@ fn job_value(job: &JobReport, group: Option<&RunGroup>, bins: Bins, elapsed: Nan
         .value("iodepth_submit", batches(s))
         .value("iodepth_complete", batches(s))
         .value_latency(s)
-        .int("latency_depth", d.iodepth)
-        .int("latency_target", 0)
-        .float("latency_percentile", 100.0)
-        .int("latency_window", 0);
+        .value_latency_target(s, d.iodepth);
     // fio adds these when a job goes on past errors; here whenever a job had any.
     if s.total_errors() > 0 {
         o = o
             .int("total_err", s.total_errors())
             .int("first_error", s.error);
     }
+    if let Some(ss) = &s.steady_state {
+        o = o.value("steadystate", steady_state(ss));
+    }
     o.done()
 }
 
+/// fio's `steadystate` object: the criterion, whether it was met, and the samples judged.
+fn steady_state(ss: &SteadyStateReport) -> Value {
+    let c = &ss.criterion;
+    let pct = if c.percent { "%" } else { "" };
+    // fio prints the limit and the judged value as C floats.
+    let as_float = |x: f64| f6(f64::from(x as f32));
+    let ints = |xs: &[u64]| Value::Array(xs.iter().map(|&x| Value::Int(x.into())).collect());
+    let data = Object::default()
+        .int("bw_mean", ss.bw_mean())
+        .int("iops_mean", ss.iops_mean())
+        .value("iops", ints(&ss.iops))
+        .value("bw", ints(&ss.bw))
+        .done();
+    Object::default()
+        .str("ss", &format!("{}:{}{pct}", c.name(), as_float(c.limit)))
+        .int("duration", ss.duration)
+        .int("attained", u8::from(ss.attained))
+        .str("criterion", &format!("{}{pct}", as_float(ss.value)))
+        .float("max_deviation", ss.max_deviation)
+        .float("slope", ss.slope)
+        .value("data", data)
+        .done()
+}
+
 impl Object {
+    /// `latency_depth`, `latency_target` (ns), `latency_percentile`, `latency_window` (µs):
+    /// the depth search's, or the job's `iodepth` and fio's defaults without one.
+    fn value_latency_target(self, stats: &JobStats, iodepth: u32) -> Self {
+        let (depth, target, percentile, window) = match &stats.latency_target {
+            Some(l) => (l.depth, l.target_ns, l.percentile, l.window_ns / 1_000),
+            None => (iodepth, 0, 100.0, 0),
+        };
+        self.int("latency_depth", depth)
+            .int("latency_target", target)
+            .float("latency_percentile", percentile)
+            .int("latency_window", window)
+    }
+
     /// `latency_ns`, `latency_us`, `latency_ms`.
     fn value_latency(self, stats: &JobStats) -> Self {
         let b = metrics::latency_buckets(stats);

@@ -11,6 +11,7 @@ use super::metrics::{
 use super::units::{self, bytes, latency_unit, percentile_unit, rate, scaled, TimeUnit};
 use crate::report::{DiskUtil, JobReport, RunReport};
 use crate::stats::{LatencyStats, DEPTH_BUCKETS};
+use crate::steady_state::{Metric, SteadyStateReport};
 
 /// Render a run as fio's normal output, with per-cgroup totals after the job blocks
 /// whenever a job names a cgroup.
@@ -282,11 +283,14 @@ fn resource_lines(out: &mut String, job: &JobReport) {
     dist_line(out, "     submit    : ", &batch_labels, &batches);
     dist_line(out, "     complete  : ", &batch_labels, &batches);
     let [r, w, t] = stats.issued;
+    let (target, window, percentile, depth) = match &stats.latency_target {
+        Some(l) => (l.target_ns, l.window_ns / 1_000, l.percentile, l.depth),
+        None => (0, 0, 100.0, job.description.iodepth),
+    };
     let _ = writeln!(
         out,
         "     issued rwts: total={r},{w},{t},0 short=0,0,0,0 dropped=0,0,0,0\n     \
-         latency   : target=0, window=0, percentile=100.00%, depth={}",
-        job.description.iodepth
+         latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={depth}"
     );
     let errors = stats.total_errors();
     if errors > 0 {
@@ -297,6 +301,31 @@ fn resource_lines(out: &mut String, job: &JobReport) {
             crate::stats::error_text(stats.error)
         );
     }
+    if let Some(ss) = &stats.steady_state {
+        steady_state_line(out, ss);
+    }
+}
+
+/// `  steadystate  : attained=yes, bw=71.9MiB/s (75.4MB/s), iops=18.4k, iops mean dev=10.021%`
+fn steady_state_line(out: &mut String, ss: &SteadyStateReport) {
+    let c = &ss.criterion;
+    let bw = ss.bw_mean();
+    let _ = writeln!(
+        out,
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+        if ss.attained { "yes" } else { "no" },
+        rate(bw, true),
+        rate(bw, false),
+        scaled(ss.iops_mean(), units::SIG_FIGS, false, ""),
+        if c.metric == Metric::Iops {
+            "iops"
+        } else {
+            "bw"
+        },
+        if c.slope { " slope" } else { " mean dev" },
+        units::finite(ss.value),
+        if c.percent { "%" } else { "" },
+    );
 }
 
 fn dist_line(out: &mut String, lead: &str, labels: &[String], shares: &[f64]) {

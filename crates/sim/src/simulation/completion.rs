@@ -65,8 +65,9 @@ impl Simulation<'_> {
         let process = &mut self.processes[io.process as usize];
         let clock = process
             .clock
-            .as_ref()
+            .as_mut()
             .expect("a process with I/O has started");
+        clock.on_io_done(self.now, io.direction, io.bytes, self.now - io.submit_time);
         let ramp_end = clock.ramp_end();
         if self.now >= ramp_end {
             let d = direction_index(io.direction);

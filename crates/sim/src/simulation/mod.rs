@@ -559,6 +559,10 @@ impl<'a> Simulation<'a> {
                     return;
                 }
                 Step::AwaitCompletion => return,
+                Step::ResetStatistics => {
+                    let spec = &self.job_file.jobs[process.spec_index];
+                    process.stats = JobStats::for_job(spec);
+                }
                 Step::Done => {
                     process.lifecycle = Lifecycle::Done;
                     process.end = self.now;

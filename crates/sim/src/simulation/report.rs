@@ -26,6 +26,13 @@ impl Simulation<'_> {
                 .as_ref()
                 .map_or(process.end, JobClock::ramp_end);
             process.stats.runtime = process.end.saturating_sub(ramp_end);
+            if let Some(clock) = &process.clock {
+                process.stats.latency_target = clock.latency_report();
+                process.stats.steady_state = clock.steady_state_report();
+                if process.stats.error == 0 {
+                    process.stats.error = clock.error().unwrap_or(0);
+                }
+            }
             if let Some(logs) = process.logs.take() {
                 logs.finish(process.stats.runtime)?;
             }
