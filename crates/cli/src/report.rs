@@ -4,7 +4,7 @@
 //! one page ([`ioslice_report`]).
 //!
 //! A reported run is traced into two recorders beside any `--trace` file: the bandwidth
-//! each process got at the device over time ([`BandwidthRecorder`]) and the decision
+//! and requests each process got at the device over time ([`BandwidthRecorder`]) and the decision
 //! timeline ([`TimelineRecorder`]), whose marks are capped so that the page stays under
 //! [`PAGE_BUDGET`] bytes however many runs it shows, with a finer record of each for
 //! zooming in, compressed, under [`DETAIL_BUDGET`].
@@ -46,7 +46,7 @@ pub struct ReportArgs {
 pub struct ReportCommandArgs {
     /// Reports or run records written by `--report FILE.json`, fio-format JSON output
     /// (ioslice's or fio's own, `json` or `json+`), or fio's log files (`NAME_bw.1.log`,
-    /// `_clat`, `_lat`: one run per NAME), in the order they are to appear. Two runs or more
+    /// `_iops`, `_clat`, `_lat`: one run per NAME), in the order they are to appear. Two runs or more
     /// are also drawn together, each labelled by the settings that differ.
     #[arg(required = true, value_name = "RESULT.json|NAME_KIND.N.log")]
     pub inputs: Vec<PathBuf>,
@@ -78,12 +78,15 @@ impl Recorders {
     /// by their number, as the timeline names them.
     pub fn finish(self, report: &ioslice_fio::RunReport, settings: Settings) -> RunRecord {
         let timeline = self.timeline.finish();
-        let mut record = RunRecord::new(report, settings, self.bandwidth.finish(), Some(timeline));
+        let (bandwidth, requests) = self.bandwidth.finish_with_requests();
+        let mut record =
+            RunRecord::new(report, settings, bandwidth, Some(timeline)).with_requests(requests);
         if record.jobs.len() == self.names.len() {
             for (job, name) in record.jobs.iter_mut().zip(&self.names) {
                 job.name.clone_from(name);
             }
             record.bandwidth = record.bandwidth.map(|series| series.named(&self.names));
+            record.requests = record.requests.map(|series| series.named(&self.names));
         }
         record
     }

@@ -14,6 +14,27 @@ fn charts_with_data(html: &str) -> usize {
         .count()
 }
 
+/// The counts per window each line of the overlay chart `id` carries, in line order.
+fn overlay_counts(html: &str, id: &str) -> Vec<Vec<u64>> {
+    let figure = html
+        .split(&format!("id=\"{id}\""))
+        .nth(1)
+        .and_then(|rest| rest.split("</figure>").next())
+        .unwrap_or_else(|| panic!("no chart {id}"));
+    figure
+        .split("data-counts=\"")
+        .skip(1)
+        .map(|rest| {
+            rest.split('"')
+                .next()
+                .unwrap_or_default()
+                .split(' ')
+                .map(|n| n.parse().expect("a count"))
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 fn a_run_writes_a_page_with_its_charts_and_its_timeline() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -92,9 +113,30 @@ fn report_data_from_two_runs_renders_on_one_page() {
     let html = std::fs::read_to_string(&page).expect("the page");
     assert_eq!(
         charts_with_data(&html),
-        9,
-        "each run's three, and the overlay's percentiles, CDF and bandwidth"
+        10,
+        "each run's three, and the overlay's percentiles, CDF, bandwidth and IOPS"
     );
+    // The IOPS overlay's lines count every request each run's record says it completed.
+    let records_ios: Vec<u64> = records
+        .iter()
+        .map(|record| {
+            let data: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(record).expect("data"))
+                    .expect("JSON");
+            data["runs"][0]["jobs"]
+                .as_array()
+                .expect("jobs")
+                .iter()
+                .flat_map(|job| job["directions"].as_array().expect("directions").clone())
+                .map(|d| d["total_ios"].as_u64().expect("total_ios"))
+                .sum()
+        })
+        .collect();
+    let drawn: Vec<u64> = overlay_counts(&html, "overlay-iops")
+        .iter()
+        .map(|counts| counts.iter().sum())
+        .collect();
+    assert_eq!(drawn, records_ios, "every request of each run, once");
     for label in ["<td>deadline</td>", "<td>cfq</td>"] {
         assert!(
             html.contains(label),
@@ -282,4 +324,128 @@ fn fios_logs_and_json_are_drawn_together_labelled_by_what_differs() {
         ]),
         &["j_clat.1.log:1: 2 fields", "fio's log format"],
     );
+}
+
+/// fio on the PATH, or why not.
+fn fio_version() -> Result<String, String> {
+    let output = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("no fio on the PATH ({e})"))?;
+    if !output.status.success() {
+        return Err("fio --version failed".to_string());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// The requests an averaged IOPS log says were done in each window of `window_ms`: each
+/// line's rate held from the line before (or the start) to its own time.
+fn logged_requests(log: &str, window_ms: u64) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    let mut since = 0u64;
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<u64> = line
+            .split(',')
+            .take(2)
+            .map(|f| f.trim().parse().expect("a number"))
+            .collect();
+        let (time, iops) = (fields[0], fields[1] as f64);
+        for ms in since..time {
+            let window = (ms / window_ms) as usize;
+            if out.len() <= window {
+                out.resize(window + 1, 0.0);
+            }
+            out[window] += iops / 1000.0;
+        }
+        since = time;
+    }
+    out
+}
+
+#[test]
+fn fios_own_iops_logs_are_drawn_as_they_count() {
+    let version = match fio_version() {
+        Ok(version) => version,
+        Err(why) => {
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut inputs = Vec::new();
+    for (name, rw) in [("rand", "randread"), ("seq", "read")] {
+        let status = std::process::Command::new("fio")
+            .current_dir(dir.path())
+            .args([
+                &format!("--name={name}"),
+                &format!("--rw={rw}"),
+                "--bs=4k",
+                "--size=4m",
+                &format!("--filename={name}.data"),
+                "--runtime=1",
+                "--time_based",
+                &format!("--write_bw_log={name}"),
+                &format!("--write_iops_log={name}"),
+                &format!("--write_lat_log={name}"),
+                "--log_avg_msec=100",
+                "--output-format=json",
+                &format!("--output={name}.json"),
+            ])
+            .status()
+            .expect("fio starts");
+        assert!(status.success(), "{version}: fio ran");
+        inputs.push(format!("{name}_iops.1.log"));
+        inputs.push(format!("{name}_bw.1.log"));
+    }
+    let page = dir.path().join("iops.html");
+    let paths: Vec<String> = inputs
+        .iter()
+        .map(|name| dir.path().join(name).display().to_string())
+        .collect();
+    let mut args: Vec<&str> = vec!["report"];
+    args.extend(paths.iter().map(String::as_str));
+    args.extend(["-o", page.to_str().expect("path")]);
+    let output = ioslice(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let lines = overlay_counts(&html, "overlay-iops");
+    assert_eq!(lines.len(), 2, "{version}: a line per prefix");
+    let window_ms: u64 = html
+        .split("id=\"overlay-iops\"")
+        .nth(1)
+        .and_then(|rest| {
+            rest.split("<select class=\"ts-window\"><option value=\"")
+                .nth(1)
+        })
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|ns| ns.parse::<u64>().ok())
+        .expect("the recorded window")
+        / 1_000_000;
+    for (name, counts) in ["rand", "seq"].into_iter().zip(&lines) {
+        let log = std::fs::read_to_string(dir.path().join(format!("{name}_iops.1.log")))
+            .expect("the log");
+        let expected = logged_requests(&log, window_ms);
+        assert_eq!(counts.len(), expected.len(), "{version} {name}: windows");
+        for (window, (&got, &want)) in counts.iter().zip(&expected).enumerate() {
+            // Each window's count is its pieces' shares, each truncated.
+            assert!(
+                (got as f64 - want).abs() <= 3.0,
+                "{version} {name}: window {window} of {window_ms} ms: drawn {got}, logged {want:.1}"
+            );
+        }
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{name}.json"))).expect("json"),
+        )
+        .expect("fio's JSON");
+        let done = json["jobs"][0]["read"]["total_ios"]
+            .as_u64()
+            .expect("total_ios");
+        let drawn: u64 = counts.iter().sum();
+        // The log's last line comes before the job ends; fio's averages are of whole windows.
+        let ratio = drawn as f64 / done as f64;
+        assert!(
+            (0.7..=1.05).contains(&ratio),
+            "{version} {name}: drawn {drawn} requests, fio's JSON {done}"
+        );
+    }
 }

@@ -282,3 +282,123 @@ fn bad_axes_are_refused_in_one_line_naming_them() {
     }
     assert!(!Path::new(out).exists(), "nothing written for a bad sweep");
 }
+
+/// The `data-values` of the first chart titled `title`: per line, its values.
+fn chart_values(page: &str, title: &str) -> Vec<Vec<f64>> {
+    let svg = page
+        .split("<svg ")
+        .find(|svg| svg.contains(&format!("aria-label=\"{title}\"")))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let values = svg
+        .split("data-values=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("data-values");
+    values
+        .split(';')
+        .map(|line| {
+            line.split(' ')
+                .map(|v| v.parse().expect("a mean"))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sweep_over_weights_draws_each_groups_share_and_each_job() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write_job(
+        dir.path(),
+        "[global]\nioengine=libaio\nrw=randread\nbs=4k\nsize=64m\ndirect=1\niodepth=4\nruntime=300ms\ntime_based\n[a]\ncgroup=a\n[b]\ncgroup=b\n",
+    );
+    let out = dir.path().join("out");
+    let output = ioslice(&[
+        "sweep",
+        &job,
+        "--device",
+        "sim:ssd",
+        "--sched",
+        "bfq",
+        "--axis",
+        "cgroup.a.weight=100,300,900",
+        "--seeds",
+        "2",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value =
+        serde_json::from_str(&read(&out.join("results.json"))).expect("JSON");
+    let points = doc["points"].as_array().expect("points");
+    // Per weight (two seeds each): each job's MiB/s and each group's share, from the JSON.
+    let mut job_mib = vec![vec![0.0; 3]; 2];
+    let mut share = vec![vec![0.0; 3]; 2];
+    for (i, point) in points.iter().enumerate() {
+        let jobs = point["jobs"].as_array().expect("jobs");
+        assert_eq!(jobs[0]["cgroup"], "a");
+        assert_eq!(jobs[1]["cgroup"], "b");
+        let bw: Vec<f64> = jobs
+            .iter()
+            .map(|j| j["bw_bytes"].as_u64().expect("bw") as f64)
+            .collect();
+        let total: f64 = bw.iter().sum();
+        for job in 0..2 {
+            job_mib[job][i / 2] += bw[job] / 1_048_576.0 / 2.0;
+            share[job][i / 2] += bw[job] * 100.0 / total / 2.0;
+        }
+    }
+    let page = read(&out.join("report.html"));
+    let close = |drawn: &[Vec<f64>], expected: &[Vec<f64>]| {
+        assert_eq!(drawn.len(), expected.len());
+        for (d, e) in drawn.iter().zip(expected) {
+            assert_eq!(d.len(), e.len());
+            for (d, e) in d.iter().zip(e) {
+                assert!((d - e).abs() < 1e-9, "drawn {d}, from the JSON {e}");
+            }
+        }
+    };
+    close(&chart_values(&page, "Bandwidth per job"), &job_mib);
+    close(
+        &chart_values(&page, "Share of bandwidth per cgroup"),
+        &share,
+    );
+    // bfq divides by weight against b's default 100: a takes 1/2, 3/4, 9/10.
+    for (at, expected) in [50.0, 75.0, 90.0].iter().enumerate() {
+        assert!(
+            (share[0][at] - expected).abs() < 1.0,
+            "a's share at point {at}: {}",
+            share[0][at]
+        );
+    }
+    assert!(page.contains("cgroup a</li>") || page.contains(">cgroup a<"));
+}
+
+#[test]
+fn tunable_and_size_axes_are_labelled_with_their_units() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = write_job(dir.path(), SMALL);
+    let out = dir.path().join("out");
+    let output = ioslice(&[
+        "sweep",
+        &job,
+        "--device",
+        "sim:ssd",
+        "--sched",
+        "cfq",
+        "--axis",
+        "sched.slice_idle=0,8",
+        "--axis",
+        "bs=4k,1m",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = read(&out.join("report.html"));
+    // plotters writes a text element's content on a line of its own.
+    for tick in ["0 ms", "8 ms", "4 KiB", "1 MiB"] {
+        assert!(page.contains(&format!(">\n{tick}\n</text>")), "{tick}");
+    }
+    assert!(page.contains("bs=1 MiB"), "line names labelled too");
+    // The points table keeps the values as given.
+    assert!(page.contains("<td>1m</td>"));
+}

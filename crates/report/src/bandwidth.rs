@@ -1,6 +1,7 @@
 //! Bandwidth over time: the [`BandwidthRecorder`] that counts, from a run's trace, the bytes
 //! each process completes at the device in each time window, and the [`BandwidthSeries`]
-//! it leaves.
+//! it leaves. It counts the requests of each window too ([`RequestSeries`], for the IOPS
+//! overlay), in the same windows.
 //!
 //! # Windows: successive halving
 //!
@@ -16,6 +17,8 @@
 use ioslice_core::trace::TraceEvent;
 use ioslice_core::{Direction, Nanos, TraceSink};
 use serde::{Deserialize, Serialize};
+
+use crate::requests::{ProcessRequests, RequestSeries};
 
 /// The first window length, ns (10 ms).
 pub const FIRST_WINDOW_NS: Nanos = 10_000_000;
@@ -108,6 +111,8 @@ pub struct BandwidthRecorder {
     window_ns: Nanos,
     /// `[read, write]` bytes per window, by process index.
     bytes: Vec<[Vec<u64>; 2]>,
+    /// `[read, write]` requests per window, by process index.
+    requests: Vec<[Vec<u64>; 2]>,
     /// Windows covered so far (one past the last window with a completion).
     windows: usize,
 }
@@ -119,11 +124,12 @@ impl BandwidthRecorder {
         Self {
             window_ns: FIRST_WINDOW_NS,
             bytes: vec![[Vec::new(), Vec::new()]; process_count + 1],
+            requests: vec![[Vec::new(), Vec::new()]; process_count + 1],
             windows: 0,
         }
     }
 
-    /// Count `bytes` completed by `process` in `direction` at `time`.
+    /// Count one request of `bytes` completed by `process` in `direction` at `time`.
     pub fn add(&mut self, time: Nanos, process: usize, direction: Direction, bytes: u64) {
         let mut window = (time / self.window_ns) as usize;
         while window >= MAX_POINTS {
@@ -132,18 +138,24 @@ impl BandwidthRecorder {
         }
         if process >= self.bytes.len() {
             self.bytes.resize(process + 1, [Vec::new(), Vec::new()]);
+            self.requests.resize(process + 1, [Vec::new(), Vec::new()]);
         }
-        let series = &mut self.bytes[process][direction.index()];
-        if series.len() <= window {
-            series.resize(window + 1, 0);
+        let d = direction.index();
+        for (series, count) in [
+            (&mut self.bytes[process][d], bytes),
+            (&mut self.requests[process][d], 1),
+        ] {
+            if series.len() <= window {
+                series.resize(window + 1, 0);
+            }
+            series[window] += count;
         }
-        series[window] += bytes;
         self.windows = self.windows.max(window + 1);
     }
 
     /// Merge adjacent pairs of windows in every series and double the window.
     fn halve(&mut self) {
-        for directions in &mut self.bytes {
+        for directions in self.bytes.iter_mut().chain(&mut self.requests) {
             for series in directions.iter_mut() {
                 *series = series.chunks(2).map(|pair| pair.iter().sum()).collect();
             }
@@ -156,30 +168,57 @@ impl BandwidthRecorder {
     /// number of windows; processes named `flusher` (0) and `process N` until
     /// [`BandwidthSeries::named`] names them.
     pub fn finish(self) -> BandwidthSeries {
+        self.finish_with_requests().0
+    }
+
+    /// The bytes' series and the requests' series, in the same windows and with the same
+    /// names; each has every process and direction with any bytes (requests).
+    pub fn finish_with_requests(self) -> (BandwidthSeries, RequestSeries) {
         let windows = self.windows;
-        let mut series = Vec::new();
-        for (process, directions) in self.bytes.into_iter().enumerate() {
-            for (direction, mut bytes) in directions.into_iter().enumerate() {
-                if bytes.iter().all(|&b| b == 0) {
-                    continue;
+        let mut bytes_series = Vec::new();
+        let mut request_series = Vec::new();
+        let processes = self.bytes.into_iter().zip(self.requests).enumerate();
+        for (process, (bytes, requests)) in processes {
+            for (direction, (mut bytes, mut requests)) in
+                bytes.into_iter().zip(requests).enumerate()
+            {
+                let process = u32::try_from(process).unwrap_or(u32::MAX);
+                let name = if process == 0 {
+                    "flusher".to_string()
+                } else {
+                    format!("process {process}")
+                };
+                let direction = if direction == 0 { "read" } else { "write" }.to_string();
+                if requests.iter().any(|&r| r > 0) {
+                    requests.resize(windows, 0);
+                    request_series.push(ProcessRequests {
+                        process,
+                        name: name.clone(),
+                        direction: direction.clone(),
+                        requests,
+                    });
                 }
-                bytes.resize(windows, 0);
-                series.push(ProcessSeries {
-                    process: u32::try_from(process).unwrap_or(u32::MAX),
-                    name: if process == 0 {
-                        "flusher".to_string()
-                    } else {
-                        format!("process {process}")
-                    },
-                    direction: if direction == 0 { "read" } else { "write" }.to_string(),
-                    bytes,
-                });
+                if bytes.iter().any(|&b| b > 0) {
+                    bytes.resize(windows, 0);
+                    bytes_series.push(ProcessSeries {
+                        process,
+                        name,
+                        direction,
+                        bytes,
+                    });
+                }
             }
         }
-        BandwidthSeries {
-            window_ns: self.window_ns,
-            series,
-        }
+        (
+            BandwidthSeries {
+                window_ns: self.window_ns,
+                series: bytes_series,
+            },
+            RequestSeries {
+                window_ns: self.window_ns,
+                series: request_series,
+            },
+        )
     }
 }
 

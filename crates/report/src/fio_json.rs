@@ -110,6 +110,7 @@ pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
         settings,
         jobs,
         bandwidth: None,
+        requests: None,
         timeline: None,
     })
 }

@@ -15,12 +15,15 @@
 //!   averaged over) are spread over the windows that span overlaps, each its share; a
 //!   line of one request (a log without `log_avg_msec`, block size > 0) puts the request's
 //!   bytes in the window of its time, and the window is then at least a 1000th of the run;
+//! - an IOPS log gives the run's [`RequestSeries`] the same way, in the same windows (the
+//!   median gap is taken over the bandwidth and IOPS logs together): a line's requests are
+//!   its requests per second over the time since the direction's previous line, a line of
+//!   one request (block size > 0) is one request;
 //! - a completion latency log (`clat`, else `lat`) gives each job's latency distribution,
 //!   one sample per line: the requests' latencies without `log_avg_msec`, the windows'
 //!   mean latencies with it (the page says which);
-//! - an IOPS log or a submission latency log alone draws nothing, and saying so is an
-//!   error naming the file, since the bandwidth and completion latency logs hold what the
-//!   page draws.
+//! - a submission latency log alone draws nothing, and saying so is an error naming the
+//!   file, since the other logs hold what the page draws.
 //!
 //! Errors are one line naming the file, the line and what was expected.
 
@@ -28,6 +31,7 @@ use std::collections::BTreeMap;
 
 use crate::bandwidth::{BandwidthSeries, ProcessSeries};
 use crate::model::{DirectionRecord, JobRecord, LatencyRecord, Percentile, RunRecord, PERCENTILES};
+use crate::requests::{ProcessRequests, RequestSeries};
 use crate::settings::{DeviceSettings, SchedulerSettings, Settings};
 
 /// The kind of a fio log, from its file name.
@@ -174,12 +178,39 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
     let latency_kind = [LogKind::CompletionLatency, LogKind::Latency]
         .into_iter()
         .find(|&kind| of(kind).next().is_some());
-    if of(LogKind::Bandwidth).next().is_none() && latency_kind.is_none() {
+    let bandwidth_logs: Vec<&FioLog> = of(LogKind::Bandwidth).collect();
+    let iops_logs: Vec<&FioLog> = of(LogKind::Iops).collect();
+    if bandwidth_logs.is_empty() && iops_logs.is_empty() && latency_kind.is_none() {
         return Err(format!(
-            "{prefix}: only IOPS or submission latency logs, which the page does not draw; expected its _bw, _clat or _lat logs"
+            "{prefix}: only submission latency logs, which the page does not draw; expected its _bw, _iops, _clat or _lat logs"
         ));
     }
-    let bandwidth = bandwidth(&of(LogKind::Bandwidth).collect::<Vec<_>>());
+    let window = window_ms(&[bandwidth_logs.as_slice(), iops_logs.as_slice()].concat());
+    let bandwidth =
+        counts(&bandwidth_logs, window, 1024).map(|(window_ns, series)| BandwidthSeries {
+            window_ns,
+            series: series
+                .into_iter()
+                .map(|((job, direction), bytes)| ProcessSeries {
+                    process: job,
+                    name: job_name(job),
+                    direction: direction_name(direction).to_string(),
+                    bytes,
+                })
+                .collect(),
+        });
+    let requests = counts(&iops_logs, window, 1).map(|(window_ns, series)| RequestSeries {
+        window_ns,
+        series: series
+            .into_iter()
+            .map(|((job, direction), requests)| ProcessRequests {
+                process: job,
+                name: job_name(job),
+                direction: direction_name(direction).to_string(),
+                requests,
+            })
+            .collect(),
+    });
     let latency_logs: Vec<&FioLog> = latency_kind
         .map(|kind| of(kind).collect())
         .unwrap_or_default();
@@ -190,7 +221,7 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
     let numbers: std::collections::BTreeSet<u32> = logs.iter().map(|log| log.job).collect();
     let jobs: Vec<JobRecord> = numbers
         .iter()
-        .map(|&number| job(number, &latency_logs, bandwidth.as_ref()))
+        .map(|&number| job(number, &latency_logs, bandwidth.as_ref(), requests.as_ref()))
         .collect();
     let base = prefix.rsplit('/').next().unwrap_or(prefix);
     let what = match (latency_kind, averaged) {
@@ -221,6 +252,7 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
         },
         jobs,
         bandwidth,
+        requests,
         timeline: None,
     })
 }
@@ -258,66 +290,70 @@ fn window_ms(logs: &[&FioLog]) -> u64 {
     median.max(span.div_ceil(MAX_WINDOWS)).max(1)
 }
 
-/// The bandwidth series of a run's bandwidth logs; `None` without any.
-fn bandwidth(logs: &[&FioLog]) -> Option<BandwidthSeries> {
+/// One series per job and direction of `logs` (bandwidth or IOPS logs), in windows of
+/// `window` ms, with the window in ns; `None` without any log. A line of a window's
+/// average adds its value × `unit` per second over the time since the direction's line
+/// before (KiB/s × 1024 gives bytes, IOPS × 1 requests); a line of one request adds its
+/// block size (bytes) or 1 (requests), as `unit` says.
+#[allow(clippy::type_complexity)]
+fn counts(
+    logs: &[&FioLog],
+    window: u64,
+    unit: u64,
+) -> Option<(u64, BTreeMap<(u32, u8), Vec<u64>>)> {
     if logs.is_empty() {
         return None;
     }
-    let window = window_ms(logs);
     let mut series: BTreeMap<(u32, u8), Vec<u64>> = BTreeMap::new();
     for log in logs {
         let mut since: BTreeMap<u8, u64> = BTreeMap::new();
         for s in &log.samples {
             let from = since.insert(s.direction, s.time_ms).unwrap_or(0);
-            let bytes = series.entry((log.job, s.direction)).or_default();
+            let counts = series.entry((log.job, s.direction)).or_default();
             if s.block_size > 0 {
-                spread_request(bytes, s.time_ms, s.block_size, window);
+                let one = if unit == 1 { 1 } else { s.block_size };
+                spread_request(counts, s.time_ms, one, window);
             } else {
-                spread(bytes, from, s.time_ms, s.value, window);
+                spread(
+                    counts,
+                    from,
+                    s.time_ms,
+                    u128::from(s.value) * u128::from(unit),
+                    window,
+                );
             }
         }
     }
     let windows = series.values().map(Vec::len).max().unwrap_or(0);
-    Some(BandwidthSeries {
-        window_ns: window * 1_000_000,
-        series: series
-            .into_iter()
-            .map(|((job, direction), mut bytes)| {
-                bytes.resize(windows, 0);
-                ProcessSeries {
-                    process: job,
-                    name: job_name(job),
-                    direction: direction_name(direction).to_string(),
-                    bytes,
-                }
-            })
-            .collect(),
-    })
-}
-
-/// Add one request's `block_size` bytes to the window of `time_ms`.
-fn spread_request(bytes: &mut Vec<u64>, time_ms: u64, block_size: u64, window_ms: u64) {
-    let index = (time_ms / window_ms) as usize;
-    if bytes.len() <= index {
-        bytes.resize(index + 1, 0);
+    for counts in series.values_mut() {
+        counts.resize(windows, 0);
     }
-    bytes[index] = bytes[index].saturating_add(block_size);
+    Some((window * 1_000_000, series))
 }
 
-/// Add the bytes of `kib_per_s` from `from_ms` to `to_ms` to the windows of `window_ms`
-/// they overlap, each its share of the span.
-fn spread(bytes: &mut Vec<u64>, from_ms: u64, to_ms: u64, kib_per_s: u64, window_ms: u64) {
+/// Add one request's `count` (its bytes, or 1) to the window of `time_ms`.
+fn spread_request(counts: &mut Vec<u64>, time_ms: u64, count: u64, window_ms: u64) {
+    let index = (time_ms / window_ms) as usize;
+    if counts.len() <= index {
+        counts.resize(index + 1, 0);
+    }
+    counts[index] = counts[index].saturating_add(count);
+}
+
+/// Add `per_s` a second from `from_ms` to `to_ms` to the windows of `window_ms` they
+/// overlap, each its share of the span (truncated).
+fn spread(counts: &mut Vec<u64>, from_ms: u64, to_ms: u64, per_s: u128, window_ms: u64) {
     let to_ms = to_ms.max(from_ms);
     let last = (to_ms.saturating_sub(1) / window_ms) as usize;
-    if bytes.len() <= last {
-        bytes.resize(last + 1, 0);
+    if counts.len() <= last {
+        counts.resize(last + 1, 0);
     }
     let mut at = from_ms;
     while at < to_ms {
         let index = (at / window_ms) as usize;
         let end = ((at / window_ms + 1) * window_ms).min(to_ms);
-        let share = u128::from(kib_per_s) * 1024 * u128::from(end - at) / 1000;
-        bytes[index] = bytes[index].saturating_add(u64::try_from(share).unwrap_or(u64::MAX));
+        let share = per_s * u128::from(end - at) / 1000;
+        counts[index] = counts[index].saturating_add(u64::try_from(share).unwrap_or(u64::MAX));
         at = end;
     }
 }
@@ -327,9 +363,15 @@ fn job_name(number: u32) -> String {
     format!("job {number}")
 }
 
-/// Job `number`: per direction, its bytes from the bandwidth series and its latency from
-/// its latency log.
-fn job(number: u32, latency_logs: &[&FioLog], bandwidth: Option<&BandwidthSeries>) -> JobRecord {
+/// Job `number`: per direction, its bytes from the bandwidth series, its latency from its
+/// latency log, and its requests from that log when it has a line per request, else from
+/// the requests series.
+fn job(
+    number: u32,
+    latency_logs: &[&FioLog],
+    bandwidth: Option<&BandwidthSeries>,
+    requests: Option<&RequestSeries>,
+) -> JobRecord {
     let samples: Vec<&Sample> = latency_logs
         .iter()
         .filter(|log| log.job == number)
@@ -349,20 +391,31 @@ fn job(number: u32, latency_logs: &[&FioLog], bandwidth: Option<&BandwidthSeries
                     .find(|s| s.process == number && s.direction == name)
                     .map(|s| (s, b.window_ns))
             });
-            if values.is_empty() && series.is_none() {
+            let counted = requests.and_then(|r| {
+                r.series
+                    .iter()
+                    .find(|s| s.process == number && s.direction == name)
+                    .map(|s| (s, r.window_ns))
+            });
+            if values.is_empty() && series.is_none() && counted.is_none() {
                 return None;
             }
             let io_bytes = series.map_or(0, |(s, _)| s.total());
-            let runtime_ns = match series {
-                Some((s, window_ns)) => s.bytes.len() as u64 * window_ns,
-                None => samples.iter().map(|s| s.time_ms).max().unwrap_or(0) * 1_000_000,
+            let runtime_ns = match (series, counted) {
+                (Some((s, window_ns)), _) => s.bytes.len() as u64 * window_ns,
+                (None, Some((s, window_ns))) => s.requests.len() as u64 * window_ns,
+                (None, None) => samples.iter().map(|s| s.time_ms).max().unwrap_or(0) * 1_000_000,
             };
-            let per_request = samples.iter().all(|s| s.block_size > 0);
+            let per_request = !values.is_empty() && samples.iter().all(|s| s.block_size > 0);
             Some(DirectionRecord {
                 direction: name.to_string(),
                 io_bytes,
                 bw_bytes: crate::model::per_second(io_bytes, runtime_ns),
-                total_ios: if per_request { values.len() as u64 } else { 0 },
+                total_ios: if per_request {
+                    values.len() as u64
+                } else {
+                    counted.map_or(0, |(s, _)| s.total())
+                },
                 runtime_ns,
                 clat: distribution(values),
             })

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::charts::latency::{self, LatencyLine};
-use crate::charts::timeseries::{self, Line, TimeChart};
+use crate::charts::timeseries::{self, Line, Measure, TimeChart};
 use crate::model::{Report, RunRecord};
 use crate::settings::Setting;
 use crate::text::{bytes, escape, kb_per_s, latency_label, BANDWIDTH_UNIT};
@@ -210,7 +210,7 @@ fn bandwidth_charts(
         .iter()
         .map(|s| Line {
             name: format!("{} ({})", s.name, s.direction),
-            bytes: &s.bytes,
+            counts: &s.bytes,
         })
         .collect();
     out.push_str(&timeseries::render(&TimeChart {
@@ -220,6 +220,8 @@ fn bandwidth_charts(
         window_ns: series.window_ns,
         lines,
         slice_ns,
+        measure: Measure::Bytes,
+        counts_attribute: false,
     }));
     if run.has_cgroups() {
         let layers = cgroup_layers(run, series);
@@ -231,6 +233,8 @@ fn bandwidth_charts(
             window_ns: series.window_ns,
             lines,
             slice_ns,
+            measure: Measure::Bytes,
+            counts_attribute: false,
         }));
     }
 }

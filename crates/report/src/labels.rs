@@ -244,6 +244,7 @@ mod tests {
             },
             jobs: Vec::new(),
             bandwidth: None,
+            requests: None,
             timeline: None,
         }
     }

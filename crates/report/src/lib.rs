@@ -14,13 +14,14 @@
 //! - A comparison: [`ComparisonRecord`] with a [`ComparisonCell`] per run
 //!   ([`ComparisonCell::from_report`]), each optionally with the original post's
 //!   [`SeedFigures`].
-//! - A run fio logged: [`fio_log::runs`] makes a run of each prefix's `write_bw_log` and
-//!   `write_lat_log` files, with a bandwidth series and each job's latency.
+//! - A run fio logged: [`fio_log::runs`] makes a run of each prefix's `write_bw_log`,
+//!   `write_iops_log` and `write_lat_log` files, with a bandwidth series, a requests series
+//!   and each job's latency.
 //! - Files written apart: [`Report::read`] takes a report, a run or comparison record, or
 //!   fio-format JSON, and [`Report::extend`] puts them together.
 //!
-//! A page of two runs or more opens with their latency percentiles, latency CDFs and
-//! bandwidth over time on shared axes ([`overlay`]), each run labelled by the settings that
+//! A page of two runs or more opens with their latency percentiles, latency CDFs,
+//! bandwidth over time and IOPS over time on shared axes ([`overlay`]), each run labelled by the settings that
 //! differ between the runs ([`labels`]).
 //!
 //! # The page
@@ -75,6 +76,7 @@ pub mod labels;
 pub mod load;
 pub mod model;
 pub mod overlay;
+pub mod requests;
 pub mod settings;
 pub mod smoothing;
 pub mod text;
@@ -84,6 +86,7 @@ pub use model::{
     ClientBandwidth, ComparisonCell, ComparisonRecord, DirectionRecord, GroupBandwidth, JobRecord,
     LatencyRecord, Percentile, Report, RunRecord, SeedFigures,
 };
+pub use requests::{ProcessRequests, RequestSeries};
 pub use settings::{DeviceSettings, SchedulerSettings, Setting, Settings};
 
 /// The report as one self-contained HTML document.

@@ -12,6 +12,7 @@ use ioslice_timeline::Timeline;
 use serde::{Deserialize, Serialize};
 
 use crate::bandwidth::BandwidthSeries;
+use crate::requests::RequestSeries;
 use crate::settings::Settings;
 
 /// The percentiles fio reports, in percent: the points of the percentile chart.
@@ -42,6 +43,10 @@ pub struct RunRecord {
     /// Completed bytes at the device per time window, per process and direction; `None`
     /// when the run was not recorded (a fio JSON file).
     pub bandwidth: Option<BandwidthSeries>,
+    /// Completed requests per time window, per process and direction, when recorded (a
+    /// run ioslice recorded, or fio's `write_iops_log` files); absent from older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestSeries>,
     /// The decision timeline, when one was recorded.
     pub timeline: Option<Timeline>,
 }
@@ -219,8 +224,16 @@ impl RunRecord {
             settings,
             jobs,
             bandwidth: Some(bandwidth.named(&names)),
+            requests: None,
             timeline,
         }
+    }
+
+    /// The same record with the requests completed per window (named as its jobs are).
+    pub fn with_requests(mut self, requests: RequestSeries) -> Self {
+        let names: Vec<String> = self.jobs.iter().map(|job| job.name.clone()).collect();
+        self.requests = Some(requests.named(&names));
+        self
     }
 
     /// The same record under another heading.

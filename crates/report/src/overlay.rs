@@ -10,13 +10,17 @@
 //!   10 ms doubled, fio's `log_avg_msec`), so every run is put on the longest: each
 //!   recorded window's bytes are shared among the common windows it overlaps, in
 //!   proportion. Runs without a bandwidth record are named under the chart.
+//! - **IOPS over time**: the same, one line per run of the requests all its jobs completed
+//!   ([`crate::requests`]: ioslice's runs count them at the device, fio's `write_iops_log`
+//!   files give them), in common windows of the longest any run recorded; each line of the
+//!   unsmoothed view carries its counts per window (`data-counts`).
 
 use std::fmt::Write;
 
 use ioslice_core::Nanos;
 
 use crate::charts::latency::{self, LatencyLine};
-use crate::charts::timeseries::{self, Line, TimeChart};
+use crate::charts::timeseries::{self, Line, Measure, TimeChart};
 use crate::labels::labels;
 
 /// The palette's colours.
@@ -45,7 +49,32 @@ pub fn section(out: &mut String, runs: &[RunRecord]) {
     }
     out.push_str("</table>\n<p class=\"note\">Each run is labelled by the settings that differ between the runs (scheduler, device, tunables, job options; the file read when no setting differs).</p>\n");
     latency_overlay(out, runs, &labels);
-    bandwidth_overlay(out, runs, &labels);
+    let bytes: Vec<Option<Counts>> = runs
+        .iter()
+        .map(|run| {
+            let series = run.bandwidth.as_ref()?;
+            Some((
+                series.window_ns,
+                series.series.iter().map(|s| s.bytes.as_slice()).collect(),
+            ))
+        })
+        .collect();
+    time_overlay(out, &bytes, &labels, Measure::Bytes);
+    let requests: Vec<Option<Counts>> = runs
+        .iter()
+        .map(|run| {
+            let series = run.requests.as_ref()?;
+            Some((
+                series.window_ns,
+                series
+                    .series
+                    .iter()
+                    .map(|s| s.requests.as_slice())
+                    .collect(),
+            ))
+        })
+        .collect();
+    time_overlay(out, &requests, &labels, Measure::Requests);
     out.push_str("</section>\n");
 }
 
@@ -104,66 +133,114 @@ fn latency_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
     out.push_str(&latency::cdf("Latency CDF per run", &lines).figure());
 }
 
-fn bandwidth_overlay(out: &mut String, runs: &[RunRecord], labels: &[String]) {
-    out.push_str("<h3>Bandwidth over time</h3>\n");
-    let window_ns = runs
+/// A run's counts over time: its window, ns, and each of its series' counts per window.
+type Counts<'a> = (Nanos, Vec<&'a [u64]>);
+
+/// What the time overlay of a measure says and names.
+struct Wording {
+    heading: &'static str,
+    what: &'static str,
+    unit: &'static str,
+    id: &'static str,
+    kind: &'static str,
+    title: &'static str,
+}
+
+fn wording(measure: Measure) -> Wording {
+    match measure {
+        Measure::Bytes => Wording {
+            heading: "Bandwidth over time",
+            what: "bandwidth",
+            unit: BANDWIDTH_UNIT,
+            id: "overlay-bandwidth",
+            kind: "overlay",
+            title: "Bandwidth per run",
+        },
+        Measure::Requests => Wording {
+            heading: "IOPS over time",
+            what: "requests",
+            unit: "IOPS are completed requests per second",
+            id: "overlay-iops",
+            kind: "overlay-iops",
+            title: "IOPS per run",
+        },
+    }
+}
+
+/// One line per run with counts (`per_run[i]` of run `i`), its series summed and put on
+/// the longest window any run recorded.
+fn time_overlay(out: &mut String, per_run: &[Option<Counts>], labels: &[String], measure: Measure) {
+    let words = wording(measure);
+    let _ = writeln!(out, "<h3>{}</h3>", words.heading);
+    let window_ns = per_run
         .iter()
-        .filter_map(|run| run.bandwidth.as_ref())
-        .map(|b| b.window_ns)
+        .flatten()
+        .map(|(window, _)| *window)
         .max()
         .unwrap_or(0);
-    let totals: Vec<(String, Vec<u64>)> = runs
+    let totals: Vec<(String, Vec<u64>)> = per_run
         .iter()
         .zip(labels)
-        .filter_map(|(run, label)| {
-            let series = run.bandwidth.as_ref()?;
-            Some((label.clone(), rebinned(series, window_ns)))
+        .filter_map(|(counts, label)| {
+            let (from, lines) = counts.as_ref()?;
+            Some((label.clone(), rebinned(*from, lines, window_ns)))
         })
         .collect();
-    let without: Vec<&str> = runs
+    let without: Vec<&str> = per_run
         .iter()
         .zip(labels)
-        .filter(|(run, _)| run.bandwidth.is_none())
+        .filter(|(counts, _)| counts.is_none())
         .map(|(_, label)| label.as_str())
         .collect();
     if totals.is_empty() {
-        out.push_str("<p class=\"missing\">No run recorded its bandwidth over time.</p>\n");
+        let _ = writeln!(
+            out,
+            "<p class=\"missing\">No run recorded its {} over time.</p>",
+            words.what
+        );
         return;
     }
     let _ = writeln!(
         out,
-        "<p class=\"note\">Each run's bytes over all its jobs and directions, in common windows of {} (the longest any run recorded). {}.</p>",
+        "<p class=\"note\">Each run's {} over all its jobs and directions, in common windows of {} (the longest any run recorded). {}.</p>",
+        match measure {
+            Measure::Bytes => "bytes",
+            Measure::Requests => "requests",
+        },
         escape(&latency_label(window_ns as f64)),
-        escape(BANDWIDTH_UNIT)
+        escape(words.unit)
     );
     let lines = Line::of_pairs(&totals);
     out.push_str(&timeseries::render(&TimeChart {
-        id: "overlay-bandwidth".to_string(),
-        kind: "overlay",
-        title: "Bandwidth per run".to_string(),
+        id: words.id.to_string(),
+        kind: words.kind,
+        title: words.title.to_string(),
         window_ns,
         lines,
         slice_ns: None,
+        measure,
+        counts_attribute: measure == Measure::Requests,
     }));
     if !without.is_empty() {
         let _ = writeln!(
             out,
-            "<p class=\"missing\">Not drawn, no bandwidth over time recorded: {}.</p>",
+            "<p class=\"missing\">Not drawn, no {} over time recorded: {}.</p>",
+            words.what,
             escape(&without.join("; "))
         );
     }
 }
 
-/// All of `series`' bytes in windows of `window_ns`, each recorded window's bytes shared
-/// among the windows it overlaps in proportion to the overlap.
-pub fn rebinned(series: &crate::bandwidth::BandwidthSeries, window_ns: Nanos) -> Vec<u64> {
+/// The sum of `lines` (counts per window of `from` ns) in windows of `window_ns`, each
+/// recorded window's count shared among the windows it overlaps in proportion to the
+/// overlap (truncated).
+pub fn rebinned(from: Nanos, lines: &[&[u64]], window_ns: Nanos) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
-    let from = series.window_ns;
     if from == 0 || window_ns == 0 {
         return out;
     }
-    for s in &series.series {
-        for (i, &bytes) in s.bytes.iter().enumerate() {
+    for line in lines {
+        for (i, &bytes) in line.iter().enumerate() {
             let (start, end) = (i as u64 * from, (i as u64 + 1) * from);
             let mut at = start;
             while at < end {
@@ -184,35 +261,17 @@ pub fn rebinned(series: &crate::bandwidth::BandwidthSeries, window_ns: Nanos) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandwidth::{BandwidthSeries, ProcessSeries};
-
-    fn series(window_ns: Nanos, lines: &[&[u64]]) -> BandwidthSeries {
-        BandwidthSeries {
-            window_ns,
-            series: lines
-                .iter()
-                .enumerate()
-                .map(|(i, bytes)| ProcessSeries {
-                    process: i as u32 + 1,
-                    name: format!("j{i}"),
-                    direction: "read".into(),
-                    bytes: bytes.to_vec(),
-                })
-                .collect(),
-        }
-    }
 
     #[test]
     fn a_run_goes_onto_longer_windows_summed_over_its_lines() {
-        let s = series(10, &[&[1, 2, 3, 4, 5], &[10, 20, 30, 40, 50]]);
-        assert_eq!(rebinned(&s, 20), [33, 77, 55]);
-        assert_eq!(rebinned(&s, 10), [11, 22, 33, 44, 55]);
+        let lines: [&[u64]; 2] = [&[1, 2, 3, 4, 5], &[10, 20, 30, 40, 50]];
+        assert_eq!(rebinned(10, &lines, 20), [33, 77, 55]);
+        assert_eq!(rebinned(10, &lines, 10), [11, 22, 33, 44, 55]);
     }
 
     #[test]
     fn windows_that_do_not_divide_share_their_bytes_by_overlap() {
         // 40 ns windows onto 100 ns: the third (80..120) gives half to each.
-        let s = series(40, &[&[400, 400, 400, 400]]);
-        assert_eq!(rebinned(&s, 100), [1000, 600]);
+        assert_eq!(rebinned(40, &[&[400, 400, 400, 400]], 100), [1000, 600]);
     }
 }

@@ -132,8 +132,35 @@ fn log_names_and_lines_that_are_not_fios_are_one_line_errors() {
     let error = fio_log::parse("1, 2, 7, 0, 0\n", "j_lat.1.log").unwrap_err();
     assert!(error.contains("direction `7`"), "{error}");
     let error =
-        fio_log::runs(&[("j_iops.1.log".to_string(), "10, 5, 0, 0, 0\n".to_string())]).unwrap_err();
-    assert!(error.starts_with("j: only IOPS"), "{error}");
+        fio_log::runs(&[("j_slat.1.log".to_string(), "10, 5, 0, 0, 0\n".to_string())]).unwrap_err();
+    assert!(error.starts_with("j: only submission latency"), "{error}");
+}
+
+#[test]
+fn iops_logs_give_requests_per_window_beside_the_bytes() {
+    // Averaged (block size 0): 50 IOPS over 0..100 ms, 30 over 100..200, 40 over 200..300.
+    let iops = "100, 50, 0, 0, 0\n200, 30, 0, 0, 0\n300, 40, 0, 0, 0\n";
+    let bw = "100, 200, 0, 0, 0\n200, 120, 0, 0, 0\n300, 160, 0, 0, 0\n";
+    let runs = fio_log::runs(&[
+        ("j_iops.1.log".to_string(), iops.to_string()),
+        ("j_bw.1.log".to_string(), bw.to_string()),
+    ])
+    .expect("logs read");
+    let requests = runs[0].requests.as_ref().expect("requests");
+    assert_eq!(requests.window_ns, 100_000_000);
+    assert_eq!(requests.series[0].requests, [5, 3, 4]);
+    let bytes = runs[0].bandwidth.as_ref().expect("bytes");
+    assert_eq!(bytes.series[0].bytes, [20_480, 12_288, 16_384]);
+    let direction = &runs[0].jobs[0].directions[0];
+    assert_eq!((direction.total_ios, direction.io_bytes), (12, 49_152));
+    // A line per request (block size > 0) is one request, in the window of its time.
+    let each = "1, 1, 1, 4096, 0\n2, 1, 1, 4096, 4096\n7, 1, 1, 4096, 8192\n";
+    let runs = fio_log::runs(&[("k_iops.1.log".to_string(), each.to_string())]).expect("read");
+    let requests = runs[0].requests.as_ref().expect("requests");
+    // Windows of the median gap between lines, 5 ms: two requests, then one.
+    assert_eq!(requests.window_ns, 5_000_000);
+    assert_eq!(requests.series[0].requests, [2, 1]);
+    assert!(runs[0].bandwidth.is_none(), "no bandwidth log, no bytes");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The runs drawn together, in headless Chromium: a page of two simulated runs of one
-//! reader (deadline and cfq) draws two series on one latency percentile chart, one CDF and
-//! one bandwidth chart of its overlay, labelled by their schedulers, with legends beside
+//! reader (deadline and cfq) draws two series on one latency percentile chart, one CDF, one
+//! bandwidth chart and one IOPS chart of its overlay, labelled by their schedulers, with legends beside
 //! the plots and never over them. Skipped, saying why, when no Chromium is installed.
 
 mod common;
@@ -68,9 +68,10 @@ fn two_runs_share_a_latency_chart_and_a_bandwidth_chart_with_legends_beside_them
         [
             "chart chart-percentiles",
             "chart chart-cdf",
-            "chart chart-overlay"
+            "chart chart-overlay",
+            "chart chart-overlay-iops"
         ],
-        "one latency percentile chart, one CDF, one bandwidth chart"
+        "one latency percentile chart, one CDF, one bandwidth chart, one IOPS chart"
     );
     for chart in charts {
         let kind = &chart["kind"];

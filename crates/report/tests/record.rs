@@ -249,6 +249,7 @@ fn the_page_draws_every_chart_with_data() {
         "cdf",
         "bars",
         "overlay",
+        "overlay-iops",
     ] {
         assert!(
             html.contains(&format!("class=\"chart chart-{kind}\"")),
@@ -258,8 +259,8 @@ fn the_page_draws_every_chart_with_data() {
     let charts: Vec<&str> = html.split("<svg class=\"chart chart-").skip(1).collect();
     // Two runs × (bandwidth, percentiles, cdf) + one cgroup stack + one plain comparison
     // chart + one chart per cell of the cgroup comparison + the two runs together
-    // (percentiles, cdf, bandwidth).
-    assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1 + 3);
+    // (percentiles, cdf, bandwidth, IOPS).
+    assert_eq!(charts.len(), 2 * 3 + 1 + 1 + 1 + 4);
     for chart in &charts {
         let points: usize = chart
             .split("data-points=\"")

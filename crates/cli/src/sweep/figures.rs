@@ -1,6 +1,6 @@
-//! What a sweep keeps of one point's run: per job and in total, the bandwidth and IOPS
-//! (whole units per second of runtime, so that sums are exact) and the completion-latency
-//! percentiles over every direction.
+//! What a sweep keeps of one point's run: per job (with its cgroup) and in total, the
+//! bandwidth and IOPS (whole units per second of runtime, so that sums are exact) and the
+//! completion-latency percentiles over every direction.
 
 use crate::compare::measure::per_second;
 use ioslice_fio::{JobReport, LatencyStats, RunReport};
@@ -44,6 +44,10 @@ pub struct JobFigures {
     pub name: String,
     /// Its 1-based index in the run.
     pub pid: u32,
+    /// Its cgroup path, empty for the root (and in point files written before groups were
+    /// kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cgroup: String,
     /// Bytes per second, all directions.
     pub bw_bytes: u64,
     /// Requests per second, all directions.
@@ -117,6 +121,7 @@ fn job(job: &JobReport) -> JobFigures {
     JobFigures {
         name: job.description.name.clone(),
         pid: job.description.pid,
+        cgroup: job.description.cgroup.trim_matches('/').to_string(),
         bw_bytes: per_second(bytes, stats.runtime),
         iops: per_second(ios, stats.runtime),
         clat_ns: Clat::of(&clat),

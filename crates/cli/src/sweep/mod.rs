@@ -15,7 +15,10 @@ mod cluster;
 mod figures;
 pub mod grid;
 mod page;
+mod per_job;
 mod store;
+pub mod units;
+mod view;
 
 use crate::compare::execute::{in_parallel, simulate};
 use figures::{figures, PointResult};

@@ -1,10 +1,11 @@
 //! The sweep's HTML page: per figure (total bandwidth, IOPS, p99 completion latency), the
 //! lines over the first axis with a line per value of the others, and, with two axes or
 //! more, the bars over the first two in 3D (one chart per value of any further axes); each
-//! value is the mean over seeds with the min–max spread drawn. Then every point in a table.
+//! value is the mean over seeds with the min–max spread drawn. Then each job's bandwidth and
+//! each cgroup's share ([`super::per_job`]), and every point in a table. Axis values are
+//! written with their units ([`super::units`]).
 //! The charts are the report's ([`ioslice_report::charts::sweep`]).
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
 use ioslice_report::charts::sweep::{bars3d, lines, Grid, Spread, SweepLine};
@@ -12,6 +13,7 @@ use ioslice_report::text::escape;
 
 use super::figures::PointResult;
 use super::store::Merged;
+use super::view::{key, View};
 
 /// A figure the page charts: its title, unit and how to read it from a point.
 struct Figure {
@@ -38,19 +40,11 @@ const FIGURES: [Figure; 3] = [
     },
 ];
 
-/// Axis values of a point, in axis order.
-fn key(point: &PointResult) -> Vec<String> {
-    point
-        .axes
-        .values()
-        .map(|v| v.as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 /// The page.
 pub fn render(merged: &Merged) -> String {
     let definition = merged.definition;
     let axes = &definition.axes;
+    let view = View::of(merged);
     let mut body = String::new();
     let _ = writeln!(
         body,
@@ -69,43 +63,26 @@ pub fn render(merged: &Merged) -> String {
             escape(&merged.missing[0])
         );
     }
-    let mut by_key: HashMap<Vec<String>, Vec<&PointResult>> = HashMap::new();
-    for point in &merged.points {
-        by_key.entry(key(point)).or_default().push(point);
-    }
-    let spread = |values: &[String], figure: &Figure| {
-        by_key.get(values).and_then(|points| {
-            Spread::of(&points.iter().map(|p| (figure.value)(p)).collect::<Vec<_>>())
-        })
-    };
-    let one = vec!["all".to_string()];
-    let (x_name, x_values) = axes
-        .first()
-        .map_or(("point", &one), |a| (a.name.as_str(), &a.values));
-    let rest = combinations(axes.iter().skip(1).map(|a| a.values.as_slice()));
+    let (x_name, x_values, x_labels) = view.x();
+    let rest = view.combinations(1);
     for figure in &FIGURES {
+        let value = |p: &PointResult| Some((figure.value)(p));
         let _ = writeln!(body, "<h2>{} ({})</h2>", figure.title, figure.unit);
         let series: Vec<SweepLine> = rest
             .iter()
             .map(|others| SweepLine {
-                name: line_name(axes.iter().skip(1).map(|a| a.name.as_str()), others),
+                name: view.name(1, others),
                 values: x_values
                     .iter()
-                    .map(|x| {
-                        let mut values = Vec::new();
-                        if !axes.is_empty() {
-                            values.push(x.clone());
-                        }
-                        values.extend(others.iter().cloned());
-                        spread(&values, figure)
-                    })
+                    .map(|x| view.spread(&view.at(x, others), value))
                     .collect(),
             })
             .collect();
-        body.push_str(&lines(figure.title, figure.unit, x_name, x_values, &series).figure());
+        body.push_str(&lines(figure.title, figure.unit, x_name, &x_labels, &series).figure());
         if axes.len() >= 2 {
             let z = &axes[1];
-            for further in combinations(axes.iter().skip(2).map(|a| a.values.as_slice())) {
+            let z_labels: Vec<String> = z.values.iter().map(|v| view.label(1, v)).collect();
+            for further in view.combinations(2) {
                 let cells: Vec<Vec<Option<Spread>>> = z
                     .values
                     .iter()
@@ -115,59 +92,28 @@ pub fn render(merged: &Merged) -> String {
                             .map(|x| {
                                 let mut values = vec![x.clone(), zv.clone()];
                                 values.extend(further.iter().cloned());
-                                spread(&values, figure)
+                                view.spread(&values, value)
                             })
                             .collect()
                     })
                     .collect();
-                let suffix = line_name(axes.iter().skip(2).map(|a| a.name.as_str()), &further);
                 let title = if further.is_empty() {
                     figure.title.to_string()
                 } else {
-                    format!("{} at {suffix}", figure.title)
+                    format!("{} at {}", figure.title, view.name(2, &further))
                 };
                 let grid = Grid {
-                    x: (x_name, x_values),
-                    z: (&z.name, &z.values),
+                    x: (x_name, &x_labels),
+                    z: (&z.name, &z_labels),
                     cells: &cells,
                 };
                 body.push_str(&bars3d(&title, figure.unit, &grid).figure());
             }
         }
     }
+    body.push_str(&super::per_job::section(&view, &merged.points));
     body.push_str(&table(merged));
     ioslice_report::html::standalone(&format!("ioslice sweep: {}", definition.job_file), &body)
-}
-
-/// Every combination of the lists' values, the first list outermost; one empty one for none.
-fn combinations<'a>(lists: impl Iterator<Item = &'a [String]>) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = vec![Vec::new()];
-    for list in lists {
-        out = out
-            .into_iter()
-            .flat_map(|prefix| {
-                list.iter().map(move |value| {
-                    let mut next = prefix.clone();
-                    next.push(value.clone());
-                    next
-                })
-            })
-            .collect();
-    }
-    out
-}
-
-/// `sched=bfq iodepth=4`, or `all` for no axes.
-fn line_name<'a>(names: impl Iterator<Item = &'a str>, values: &[String]) -> String {
-    let parts: Vec<String> = names
-        .zip(values)
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect();
-    if parts.is_empty() {
-        "all".to_string()
-    } else {
-        parts.join(" ")
-    }
 }
 
 /// Every point: its axes, seed and total figures.

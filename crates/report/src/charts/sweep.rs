@@ -1,7 +1,8 @@
 //! A sweep's charts, as fio-plot draws a study: lines over one axis with a line per value
 //! of the others ([`lines`]), and bars over two axes drawn in an oblique 3D projection
 //! ([`bars3d`]). Each value is the mean over seeds; the seeds' spread (min to max) is an
-//! error bar on each line point and a whisker on each bar.
+//! error bar on each line point and a whisker on each bar. A chart of lines carries their
+//! means as `data-values` ([`values_attribute`]), for a reader or a test to check.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -141,7 +142,27 @@ pub fn lines(
         .enumerate()
         .map(|(i, line)| (line.name.clone(), Swatch::Line(i)))
         .collect();
+    if chart.points > 0 {
+        let marks = format!("<svg data-values=\"{}\" ", values_attribute(lines));
+        chart.svg = chart.svg.replacen("<svg ", &marks, 1);
+    }
     chart
+}
+
+/// The lines' means as the chart's `data-values`: a line's values separated by spaces, `-`
+/// where a point is missing, lines separated by `;`, in legend order.
+pub fn values_attribute(lines: &[SweepLine]) -> String {
+    lines
+        .iter()
+        .map(|line| {
+            line.values
+                .iter()
+                .map(|v| v.map_or_else(|| "-".to_string(), |s| s.mean.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// The bars of a 3D chart: `cells[z][x]` over `x_labels` (across) and `z_labels` (into the

@@ -1,17 +1,18 @@
-//! Bandwidth over time, per job and per cgroup: one SVG drawn here (not by plotters, which
-//! cannot give each view its own group, nor dash a line) with a layer per view, and two
-//! controls above it that pick the layer.
+//! Bandwidth (or IOPS) over time, per job and per cgroup: one SVG drawn here (not by
+//! plotters, which cannot give each view its own group, nor dash a line) with a layer per
+//! view, and two controls above it that pick the layer. A chart counts bytes or requests
+//! per window ([`Measure`]).
 //!
-//! - **bandwidth**: a moving average over a smoothing window the reader picks among
-//!   [`smoothing::levels`], starting at [`smoothing::default_window`]; the layer says its
-//!   window on the chart.
-//! - **bytes done**: what each line has completed by each moment.
-//! - **share of bytes done**: each line's share of what all lines have completed by each
-//!   moment, where weighted shares converge.
+//! - **bandwidth** (**IOPS**): a moving average over a smoothing window the reader picks
+//!   among [`smoothing::levels`], starting at [`smoothing::default_window`]; the layer says
+//!   its window on the chart.
+//! - **bytes done** (**requests done**): what each line has completed by each moment.
+//! - **share of bytes done** (**of requests done**): each line's share of what all lines
+//!   have completed by each moment, where weighted shares converge.
 //!
 //! Without a script the default layer shows; the page's script ([`SCRIPT`]) switches layers.
 //! Bandwidth is in MB/s and bytes in MB of 10⁶ bytes (the terminal's tables print KB/s of
-//! 1000 bytes). The legend is beside the chart, outside its plotting area; lines take their
+//! 1000 bytes); requests are counted whole, IOPS per second. The legend is beside the chart, outside its plotting area; lines take their
 //! colour and dash from [`super::palette`].
 
 use std::fmt::Write;
@@ -44,22 +45,69 @@ win.addEventListener('change', show);\
 show();\
 });";
 
-/// One named series of bytes per window.
+/// What a chart's lines count per window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Bytes: bandwidth in MB/s, MB done.
+    Bytes,
+    /// Requests: IOPS, requests done.
+    Requests,
+}
+
+impl Measure {
+    /// The rate view's name in the view control.
+    fn rate_view(self) -> &'static str {
+        match self {
+            Measure::Bytes => "bandwidth",
+            Measure::Requests => "IOPS",
+        }
+    }
+
+    /// What is counted, plural (`bytes`, `requests`).
+    fn counted(self) -> &'static str {
+        match self {
+            Measure::Bytes => "bytes",
+            Measure::Requests => "requests",
+        }
+    }
+
+    /// The rate's unit and the count a unit of it is.
+    fn rate_unit(self) -> (&'static str, f64) {
+        match self {
+            Measure::Bytes => ("MB/s", 1e6),
+            Measure::Requests => ("IOPS", 1.0),
+        }
+    }
+
+    /// The cumulative view's unit, its caption and the count a unit of it is.
+    fn done_unit(self) -> (&'static str, &'static str, f64) {
+        match self {
+            Measure::Bytes => ("MB done", "MB completed since the start of the run", 1e6),
+            Measure::Requests => (
+                "requests done",
+                "requests completed since the start of the run",
+                1.0,
+            ),
+        }
+    }
+}
+
+/// One named series of counts (bytes or requests) per window.
 pub struct Line<'a> {
     /// Legend text.
     pub name: String,
-    /// Bytes per window.
-    pub bytes: &'a [u64],
+    /// Bytes or requests per window.
+    pub counts: &'a [u64],
 }
 
 impl<'a> Line<'a> {
-    /// A line per `(legend, bytes per window)` pair, in order.
+    /// A line per `(legend, counts per window)` pair, in order.
     pub fn of_pairs(pairs: &'a [(String, Vec<u64>)]) -> Vec<Self> {
         pairs
             .iter()
-            .map(|(name, bytes)| Line {
+            .map(|(name, counts)| Line {
                 name: name.clone(),
-                bytes,
+                counts,
             })
             .collect()
     }
@@ -79,6 +127,11 @@ pub struct TimeChart<'a> {
     pub lines: Vec<Line<'a>>,
     /// The scheduler's time slice, ns, when it has one (for the default window).
     pub slice_ns: Option<Nanos>,
+    /// What the lines count.
+    pub measure: Measure,
+    /// Whether each line of the unsmoothed layer carries its counts per window as
+    /// `data-counts` (for the overlays, whose few lines a reader or a test may check).
+    pub counts_attribute: bool,
 }
 
 /// One layer's y axis and values, per line: `(x in s, y)`.
@@ -94,7 +147,12 @@ struct Layer {
 
 /// The chart as a `<figure>`: controls, SVG, legend.
 pub fn render(chart: &TimeChart) -> String {
-    let windows = chart.lines.iter().map(|l| l.bytes.len()).max().unwrap_or(0);
+    let windows = chart
+        .lines
+        .iter()
+        .map(|l| l.counts.len())
+        .max()
+        .unwrap_or(0);
     if windows == 0 || chart.window_ns == 0 {
         return format!(
             "<p class=\"chart-error\">{} could not be drawn: no completed I/O was recorded</p>\n",
@@ -115,10 +173,12 @@ pub fn render(chart: &TimeChart) -> String {
     let _ = write!(
         out,
         "<figure class=\"chart-box ts\" id=\"{}\"><div class=\"ts-controls\"><label>view <select class=\"ts-view\">\
-         <option value=\"rate\" selected>bandwidth</option><option value=\"bytes\">bytes done</option>\
-         <option value=\"share\">share of bytes done</option></select></label> \
+         <option value=\"rate\" selected>{rate}</option><option value=\"bytes\">{counted} done</option>\
+         <option value=\"share\">share of {counted} done</option></select></label> \
          <label>smoothing window <select class=\"ts-window\">",
-        escape(&chart.id)
+        escape(&chart.id),
+        rate = chart.measure.rate_view(),
+        counted = chart.measure.counted()
     );
     for level in &levels {
         let _ = write!(
@@ -159,7 +219,10 @@ pub fn render(chart: &TimeChart) -> String {
         } else {
             false
         };
-        draw_layer(&mut out, layer, run_s, shown);
+        let counts =
+            (chart.counts_attribute && layer.view == "rate" && layer.window_ns == chart.window_ns)
+                .then_some(&chart.lines);
+        draw_layer(&mut out, layer, run_s, shown, counts);
     }
     let _ = write!(
         out,
@@ -196,29 +259,30 @@ fn level_name(level: &Level) -> String {
 
 fn rate_layer(chart: &TimeChart, level: &Level) -> Layer {
     let window_s = chart.window_ns as f64 / 1e9;
+    let (unit, per_unit) = chart.measure.rate_unit();
     let lines: Vec<Vec<(f64, f64)>> = chart
         .lines
         .iter()
         .map(|line| {
             smoothing::moving_average(
-                line.bytes,
+                line.counts,
                 level.windows,
                 chart.window_ns,
                 smoothing::line_points(chart.lines.len()),
             )
             .into_iter()
-            .map(|(i, bytes_per_s)| ((i as f64 + 0.5) * window_s, bytes_per_s / 1e6))
+            .map(|(i, per_s)| ((i as f64 + 0.5) * window_s, per_s / per_unit))
             .collect()
         })
         .collect();
     let caption = if level.windows == 1 {
         format!(
-            "MB/s in each {} window as recorded (no smoothing)",
+            "{unit} in each {} window as recorded (no smoothing)",
             latency_label(chart.window_ns as f64)
         )
     } else {
         format!(
-            "MB/s, moving average over {} ({} windows of {})",
+            "{unit}, moving average over {} ({} windows of {})",
             latency_label(level.span_ns() as f64),
             level.windows,
             latency_label(chart.window_ns as f64)
@@ -228,7 +292,7 @@ fn rate_layer(chart: &TimeChart, level: &Level) -> Layer {
         view: "rate",
         window_ns: level.span_ns(),
         caption,
-        unit: "MB/s",
+        unit,
         y_max: max_of(&lines),
         percent: false,
         lines,
@@ -251,13 +315,14 @@ fn sampled(values: &[f64], window_s: f64, lines: usize) -> Vec<(f64, f64)> {
 
 fn bytes_layer(chart: &TimeChart) -> Layer {
     let window_s = chart.window_ns as f64 / 1e9;
+    let (unit, caption, per_unit) = chart.measure.done_unit();
     let lines: Vec<Vec<(f64, f64)>> = chart
         .lines
         .iter()
         .map(|line| {
-            let done: Vec<f64> = smoothing::cumulative(line.bytes)
+            let done: Vec<f64> = smoothing::cumulative(line.counts)
                 .into_iter()
-                .map(|b| b as f64 / 1e6)
+                .map(|b| b as f64 / per_unit)
                 .collect();
             sampled(&done, window_s, chart.lines.len())
         })
@@ -265,8 +330,8 @@ fn bytes_layer(chart: &TimeChart) -> Layer {
     Layer {
         view: "bytes",
         window_ns: 0,
-        caption: "MB completed since the start of the run".to_string(),
-        unit: "MB done",
+        caption: caption.to_string(),
+        unit,
         y_max: max_of(&lines),
         percent: false,
         lines,
@@ -275,8 +340,8 @@ fn bytes_layer(chart: &TimeChart) -> Layer {
 
 fn share_layer(chart: &TimeChart) -> Layer {
     let window_s = chart.window_ns as f64 / 1e9;
-    let bytes: Vec<&[u64]> = chart.lines.iter().map(|l| l.bytes).collect();
-    let lines: Vec<Vec<(f64, f64)>> = smoothing::shares(&bytes)
+    let counts: Vec<&[u64]> = chart.lines.iter().map(|l| l.counts).collect();
+    let lines: Vec<Vec<(f64, f64)>> = smoothing::shares(&counts)
         .into_iter()
         .map(|share| {
             let percent: Vec<f64> = share.into_iter().map(|s| s * 100.0).collect();
@@ -286,8 +351,14 @@ fn share_layer(chart: &TimeChart) -> Layer {
     Layer {
         view: "share",
         window_ns: 0,
-        caption: "share of all the bytes these lines completed since the start".to_string(),
-        unit: "% of bytes done",
+        caption: format!(
+            "share of all the {} these lines completed since the start",
+            chart.measure.counted()
+        ),
+        unit: match chart.measure {
+            Measure::Bytes => "% of bytes done",
+            Measure::Requests => "% of requests done",
+        },
         y_max: 100.0,
         percent: true,
         lines,
@@ -338,7 +409,14 @@ fn x_axis(out: &mut String, run_s: f64) {
     );
 }
 
-fn draw_layer(out: &mut String, layer: &Layer, run_s: f64, shown: bool) {
+/// Draw `layer`; with `counts`, each line carries its line's counts per window.
+fn draw_layer(
+    out: &mut String,
+    layer: &Layer,
+    run_s: f64,
+    shown: bool,
+    counts: Option<&Vec<Line>>,
+) {
     let _ = write!(
         out,
         "<g class=\"ts-layer\" data-view=\"{}\" data-window-ns=\"{}\"{}>",
@@ -382,9 +460,15 @@ fn draw_layer(out: &mut String, layer: &Layer, run_s: f64, shown: bool) {
     );
     for (index, line) in layer.lines.iter().enumerate() {
         let (colour, dash) = style(index);
+        let data = counts
+            .and_then(|lines| lines.get(index))
+            .map_or_else(String::new, |line| {
+                let values: Vec<String> = line.counts.iter().map(u64::to_string).collect();
+                format!(" data-counts=\"{}\"", values.join(" "))
+            });
         let _ = write!(
             out,
-            "<polyline class=\"ts-line\" data-series=\"{index}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"",
+            "<polyline class=\"ts-line\" data-series=\"{index}\"{data} fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"",
             hex(colour),
             dash.dasharray()
                 .map_or_else(String::new, |d| format!(" stroke-dasharray=\"{d}\""))
@@ -415,9 +499,11 @@ mod tests {
             window_ns: 40_000_000,
             lines: vec![Line {
                 name: "a".into(),
-                bytes,
+                counts: bytes,
             }],
             slice_ns: Some(100_000_000),
+            measure: Measure::Bytes,
+            counts_attribute: false,
         })
     }
 

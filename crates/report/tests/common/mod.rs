@@ -101,12 +101,14 @@ fn simulate_with(
         &mut Tee::both(&mut bandwidth, &mut timeline),
     )
     .expect("job runs");
+    let (bytes, requests) = bandwidth.finish_with_requests();
     let record = RunRecord::new(
         &outcome.report,
         Settings::simulated(name, &config),
-        bandwidth.finish(),
+        bytes,
         Some(timeline.finish()),
-    );
+    )
+    .with_requests(requests);
     (outcome.report, record)
 }
 
