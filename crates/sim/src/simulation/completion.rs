@@ -23,16 +23,22 @@ impl Simulation<'_> {
             self.disk.ios[d] += 1;
             self.disk.service_ns[d] += self.now - dispatch_time;
         }
-        self.finish_request(request, dispatch_time);
+        let error = self.device.take_error(tag);
+        self.finish_request(request, dispatch_time, error);
     }
 
     /// A request the device (or a null engine) is done with: the policy hears of it, then
     /// every I/O in it (and whatever merged into it) completes.
-    pub(super) fn finish_request(&mut self, request: Request, dispatch_time: Nanos) {
+    pub(super) fn finish_request(
+        &mut self,
+        request: Request,
+        dispatch_time: Nanos,
+        error: Option<i32>,
+    ) {
         let completion = Completion {
             request,
             dispatch_time,
-            error: None,
+            error,
         };
         if self.trace.is_some() {
             self.complete_traced(&completion);
@@ -40,8 +46,24 @@ impl Simulation<'_> {
             self.scheduler.complete(&completion, self.now);
         }
         for id in completion.request.ids() {
-            self.complete_io(id.0);
+            match error {
+                Some(errno) => self.fail_io(id.0, errno),
+                None => self.complete_io(id.0),
+            }
         }
+    }
+
+    /// An I/O of a job that the device failed: the job hears of the error, and the process
+    /// reaps it without counting its bytes.
+    fn fail_io(&mut self, id: u64, errno: i32) {
+        let Some(io) = self.pending.remove(id) else {
+            // Writeback and read-ahead requests carry no job's error.
+            self.complete_io(id);
+            return;
+        };
+        self.io_failed(&io, errno);
+        self.completed += 1;
+        self.after_completion(io.process);
     }
 
     pub(super) fn complete_io(&mut self, id: u64) {
@@ -86,15 +108,20 @@ impl Simulation<'_> {
                 });
             }
         }
-        if null_engine {
-            self.schedule_null_reap(io.process);
+        self.after_completion(io.process);
+    }
+
+    /// The process reaps a completion after the host's latency (or its null engine's).
+    fn after_completion(&mut self, process: u32) {
+        if self.processes[process as usize].null_engine {
+            self.schedule_null_reap(process);
         } else if self.host_latency == 0 {
-            self.reap(io.process);
+            self.reap(process);
         } else {
             // Completions come in time order and the host latency is fixed: reaps fall due
             // in the order they are scheduled.
             self.events
-                .push_in_order(self.now + self.host_latency, Event::Reap(io.process));
+                .push_in_order(self.now + self.host_latency, Event::Reap(process));
         }
     }
 

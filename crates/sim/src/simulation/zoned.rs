@@ -1,0 +1,272 @@
+//! Zoned devices in the simulator: which elevators the kernel lets run on one and the zone
+//! layout it hands mq-deadline, fio's zone mode for them (`zonemode=zbd`: writes placed at
+//! write pointers), and what a request the device failed does to its job.
+//!
+//! The kernel modelled is Linux 5.8 to 6.9. There a host-managed disk requires an elevator
+//! with the `ELEVATOR_F_ZBD_SEQ_WRITE` feature (`sd_zbc` sets it as a required feature of
+//! the queue, `elv_support_features` refuses others): mq-deadline, whose zone write locking
+//! keeps one write per sequential zone at the device, is the only one, and `none` (noop
+//! here) is allowed too, with nothing to keep writes in order. Linux 6.10 replaced zone
+//! write locking with zone write plugging above the elevator, under which any elevator
+//! keeps a zone's writes in order; ioslice models the earlier kernels, whose elevator is
+//! what makes the difference.
+//!
+//! fio in zone mode `zbd` keeps its own write pointer per zone, advanced as it issues a
+//! write and shared by every job on the device (fio's `zbd_info`), and places each write
+//! at the pointer of the zone its offset falls in (`zbd_adjust_block`): a sequential writer
+//! writes each zone from its pointer on, a random writer writes a random zone at its
+//! pointer. With `max_open_zones` (the job's, else the device's), a write to a zone not
+//! yet open while that many are goes to one of the open zones instead. A write that no
+//! longer fits in its zone resets the zone first (fio's `zbd_reset_zone`, a `BLKRESETZONE`
+//! ioctl); the reset takes no device time here. Reads are left where the job puts them
+//! (the drive returns fill data beyond a write pointer); fio would move them below it
+//! (`read_beyond_wp=0`). Sources: fio 3.3x `zbd.c` and its HOWTO (`zonemode`,
+//! `max_open_zones`), Linux `block/elevator.c`, `drivers/scsi/sd_zbc.c`,
+//! `block/mq-deadline.c` (5.8–6.9). This is our own code.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ioslice_core::request::SECTOR_SIZE;
+use ioslice_core::tunable::SchedSpec;
+use ioslice_fio::pattern::{DataDirection, IoUnit};
+use ioslice_fio::{JobFile, ZoneMode};
+
+use super::{PendingIo, SimError, Simulation};
+use crate::device::ZoneGeometry;
+
+/// The elevators a zoned device takes: mq-deadline (told the zone layout) and noop.
+pub(super) fn scheduler_for(
+    spec: &SchedSpec,
+    zones: Option<ZoneGeometry>,
+    device: &str,
+) -> Result<SchedSpec, SimError> {
+    let Some(zones) = zones else {
+        return Ok(spec.clone());
+    };
+    let name = ioslice_core::registry::lookup(&spec.name)
+        .map_err(SimError::Scheduler)?
+        .name;
+    match name {
+        "noop" => Ok(spec.clone()),
+        "mq-deadline" => {
+            let mut spec = spec.clone();
+            for (key, value) in [
+                ("zone_sectors", zones.zone_sectors),
+                ("conventional_zones", zones.conventional),
+            ] {
+                if !spec.settings.iter().any(|(k, _)| k == key) {
+                    spec.settings.push((key.to_string(), value.to_string()));
+                }
+            }
+            Ok(spec)
+        }
+        other => Err(SimError::Zoned(format!(
+            "scheduler `{other}` cannot run on the zoned device {device} (Linux 5.8–6.9 takes only elevators with zoned write support): expected mq-deadline or noop"
+        ))),
+    }
+}
+
+/// Refuses fio's zone mode on a device without zones.
+pub(super) fn check_zbd(
+    job_file: &JobFile,
+    zones: Option<ZoneGeometry>,
+    device: &str,
+) -> Result<(), SimError> {
+    for job in &job_file.jobs {
+        if job.zone_mode != ZoneMode::Zbd {
+            continue;
+        }
+        let Some(zones) = zones else {
+            return Err(SimError::Job(format!(
+                "job {}: zonemode=zbd needs a zoned device, and {device} has no zones: expected --device sim:smr",
+                job.name
+            )));
+        };
+        let device_bytes = zones.zone_sectors * SECTOR_SIZE;
+        if job.zone_size != 0 && job.zone_size != device_bytes {
+            return Err(SimError::Job(format!(
+                "job {}: zonesize={} does not match the zone size of {device}, {device_bytes} bytes: expected zonesize={device_bytes} or none",
+                job.name, job.zone_size
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// fio's view of the zones it writes (`zbd_info`): the write pointer of each zone as far as
+/// fio has issued, and the zones it has open.
+#[derive(Debug, Clone)]
+pub(super) struct ZbdWriter {
+    geometry: ZoneGeometry,
+    issued: BTreeMap<u64, u64>,
+    open: BTreeSet<u64>,
+    /// Zones reset to make room.
+    resets: u64,
+}
+
+impl ZbdWriter {
+    pub(super) fn new(geometry: ZoneGeometry) -> Self {
+        Self {
+            geometry,
+            issued: BTreeMap::new(),
+            open: BTreeSet::new(),
+            resets: 0,
+        }
+    }
+
+    /// The zone a write to `zone` goes to under an open-zone limit of `max_open` (0: none):
+    /// itself if open or if there is room, else one of the open zones.
+    fn target(&self, zone: u64, max_open: u64) -> u64 {
+        let full = max_open > 0 && self.open.len() as u64 >= max_open;
+        if !full || self.open.contains(&zone) {
+            return zone;
+        }
+        let pick = (zone % self.open.len() as u64) as usize;
+        self.open.iter().nth(pick).copied().unwrap_or(zone)
+    }
+}
+
+/// What placing a write did: where it goes, and the zone to reset first, if any.
+struct Placement {
+    sector: u64,
+    reset: Option<(u64, u64)>,
+}
+
+impl Simulation<'_> {
+    /// fio's placement of a write in zone mode `zbd`; other I/O is left as it is.
+    pub(super) fn zbd_place(&mut self, index: u32, mut unit: IoUnit) -> IoUnit {
+        let process = &self.processes[index as usize];
+        let spec = &self.job_file.jobs[process.spec_index];
+        if spec.zone_mode != ZoneMode::Zbd || unit.direction != DataDirection::Write {
+            return unit;
+        }
+        let base = process.file_sectors[unit.file];
+        let sector = base + unit.offset / SECTOR_SIZE;
+        let sectors = unit.length.div_ceil(SECTOR_SIZE);
+        let max_open = spec.max_open_zones;
+        let Some(writer) = self.zbd.as_mut() else {
+            return unit;
+        };
+        let max_open = if max_open > 0 {
+            max_open
+        } else {
+            writer.geometry.max_open
+        };
+        let device = &*self.device;
+        let Some(placement) = place(writer, sector, sectors, max_open, |zone| {
+            device.write_pointer(zone)
+        }) else {
+            return unit;
+        };
+        if let Some((start, end)) = placement.reset {
+            self.device.reset_zones(start, end);
+            self.processes[index as usize].stats.zone_resets += 1;
+        }
+        unit.offset = placement.sector.saturating_sub(base) * SECTOR_SIZE;
+        unit
+    }
+
+    /// A request of a job failed with `errno`: the job counts it, remembers the first, and
+    /// stops issuing unless `continue_on_error` covers it, as fio does; the process then
+    /// reaps it as any completion.
+    pub(super) fn io_failed(&mut self, io: &PendingIo, errno: i32) {
+        let process = &mut self.processes[io.process as usize];
+        let spec = &self.job_file.jobs[process.spec_index];
+        let d = ioslice_fio::workload::direction_index(io.direction);
+        process.stats.directions[d].errors += 1;
+        if process.stats.error == 0 {
+            process.stats.error = errno;
+        }
+        let goes_on = ioslice_fio::errno::goes_on(
+            &spec.continue_on_error,
+            &spec.ignore_error,
+            io.direction,
+            errno,
+        );
+        if !goes_on {
+            if let Some(clock) = process.clock.as_mut() {
+                clock.abort();
+            }
+        }
+    }
+}
+
+/// Place a write of `sectors` aimed at `sector`: at the write pointer of its zone (or of an
+/// open zone, under the limit), resetting the zone first when the write no longer fits.
+/// `None` for a conventional zone, written where the job says.
+fn place(
+    writer: &mut ZbdWriter,
+    sector: u64,
+    sectors: u64,
+    max_open: u64,
+    device_pointer: impl Fn(u64) -> Option<u64>,
+) -> Option<Placement> {
+    let geometry = writer.geometry;
+    let aimed = geometry.zone_of(sector);
+    if !geometry.is_sequential(aimed) || aimed >= geometry.count {
+        return None;
+    }
+    let zone = writer.target(aimed, max_open);
+    let start = geometry.start_of(zone);
+    let end = start + geometry.zone_sectors;
+    let pointer = *writer
+        .issued
+        .entry(zone)
+        .or_insert_with(|| device_pointer(zone).unwrap_or(start));
+    let mut placement = Placement {
+        sector: pointer,
+        reset: None,
+    };
+    if pointer + sectors > end {
+        placement = Placement {
+            sector: start,
+            reset: Some((start, end)),
+        };
+        writer.resets += 1;
+    }
+    let after = placement.sector + sectors;
+    writer.issued.insert(zone, after);
+    if after >= end {
+        writer.open.remove(&zone);
+    } else {
+        writer.open.insert(zone);
+    }
+    Some(placement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> ZbdWriter {
+        ZbdWriter::new(ZoneGeometry {
+            zone_sectors: 100,
+            conventional: 1,
+            count: 10,
+            max_open: 2,
+        })
+    }
+
+    #[test]
+    fn writes_go_to_the_pointer_and_reset_a_full_zone() {
+        let mut w = writer();
+        let at = |w: &mut ZbdWriter, sector| place(w, sector, 50, 0, |_| None).map(|p| p.sector);
+        assert_eq!(at(&mut w, 10), None, "conventional zone");
+        assert_eq!(at(&mut w, 170), Some(100));
+        assert_eq!(at(&mut w, 120), Some(150));
+        assert_eq!(w.resets, 0);
+        assert_eq!(at(&mut w, 100), Some(100), "full: reset, then its start");
+        assert_eq!(w.resets, 1);
+    }
+
+    #[test]
+    fn the_open_zone_limit_redirects_to_an_open_zone() {
+        let mut w = writer();
+        let at = |w: &mut ZbdWriter, sector| place(w, sector, 10, 2, |_| None).map(|p| p.sector);
+        assert_eq!(at(&mut w, 100), Some(100));
+        assert_eq!(at(&mut w, 200), Some(200));
+        // Zones 1 and 2 are open: a write aimed at zone 5 goes to one of them.
+        let sector = at(&mut w, 500).expect("sequential zone");
+        assert!(sector == 110 || sector == 210, "{sector}");
+    }
+}
