@@ -62,6 +62,8 @@ impl Simulation<'_> {
             return;
         };
         self.io_failed(&io, errno);
+        let zbd = &mut self.processes[io.process as usize].zbd;
+        zbd.at_device = zbd.at_device.saturating_sub(1);
         self.completed += 1;
         self.after_completion(io.process);
     }
@@ -80,7 +82,9 @@ impl Simulation<'_> {
             return;
         };
         self.completed += 1;
-        let null_engine = self.processes[io.process as usize].null_engine;
+        let process = &mut self.processes[io.process as usize];
+        process.zbd.at_device = process.zbd.at_device.saturating_sub(1);
+        let null_engine = process.null_engine;
         if !io.buffered && !null_engine {
             self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
         }
@@ -133,6 +137,7 @@ impl Simulation<'_> {
             .as_mut()
             .expect("a process with I/O has started");
         clock.on_complete(self.now);
+        self.zbd_release(index);
         self.pump_job(index);
     }
 }

@@ -203,6 +203,9 @@ struct Process {
     null_engine: bool,
     /// A null-engine job: when its thread is done with the completions it has reaped.
     cpu_free_at: Nanos,
+    /// fio's zone mode: the job's I/O at the device, and a write held until that is done
+    /// because it resets its zone first (fio quiesces before a zone reset).
+    zbd: zoned::ZbdProcess,
 }
 
 struct PendingIo {
@@ -598,7 +601,9 @@ impl<'a> Simulation<'a> {
     }
 
     fn submit(&mut self, index: u32, unit: IoUnit) {
-        let unit = self.zbd_place(index, unit);
+        let Some(unit) = self.zbd_place(index, unit) else {
+            return;
+        };
         let process = &mut self.processes[index as usize];
         let direction = match unit.direction {
             DataDirection::Read => Direction::Read,

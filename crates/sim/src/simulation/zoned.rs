@@ -18,13 +18,14 @@
 //! pointer. With `max_open_zones` (the job's, else the device's), a write to a zone not
 //! yet open while that many are goes to one of the open zones instead. A write that no
 //! longer fits in its zone resets the zone first (fio's `zbd_reset_zone`, a `BLKRESETZONE`
-//! ioctl); the reset takes no device time here. Reads are left where the job puts them
+//! ioctl), once the job's I/O at the device has completed (fio quiesces first, so that no
+//! write of the old pass lands after the reset); the reset takes no device time here. Reads are left where the job puts them
 //! (the drive returns fill data beyond a write pointer); fio would move them below it
 //! (`read_beyond_wp=0`). Sources: fio 3.3x `zbd.c` and its HOWTO (`zonemode`,
 //! `max_open_zones`), Linux `block/elevator.c`, `drivers/scsi/sd_zbc.c`,
 //! `block/mq-deadline.c` (5.8–6.9). This is our own code.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::tunable::SchedSpec;
@@ -126,6 +127,16 @@ impl ZbdWriter {
     }
 }
 
+/// A zone-mode job's state in the simulator.
+#[derive(Debug, Default)]
+pub(super) struct ZbdProcess {
+    /// Its requests submitted and not completed.
+    pub(super) at_device: u32,
+    /// Writes held until `at_device` is 0: the first resets its zone, the others (issued
+    /// while it waited) follow it.
+    held: VecDeque<IoUnit>,
+}
+
 /// What placing a write did: where it goes, and the zone to reset first, if any.
 struct Placement {
     sector: u64,
@@ -133,19 +144,46 @@ struct Placement {
 }
 
 impl Simulation<'_> {
-    /// fio's placement of a write in zone mode `zbd`; other I/O is left as it is.
-    pub(super) fn zbd_place(&mut self, index: u32, mut unit: IoUnit) -> IoUnit {
+    /// fio's placement of a write in zone mode `zbd` (other I/O is left as it is); `None`
+    /// when the write must reset its zone and the job still has I/O at the device: it is
+    /// held until that completes ([`Self::zbd_release`]).
+    pub(super) fn zbd_place(&mut self, index: u32, unit: IoUnit) -> Option<IoUnit> {
         let process = &self.processes[index as usize];
         let spec = &self.job_file.jobs[process.spec_index];
-        if spec.zone_mode != ZoneMode::Zbd || unit.direction != DataDirection::Write {
-            return unit;
+        if spec.zone_mode != ZoneMode::Zbd {
+            return Some(unit);
         }
+        if unit.direction != DataDirection::Write {
+            self.processes[index as usize].zbd.at_device += 1;
+            return Some(unit);
+        }
+        let unit = self.zbd_place_write(index, unit)?;
+        self.processes[index as usize].zbd.at_device += 1;
+        Some(unit)
+    }
+
+    /// Submit a held write once the job has nothing at the device.
+    pub(super) fn zbd_release(&mut self, index: u32) {
+        let zbd = &mut self.processes[index as usize].zbd;
+        if zbd.at_device > 0 {
+            return;
+        }
+        let held = std::mem::take(&mut zbd.held);
+        for unit in held {
+            self.submit(index, unit);
+        }
+    }
+
+    fn zbd_place_write(&mut self, index: u32, mut unit: IoUnit) -> Option<IoUnit> {
+        let process = &self.processes[index as usize];
+        let spec = &self.job_file.jobs[process.spec_index];
         let base = process.file_sectors[unit.file];
         let sector = base + unit.offset / SECTOR_SIZE;
         let sectors = unit.length.div_ceil(SECTOR_SIZE);
         let max_open = spec.max_open_zones;
+        let busy = process.zbd.at_device > 0;
         let Some(writer) = self.zbd.as_mut() else {
-            return unit;
+            return Some(unit);
         };
         let max_open = if max_open > 0 {
             max_open
@@ -153,17 +191,21 @@ impl Simulation<'_> {
             writer.geometry.max_open
         };
         let device = &*self.device;
-        let Some(placement) = place(writer, sector, sectors, max_open, |zone| {
-            device.write_pointer(zone)
-        }) else {
-            return unit;
+        let pointer = |zone| device.write_pointer(zone);
+        let holding = !process.zbd.held.is_empty();
+        if holding || busy && needs_reset(writer, sector, sectors, max_open, pointer) {
+            self.processes[index as usize].zbd.held.push_back(unit);
+            return None;
+        }
+        let Some(placement) = place(writer, sector, sectors, max_open, pointer) else {
+            return Some(unit);
         };
         if let Some((start, end)) = placement.reset {
             self.device.reset_zones(start, end);
             self.processes[index as usize].stats.zone_resets += 1;
         }
         unit.offset = placement.sector.saturating_sub(base) * SECTOR_SIZE;
-        unit
+        Some(unit)
     }
 
     /// A request of a job failed with `errno`: the job counts it, remembers the first, and
@@ -189,6 +231,30 @@ impl Simulation<'_> {
             }
         }
     }
+}
+
+/// Whether placing a write of `sectors` aimed at `sector` would reset its zone.
+fn needs_reset(
+    writer: &ZbdWriter,
+    sector: u64,
+    sectors: u64,
+    max_open: u64,
+    device_pointer: impl Fn(u64) -> Option<u64>,
+) -> bool {
+    let geometry = writer.geometry;
+    let aimed = geometry.zone_of(sector);
+    if !geometry.is_sequential(aimed) || aimed >= geometry.count {
+        return false;
+    }
+    let zone = writer.target(aimed, max_open);
+    let start = geometry.start_of(zone);
+    let pointer = writer
+        .issued
+        .get(&zone)
+        .copied()
+        .or_else(|| device_pointer(zone))
+        .unwrap_or(start);
+    pointer + sectors > start + geometry.zone_sectors
 }
 
 /// Place a write of `sectors` aimed at `sector`: at the write pointer of its zone (or of an
