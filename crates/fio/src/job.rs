@@ -315,6 +315,12 @@ pub struct JobSpec {
     /// `max_open_zones=`: with `zonemode=zbd`, the zones random writes go to at most (0:
     /// the device's limit).
     pub max_open_zones: u64,
+    /// `zone_reset_threshold=`: with `zonemode=zbd`, the share of the job's range holding
+    /// data (0 to 1) above which writes reset their zone now and then.
+    pub zone_reset_threshold: f64,
+    /// `zone_reset_frequency=`: the share of writes (0 to 1; 0: none) that reset their zone
+    /// once `zone_reset_threshold` is passed: one every `1 / frequency` writes.
+    pub zone_reset_frequency: f64,
     /// `nrfiles=`: files per job.
     pub nrfiles: u32,
     /// `direct=1`: O_DIRECT (sync I/O that bypasses the page cache).
@@ -432,6 +438,8 @@ impl Default for JobSpec {
             zone_skip: 0,
             zones_given: ZonesGiven::default(),
             max_open_zones: 0,
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
             nrfiles: 1,
             direct: false,
             sync_writes: false,

@@ -241,6 +241,35 @@ io_size=32m
     }
 }
 
+/// fio's simulated garbage collection: once the job's range holds half its size in data,
+/// every fourth write resets its zone first (`zone_reset_threshold=0.5`,
+/// `zone_reset_frequency=0.25`), with no error.
+#[test]
+fn zone_reset_threshold_and_frequency_reset_zones_as_writes_go_on() {
+    let job = "\
+[w]
+zonemode=zbd
+zonesize=16M
+direct=1
+ioengine=psync
+bs=4m
+rw=randwrite
+filename=/dev/sdb
+offset=524z
+size=4z
+io_size=128m
+zone_reset_threshold=0.5
+zone_reset_frequency=0.25
+";
+    let (outcome, _) = run(job, "mq-deadline");
+    let stats = &outcome.report.jobs[0].stats;
+    assert_eq!(stats.total_errors(), 0);
+    assert_eq!(stats.directions[1].io_bytes, 128 << 20);
+    // Without collection 32 writes of 4 MiB into four 16 MiB zones need 4 resets once
+    // the zones are full; collection resets more often.
+    assert!(stats.zone_resets > 4, "{} resets", stats.zone_resets);
+}
+
 fn command(tag: u64, direction: Direction, sector: u64, sectors: u32) -> Command {
     Command {
         tag,

@@ -182,6 +182,8 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "zonerange" => spec.zone_range = s.zone_bytes()?,
         "zoneskip" => spec.zone_skip = s.zone_bytes()?,
         "max_open_zones" => spec.max_open_zones = s.number(0, 1 << 32)?,
+        "zone_reset_threshold" => spec.zone_reset_threshold = s.fraction()?,
+        "zone_reset_frequency" => spec.zone_reset_frequency = s.fraction()?,
         "nrfiles" => spec.nrfiles = s.number(1, u64::from(u32::MAX))? as u32,
         "direct" => spec.direct = s.flag()?,
         "buffered" => spec.direct = !s.flag()?,
@@ -354,6 +356,19 @@ impl Setting<'_> {
         self.parse(
             |t| values::extent(t, kb_base),
             "a size or percentage such as 1g or 50%",
+        )
+    }
+
+    /// A number from 0 to 1 (`0.7`).
+    fn fraction(&self) -> Result<f64, JobFileError> {
+        self.parse(
+            |t| {
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| (0.0..=1.0).contains(v))
+            },
+            "a number from 0 to 1 such as 0.7",
         )
     }
 

@@ -19,7 +19,10 @@
 //! yet open while that many are goes to one of the open zones instead. A write that no
 //! longer fits in its zone resets the zone first (fio's `zbd_reset_zone`, a `BLKRESETZONE`
 //! ioctl), once the job's I/O at the device has completed (fio quiesces first, so that no
-//! write of the old pass lands after the reset); the reset takes no device time here. Reads are left where the job puts them
+//! write of the old pass lands after the reset); the reset takes no device time here. With
+//! `zone_reset_frequency`, once the zones of the job's range hold `zone_reset_threshold` of
+//! it in data, every `1 / frequency`-th write resets its zone first the same way (fio's
+//! simulated garbage collection). Reads are left where the job puts them
 //! (the drive returns fill data beyond a write pointer); fio would move them below it
 //! (`read_beyond_wp=0`). Sources: fio 3.3x `zbd.c` and its HOWTO (`zonemode`,
 //! `max_open_zones`), Linux `block/elevator.c`, `drivers/scsi/sd_zbc.c`,
@@ -103,6 +106,9 @@ pub(super) struct ZbdWriter {
     open: BTreeSet<u64>,
     /// Zones reset to make room.
     resets: u64,
+    /// Writes left before `zone_reset_frequency` resets a zone (0: not counting yet; fio's
+    /// `write_cnt`).
+    writes_to_reset: u64,
 }
 
 impl ZbdWriter {
@@ -112,7 +118,33 @@ impl ZbdWriter {
             issued: BTreeMap::new(),
             open: BTreeSet::new(),
             resets: 0,
+            writes_to_reset: 0,
         }
+    }
+
+    /// fio's simulated garbage collection (`zone_reset_threshold`, `zone_reset_frequency`):
+    /// whether this write resets its zone, because the zones of `range` (sectors) hold at
+    /// least `threshold` of it in data and this is the `1 / frequency`-th write since the
+    /// last such reset (the count runs only while the threshold is passed, as in fio).
+    fn collection_due(&mut self, range: (u64, u64), threshold: f64, frequency: f64) -> bool {
+        if frequency <= 0.0 {
+            return false;
+        }
+        let (first, end) = range;
+        let valid: u64 = self
+            .issued
+            .range(self.geometry.zone_of(first)..self.geometry.zone_of(end.max(1) - 1) + 1)
+            .map(|(&zone, &pointer)| pointer - self.geometry.start_of(zone))
+            .sum();
+        if (valid as f64) < (end - first) as f64 * threshold {
+            return false;
+        }
+        let period = (1.0 / frequency).min(u64::MAX as f64) as u64;
+        if self.writes_to_reset == 0 {
+            self.writes_to_reset = period.max(1);
+        }
+        self.writes_to_reset -= 1;
+        self.writes_to_reset == 0
     }
 
     /// The zone a write to `zone` goes to under an open-zone limit of `max_open` (0: none):
@@ -135,6 +167,8 @@ pub(super) struct ZbdProcess {
     /// Writes held until `at_device` is 0: the first resets its zone, the others (issued
     /// while it waited) follow it.
     held: VecDeque<IoUnit>,
+    /// The first held write resets its zone whether or not it is full (garbage collection).
+    held_forces_reset: bool,
 }
 
 /// What placing a write did: where it goes, and the zone to reset first, if any.
@@ -192,12 +226,23 @@ impl Simulation<'_> {
         };
         let device = &*self.device;
         let pointer = |zone| device.write_pointer(zone);
-        let holding = !process.zbd.held.is_empty();
-        if holding || busy && needs_reset(writer, sector, sectors, max_open, pointer) {
+        if !process.zbd.held.is_empty() {
             self.processes[index as usize].zbd.held.push_back(unit);
             return None;
         }
-        let Some(placement) = place(writer, sector, sectors, max_open, pointer) else {
+        let force = std::mem::take(&mut self.processes[index as usize].zbd.held_forces_reset)
+            || writer.collection_due(
+                job_range(spec, base, device.info().capacity_sectors),
+                spec.zone_reset_threshold,
+                spec.zone_reset_frequency,
+            );
+        if busy && needs_reset(writer, sector, sectors, max_open, force, pointer) {
+            let zbd = &mut self.processes[index as usize].zbd;
+            zbd.held.push_back(unit);
+            zbd.held_forces_reset = force;
+            return None;
+        }
+        let Some(placement) = place(writer, sector, sectors, max_open, force, pointer) else {
             return Some(unit);
         };
         if let Some((start, end)) = placement.reset {
@@ -233,12 +278,28 @@ impl Simulation<'_> {
     }
 }
 
-/// Whether placing a write of `sectors` aimed at `sector` would reset its zone.
+/// The sectors of a job's range (fio's `file_offset` to `file_offset + io_size`): from its
+/// `offset` for `size` bytes, else to the end of the device.
+fn job_range(spec: &ioslice_fio::JobSpec, base: u64, capacity: u64) -> (u64, u64) {
+    let start = match spec.offset {
+        ioslice_fio::Extent::Bytes(bytes) => base + bytes / SECTOR_SIZE,
+        ioslice_fio::Extent::Percent(_) => base,
+    };
+    let end = match spec.size {
+        Some(ioslice_fio::Extent::Bytes(bytes)) => start + bytes / SECTOR_SIZE,
+        _ => capacity,
+    };
+    (start, end.min(capacity).max(start + 1))
+}
+
+/// Whether placing a write of `sectors` aimed at `sector` would reset its zone (always, if
+/// `force` and the zone is sequential).
 fn needs_reset(
     writer: &ZbdWriter,
     sector: u64,
     sectors: u64,
     max_open: u64,
+    force: bool,
     device_pointer: impl Fn(u64) -> Option<u64>,
 ) -> bool {
     let geometry = writer.geometry;
@@ -254,17 +315,19 @@ fn needs_reset(
         .copied()
         .or_else(|| device_pointer(zone))
         .unwrap_or(start);
-    pointer + sectors > start + geometry.zone_sectors
+    force || pointer + sectors > start + geometry.zone_sectors
 }
 
 /// Place a write of `sectors` aimed at `sector`: at the write pointer of its zone (or of an
-/// open zone, under the limit), resetting the zone first when the write no longer fits.
+/// open zone, under the limit), resetting the zone first when the write no longer fits or
+/// `force` says so.
 /// `None` for a conventional zone, written where the job says.
 fn place(
     writer: &mut ZbdWriter,
     sector: u64,
     sectors: u64,
     max_open: u64,
+    force: bool,
     device_pointer: impl Fn(u64) -> Option<u64>,
 ) -> Option<Placement> {
     let geometry = writer.geometry;
@@ -283,7 +346,7 @@ fn place(
         sector: pointer,
         reset: None,
     };
-    if pointer + sectors > end {
+    if force || pointer + sectors > end {
         placement = Placement {
             sector: start,
             reset: Some((start, end)),
@@ -316,7 +379,8 @@ mod tests {
     #[test]
     fn writes_go_to_the_pointer_and_reset_a_full_zone() {
         let mut w = writer();
-        let at = |w: &mut ZbdWriter, sector| place(w, sector, 50, 0, |_| None).map(|p| p.sector);
+        let at =
+            |w: &mut ZbdWriter, sector| place(w, sector, 50, 0, false, |_| None).map(|p| p.sector);
         assert_eq!(at(&mut w, 10), None, "conventional zone");
         assert_eq!(at(&mut w, 170), Some(100));
         assert_eq!(at(&mut w, 120), Some(150));
@@ -328,7 +392,8 @@ mod tests {
     #[test]
     fn the_open_zone_limit_redirects_to_an_open_zone() {
         let mut w = writer();
-        let at = |w: &mut ZbdWriter, sector| place(w, sector, 10, 2, |_| None).map(|p| p.sector);
+        let at =
+            |w: &mut ZbdWriter, sector| place(w, sector, 10, 2, false, |_| None).map(|p| p.sector);
         assert_eq!(at(&mut w, 100), Some(100));
         assert_eq!(at(&mut w, 200), Some(200));
         // Zones 1 and 2 are open: a write aimed at zone 5 goes to one of them.
