@@ -527,14 +527,14 @@ fn table() -> Vec<PresetRow> {
             "seed 000's HP EVA4400 as its figures show it: raid5-12 with 8 stripes of prefetch and a 1 GiB read cache",
             eva_4400,
         ),
+        ("ssd", "SATA flash SSD: 8 channels, NCQ 32", ssd),
+        ("nvme", "NVMe flash SSD: 16 channels, queue depth 256", nvme),
+        ("null", "null device: fixed latency, no seeks", null),
         (
             "smr",
             "host-managed SMR disk (Ultrastar DC HC620 class): sata-7200 mechanics, 15 TB in 256 MiB zones, 524 conventional, write cache off",
             smr,
         ),
-        ("ssd", "SATA flash SSD: 8 channels, NCQ 32", ssd),
-        ("nvme", "NVMe flash SSD: 16 channels, queue depth 256", nvme),
-        ("null", "null device: fixed latency, no seeks", null),
     ]
 }
 
