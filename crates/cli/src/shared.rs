@@ -18,6 +18,9 @@ use crate::scenario::ScenarioDefaults;
 /// The scheduler used when neither `--sched` nor the job file's `ioscheduler=` names one:
 /// what Linux picks for a rotational disk (mq-deadline's legacy ancestor).
 const DEFAULT_SCHEDULER: &str = "deadline";
+/// The default for a job file in fio's zone mode (`zonemode=zbd`): what Linux 5.8–6.9 picks
+/// for a zoned disk, the one elevator with zone write locking.
+const DEFAULT_ZONED_SCHEDULER: &str = "mq-deadline";
 /// The device used when `--device` is not given: no hardware, no root.
 pub const DEFAULT_DEVICE: &str = "sim:sata-7200";
 
@@ -234,7 +237,8 @@ pub fn load_job_file(path: &std::path::Path, strict: bool) -> Result<JobFile, St
     Ok(job_file)
 }
 
-/// `--sched` if given, else the jobs' `ioscheduler=` (which must agree), else the default.
+/// `--sched` if given, else the jobs' `ioscheduler=` (which must agree), else the default
+/// (mq-deadline for a job file in zone mode `zbd`).
 pub fn choose_scheduler(flag: Option<&str>, job_file: &JobFile) -> Result<SchedSpec, String> {
     if let Some(text) = flag {
         return text.parse().map_err(|e| format!("--sched: {e}"));
@@ -244,7 +248,16 @@ pub fn choose_scheduler(flag: Option<&str>, job_file: &JobFile) -> Result<SchedS
         .iter()
         .filter_map(|job| job.ioscheduler.as_deref().map(|name| (job, name)));
     let Some((first_job, first)) = named.next() else {
-        return DEFAULT_SCHEDULER.parse().map_err(|e| format!("{e}"));
+        let zoned = job_file
+            .jobs
+            .iter()
+            .any(|job| job.zone_mode == ioslice_fio::ZoneMode::Zbd);
+        let default = if zoned {
+            DEFAULT_ZONED_SCHEDULER
+        } else {
+            DEFAULT_SCHEDULER
+        };
+        return default.parse().map_err(|e| format!("{e}"));
     };
     if let Some((job, other)) = named.find(|(_, name)| *name != first) {
         return Err(format!(

@@ -81,7 +81,7 @@ fn ids(requests: &[Request]) -> Vec<u64> {
 }
 
 #[test]
-fn defaults_are_deadlines_plus_prio_aging_expire() {
+fn defaults_are_deadlines_plus_prio_aging_expire_and_the_zone_layout() {
     let policy = mq(&[]);
     assert_eq!(policy.name(), "mq-deadline");
     assert_eq!(policy.queued(), 0);
@@ -98,8 +98,49 @@ fn defaults_are_deadlines_plus_prio_aging_expire() {
             ("fifo_batch", 16, "requests"),
             ("front_merges", 1, "bool"),
             ("prio_aging_expire", 10_000, "ms"),
+            ("zone_sectors", 0, "sectors"),
+            ("conventional_zones", 0, "zones"),
         ]
     );
+}
+
+/// Zone write locking: with zones of 100 sectors, the first conventional, a second write to
+/// a sequential zone waits until the first completes; a write to another zone and a write to
+/// the conventional zone go meanwhile.
+#[test]
+fn one_write_per_sequential_zone_at_the_device() {
+    let mut policy = mq(&[("zone_sectors", "100"), ("conventional_zones", "1")]);
+    let write = |id: u64, sector: u64| {
+        Request::new(RequestId(id), ProcessId(1), Direction::Write, sector, 8)
+    };
+    // Not contiguous, so nothing merges.
+    policy.insert(write(1, 100), 0);
+    policy.insert(write(2, 120), 0);
+    policy.insert(write(3, 200), 0);
+    policy.insert(write(4, 10), 0);
+    policy.insert(write(5, 50), 0);
+    let mut sent = Vec::new();
+    while let Dispatch::Request(rq) = policy.dispatch(0) {
+        sent.push(rq);
+    }
+    let ids: Vec<u64> = sent.iter().map(|rq| rq.id.0).collect();
+    // The batch starts at the FIFO head (1), continues in sector order past the locked
+    // zone's 2 to 3, and the next batch starts at the first write the locks admit.
+    assert_eq!(ids, [1, 3, 4, 5], "request 2 waits for zone 1");
+    assert_eq!(policy.queued(), 1);
+    let first = sent.remove(0);
+    policy.complete(
+        &Completion {
+            request: first,
+            dispatch_time: 0,
+            error: None,
+        },
+        1,
+    );
+    match policy.dispatch(1) {
+        Dispatch::Request(rq) => assert_eq!(rq.id, RequestId(2)),
+        other => panic!("zone 1 is unlocked: {other:?}"),
+    }
 }
 
 #[test]

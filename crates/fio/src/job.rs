@@ -63,6 +63,14 @@ impl Pattern {
         }
     }
 
+    /// Whether the pattern issues writes.
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            Self::Read | Self::RandRead | Self::Trim | Self::RandTrim
+        )
+    }
+
     /// Whether the pattern issues trims (`trim`, `randtrim`, `trimwrite`, `randtrimwrite`).
     pub fn trims(self) -> bool {
         matches!(
@@ -118,6 +126,15 @@ impl BlockSize {
             Self::Split(list) => list.iter().map(|(b, _)| *b).max().unwrap_or(4096),
         }
     }
+}
+
+/// `size=` and `offset=` in zones (fio's `z` suffix), until `zonesize` turns them into bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ZonesGiven {
+    /// `size=Nz`.
+    pub size: Option<u64>,
+    /// `offset=Nz`.
+    pub offset: Option<u64>,
 }
 
 /// A size or offset given in bytes or as a percentage of the file or device.
@@ -210,7 +227,8 @@ pub enum ZoneMode {
     None,
     /// `strided`: I/O stays in one zone until `zonesize` bytes are done, then moves on.
     Strided,
-    /// `zbd`: zoned block device mode. Parses, but ioslice refuses to run it.
+    /// `zbd`: zoned block device mode: writes go to zones' write pointers (the simulator
+    /// runs it on a zoned device model).
     Zbd,
 }
 
@@ -316,6 +334,18 @@ pub struct JobSpec {
     pub zone_range: u64,
     /// `zoneskip=`: bytes skipped after each zone.
     pub zone_skip: u64,
+    /// `size=` and `offset=` given in zones (fio's `z` suffix, `size=4z`), turned into bytes
+    /// with `zonesize` once the job is read.
+    pub zones_given: ZonesGiven,
+    /// `max_open_zones=`: with `zonemode=zbd`, the zones random writes go to at most (0:
+    /// the device's limit).
+    pub max_open_zones: u64,
+    /// `zone_reset_threshold=`: with `zonemode=zbd`, the share of the job's range holding
+    /// data (0 to 1) above which writes reset their zone now and then.
+    pub zone_reset_threshold: f64,
+    /// `zone_reset_frequency=`: the share of writes (0 to 1; 0: none) that reset their zone
+    /// once `zone_reset_threshold` is passed: one every `1 / frequency` writes.
+    pub zone_reset_frequency: f64,
     /// `nrfiles=`: files per job.
     pub nrfiles: u32,
     /// `direct=1`: O_DIRECT (sync I/O that bypasses the page cache).
@@ -449,6 +479,10 @@ impl Default for JobSpec {
             zone_size: 0,
             zone_range: 0,
             zone_skip: 0,
+            zones_given: ZonesGiven::default(),
+            max_open_zones: 0,
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
             nrfiles: 1,
             direct: false,
             sync_writes: false,

@@ -338,6 +338,8 @@ pub struct JobStats {
     pub issued: [u64; 3],
     /// The first error's errno, 0 if none.
     pub error: i32,
+    /// Zones the job reset to make room for its writes (`zonemode=zbd`).
+    pub zone_resets: u64,
     /// What the job's thread cost the CPU (zero in a simulated run, which has no threads).
     pub cpu: CpuUsage,
     /// The depth search's outcome, when the job has a `latency_target`.
@@ -442,6 +444,7 @@ impl JobStats {
         if self.error == 0 {
             self.error = other.error;
         }
+        self.zone_resets += other.zone_resets;
         self.cpu.add(&other.cpu);
         // fio reports a group's search and steady state as its last job saw them.
         if other.latency_target.is_some() {

@@ -85,7 +85,7 @@ fn every_example_parses_or_is_refused_with_file_and_line() {
 fn kind(error: &JobFileError) -> &'static str {
     match error {
         JobFileError::Unsupported { what, .. } if what.starts_with("ioengine") => "engine",
-        JobFileError::Unsupported { what, .. } if what.starts_with("zonemode") => "zbd",
+        JobFileError::Unsupported { what, .. } if what.contains("zonemode=zbd") => "zbd",
         JobFileError::Unsupported { .. } => "other unsupported",
         JobFileError::UndefinedVariable { .. } => "undefined variable",
         JobFileError::InvalidValue { .. } => "invalid value",
@@ -118,6 +118,9 @@ fn directly_relevant_examples_parse_and_run() {
         "dirdelete-ioengine.fio",
         "ftruncate.fio",
         "falloc.fio",
+        "zbd-rand-write.fio",
+        "zbd-rand-write-zone-reset-gc.fio",
+        "zbd-seq-read.fio",
     ] {
         let path = dir.join(name);
         assert!(check(&path).is_ok(), "{name}: {:?}", check(&path));

@@ -4,7 +4,7 @@
 
 use ioslice_fio::jobfile::{check_supported, parse_str, ParseOptions};
 use ioslice_fio::pattern::{plan_files, IoPattern, IoUnit};
-use ioslice_fio::{JobFile, JobSpec, StridedZones, ZoneMode};
+use ioslice_fio::{Extent, JobFile, JobSpec, StridedZones, ZoneMode};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -109,13 +109,41 @@ fn zonesize_alone_means_strided_and_zonerange_defaults_to_it() {
 }
 
 #[test]
-fn zbd_parses_but_is_refused_naming_file_and_line() {
-    let file = parse("[global]\nsize=1m\n\nzonemode=zbd\nzonesize=256m\n[j]\n");
-    assert_eq!(file.jobs[0].zone_mode, ZoneMode::Zbd);
-    assert_eq!(file.jobs[0].strided_zones(), None);
+fn zbd_runs_with_sizes_and_offsets_in_zones() {
+    let file = parse(
+        "[global]\nzonemode=zbd\nzonesize=256m\noffset=524z\ndirect=1\n[j]\nrw=write\nsize=4z\nmax_open_zones=8\n",
+    );
+    let job = &file.jobs[0];
+    assert_eq!(job.zone_mode, ZoneMode::Zbd);
+    assert_eq!(job.strided_zones(), None);
+    assert_eq!(job.offset, Extent::Bytes(524 << 28));
+    assert_eq!(job.size, Some(Extent::Bytes(4 << 28)));
+    assert_eq!(job.max_open_zones, 8);
+    assert!(check_supported(&file).is_ok());
+}
+
+#[test]
+fn zbd_refuses_what_it_cannot_run_naming_file_and_line() {
     assert_eq!(
-        check_supported(&file).expect_err("refused").to_string(),
-        "jobs.fio:4: zonemode=zbd is not supported (ioslice does not model zoned block devices): expected zonemode=none or zonemode=strided"
+        error("[j]\nsize=4z\n"),
+        "jobs.fio:2: size=4z is in zones but the job has no zonesize: expected a zonesize= such as 256m"
+    );
+    assert_eq!(
+        error("[j]\noffset=1.5z\n"),
+        "jobs.fio:2: invalid value '1.5z' for offset: expected a whole number of zones such as 4z"
+    );
+    let refused = |text: &str| {
+        check_supported(&parse(text))
+            .expect_err("refused")
+            .to_string()
+    };
+    assert_eq!(
+        refused("[j]\nzonemode=zbd\nzonesize=256m\nrw=write\nsize=1z\n"),
+        "jobs.fio:2: zonemode=zbd writes need direct=1, as fio requires for zoned block devices"
+    );
+    assert_eq!(
+        refused("[j]\nzonemode=zbd\nzonesize=256m\nrw=randtrim\nsize=1z\ndirect=1\n"),
+        "jobs.fio:4: rw=randtrim with zonemode=zbd (trims as zone resets) is not supported: expected a read or write pattern"
     );
 }
 

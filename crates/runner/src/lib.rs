@@ -191,6 +191,16 @@ pub fn run_traced(
 ) -> Result<RunOutcome, RunError> {
     let began = Instant::now();
     check_supported(job_file).map_err(job_error)?;
+    if let Some(job) = job_file
+        .jobs
+        .iter()
+        .find(|job| job.zone_mode == ioslice_fio::ZoneMode::Zbd)
+    {
+        return Err(job_error(format!(
+            "job {}: zonemode=zbd runs only on a simulated zoned device: expected --device sim:smr",
+            job.name
+        )));
+    }
     check_verify(job_file).map_err(job_error)?;
     let mut device = config
         .device

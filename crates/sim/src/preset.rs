@@ -21,7 +21,7 @@ use crate::device::hdd::{Hdd, HddConfig};
 use crate::device::null::NullDevice;
 use crate::device::raid::{Raid, RaidConfig, RaidLevel};
 use crate::device::ssd::{Ssd, SsdConfig};
-use crate::device::DeviceModel;
+use crate::device::{DeviceModel, ZoneGeometry};
 
 /// A device named on the command line: a preset and parameter overrides.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -434,6 +434,44 @@ fn nvme() -> Vec<ParamInfo> {
     ]
 }
 
+const ZBD_EXAMPLES: &str =
+    "fio's zbd examples (examples/zbd-*.fio, zonesize=256M) and zonedstorage.io, run on a 15 TB ZAC host-managed SATA disk (WD/HGST Ultrastar DC HC620 class)";
+
+/// A host-managed SMR disk of the WD/HGST Ultrastar DC HC620 class: the 7200 rpm mechanics of
+/// `sata-7200`, 15 TB in 256 MiB zones, the first 524 conventional.
+fn smr() -> Vec<ParamInfo> {
+    let mut params = sata_7200();
+    for param in &mut params {
+        match param.name {
+            "capacity_gib" => {
+                param.value = "13969.838".into();
+                param.source = "WD Ultrastar DC HC620 datasheet: 15 TB (15×10¹² bytes), the disk of fio's zbd examples";
+            }
+            "wce" => {
+                param.value = "off".into();
+                param.source = "assumption: writes checked against the write pointer as the drive executes them, in its NCQ order (the ordering hazard zone write locking guards against); wce=on checks them in arrival order";
+            }
+            _ => {}
+        }
+    }
+    params.extend([
+        param("zone_mib", "256", "MiB", ZBD_EXAMPLES),
+        param(
+            "conventional_zones",
+            "524",
+            "zones",
+            "fio's zbd examples: their sequential-zone workloads start at offset=524z, the first zone past the disk's conventional ones (inferred)",
+        ),
+        param(
+            "max_open_zones",
+            "128",
+            "zones",
+            "assumption: the open-zone limit a host is advised (queue/max_open_zones); not enforced by the drive",
+        ),
+    ]);
+    params
+}
+
 /// The null device.
 fn null() -> Vec<ParamInfo> {
     vec![
@@ -492,6 +530,11 @@ fn table() -> Vec<PresetRow> {
         ("ssd", "SATA flash SSD: 8 channels, NCQ 32", ssd),
         ("nvme", "NVMe flash SSD: 16 channels, queue depth 256", nvme),
         ("null", "null device: fixed latency, no seeks", null),
+        (
+            "smr",
+            "host-managed SMR disk (Ultrastar DC HC620 class): sata-7200 mechanics, 15 TB in 256 MiB zones, 524 conventional, write cache off",
+            smr,
+        ),
     ]
 }
 
@@ -520,6 +563,18 @@ pub fn build(spec: &DeviceSpec) -> Result<Box<dyn DeviceModel>, DeviceError> {
             let segments = write_segments(&values)?;
             let hdd = Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?;
             Ok(Box::new(limit_write_segments(hdd, segments)))
+        }
+        "smr" => {
+            let segments = write_segments(&values)?;
+            let hdd = Hdd::new(&hdd_config(&values, name)?).map_err(inconsistent)?;
+            let geometry =
+                zone_geometry(&values, hdd.geometry().capacity()).map_err(|e| match e {
+                    ZoneParamError::Param(e) => e,
+                    ZoneParamError::Layout(reason) => inconsistent(reason),
+                })?;
+            Ok(Box::new(
+                limit_write_segments(hdd, segments).with_zones(geometry),
+            ))
         }
         "raid5-12" | "eva-4400" => build_raid(&values, name).map_err(|e| match e {
             RaidBuildError::Param(e) => e,
@@ -686,6 +741,42 @@ fn hdd_config(values: &Values, name: String) -> Result<HddConfig, DeviceError> {
         write_cache_sectors: values.sectors("wcache_mib", 1024, 65_536)?,
         queue_depth: values.integer("ncq", 1, 256)? as usize,
         age_limit: values.millis("age_limit_ms", 1e9)?,
+    })
+}
+
+enum ZoneParamError {
+    Param(DeviceError),
+    Layout(String),
+}
+
+/// The zone layout of a zoned preset on a disk of `capacity` sectors.
+fn zone_geometry(values: &Values, capacity: u64) -> Result<ZoneGeometry, ZoneParamError> {
+    let zone_sectors = values
+        .sectors("zone_mib", 1024, 1 << 20)
+        .map_err(ZoneParamError::Param)?;
+    if zone_sectors == 0 {
+        return Err(ZoneParamError::Param(
+            values.bad("zone_mib", "an integer from 1 to 1048576".into()),
+        ));
+    }
+    let count = capacity.div_ceil(zone_sectors);
+    let conventional = values
+        .integer("conventional_zones", 0, u64::MAX)
+        .map_err(ZoneParamError::Param)?;
+    if conventional > count {
+        return Err(ZoneParamError::Layout(format!(
+            "conventional_zones={conventional} but the disk has {count} zones of {} MiB",
+            zone_sectors / 2048
+        )));
+    }
+    let max_open = values
+        .integer("max_open_zones", 0, 1 << 32)
+        .map_err(ZoneParamError::Param)?;
+    Ok(ZoneGeometry {
+        zone_sectors,
+        conventional,
+        count,
+        max_open,
     })
 }
 

@@ -7,3 +7,4 @@ pub mod deadline;
 pub mod kyber;
 pub mod mq_deadline;
 pub mod noop;
+pub mod zone_lock;

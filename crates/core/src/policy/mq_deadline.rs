@@ -19,6 +19,18 @@
 //!    device) stops the walk, so nothing of a lower level goes out meanwhile. That is
 //!    strict priority: a lower level waits until the higher ones have completed everything.
 //!
+//! On a zoned device (the `zone_sectors` and `conventional_zones` tunables, which a driver
+//! sets from the device, as the kernel reads the queue's zone layout) each level dispatches
+//! only writes whose sequential zone has no write at the device (zone write locking, see
+//! [`crate::policy::zone_lock`]): the sort-list continuation and the FIFO head of a write
+//! batch pass over writes to locked zones (`deadline_next_request`, `deadline_fifo_request`),
+//! and writes count as waiting for the starvation test only when one of them can go. With
+//! only writes to locked zones queued nothing is dispatched until a completion unlocks one.
+//! On a rotational device the kernel also skips a run of contiguous writes after a locked
+//! one (`deadline_skip_seq_writes`, to keep a stream that crosses into the next zone whole)
+//! and prefers a write batch to start at the start of a run; here each write is judged on
+//! its own zone.
+//!
 //! Departures from the kernel: the batch state (`batching`, `starved`, the direction of the
 //! batch) is per level here, where the kernel keeps one for the whole elevator; a level
 //! that refuses an aged dispatch is left unchanged, where the kernel has already chosen the
@@ -26,11 +38,13 @@
 //! inserts at the head, and by default the kernel's `async_depth` limits nothing).
 //!
 //! Source: Linux's `block/mq-deadline.c` as of 6.x (with priority levels and aging):
-//! `dd_dispatch_request`, `dd_dispatch_prio_aged_requests` and `__dd_dispatch_request`; and
+//! `dd_dispatch_request`, `dd_dispatch_prio_aged_requests` and `__dd_dispatch_request`
+//! (zone write locking as in 5.x–6.9, `dd_finish_request` unlocking); and
 //! the kernel's `Documentation/block/deadline-iosched.rst` for `prio_aging_expire`. This is our
 //! own code, written from those sources.
 
 use crate::policy::deadline::Deadline;
+use crate::policy::zone_lock::ZoneWriteLocks;
 use crate::time::ms;
 use crate::trace::TraceBuffer;
 use crate::tunable::{TunableDef, Tunables};
@@ -61,6 +75,8 @@ pub struct MqDeadline {
     in_flight: [usize; LEVELS],
     /// How long a BE or IDLE request waits before aging lets it pass higher levels.
     prio_aging_expire: Nanos,
+    /// The sequential zones with a write at the device (none on a device without zones).
+    zone_locks: ZoneWriteLocks,
     /// The levels' events, pulled in the order they happened.
     trace: TraceBuffer,
 }
@@ -82,6 +98,22 @@ impl MqDeadline {
             unit: "ms",
             help: "wait after which a BE or IDLE request is served ahead of higher priority levels",
         },
+        TunableDef {
+            name: "zone_sectors",
+            default: 0,
+            min: 0,
+            max: i64::MAX,
+            unit: "sectors",
+            help: "zone size of a zoned device (0: not zoned); set from the device",
+        },
+        TunableDef {
+            name: "conventional_zones",
+            default: 0,
+            min: 0,
+            max: i64::MAX,
+            unit: "zones",
+            help: "conventional zones at the start of a zoned device; set from the device",
+        },
     ];
 
     /// An mq-deadline elevator with these tunables (resolved against [`Self::TUNABLES`]).
@@ -90,6 +122,10 @@ impl MqDeadline {
             levels: std::array::from_fn(|_| Deadline::new(tunables)),
             in_flight: [0; LEVELS],
             prio_aging_expire: ms(tunables.get_u64("prio_aging_expire")),
+            zone_locks: ZoneWriteLocks::new(
+                tunables.get_u64("zone_sectors"),
+                tunables.get_u64("conventional_zones"),
+            ),
             trace: TraceBuffer::default(),
         }
     }
@@ -108,9 +144,11 @@ impl MqDeadline {
         }
         // Before the clock reaches prio_aging_expire nothing can have waited that long.
         let cutoff = now.checked_sub(self.prio_aging_expire)?;
+        let locks = &self.zone_locks;
+        let admit = |request: &Request| locks.can_dispatch(request);
         AGING_ORDER.iter().find_map(|class| {
             let level = class.index();
-            let request = self.levels[level].dispatch_inserted_by(now, cutoff);
+            let request = self.levels[level].dispatch_inserted_by(now, cutoff, &admit);
             self.trace.pull(&mut self.levels[level]);
             request.map(|request| (level, request))
         })
@@ -119,8 +157,10 @@ impl MqDeadline {
     /// Strict priority: the highest level with a queued request sends it, unless a higher
     /// level still has requests at the device.
     fn dispatch_by_priority(&mut self, now: Nanos) -> Option<(usize, Request)> {
+        let locks = &self.zone_locks;
+        let admit = |request: &Request| locks.can_dispatch(request);
         for level in 0..LEVELS {
-            let answer = self.levels[level].dispatch(now);
+            let answer = self.levels[level].dispatch_admitted(now, &admit);
             self.trace.pull(&mut self.levels[level]);
             if let Dispatch::Request(request) = answer {
                 return Some((level, request));
@@ -153,6 +193,7 @@ impl Scheduler for MqDeadline {
         match sent {
             Some((level, request)) => {
                 self.in_flight[level] += 1;
+                self.zone_locks.dispatched(&request);
                 Dispatch::Request(request)
             }
             // Nothing queued, or only below a level whose requests are at the device: its
@@ -164,6 +205,7 @@ impl Scheduler for MqDeadline {
     fn complete(&mut self, completion: &Completion, now: Nanos) {
         let level = level(completion.request.priority);
         self.in_flight[level] = self.in_flight[level].saturating_sub(1);
+        self.zone_locks.completed(&completion.request);
         self.levels[level].complete(completion, now);
         self.trace.pull(&mut self.levels[level]);
     }
@@ -189,14 +231,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tunables_are_deadlines_then_prio_aging_expire() {
+    fn tunables_are_deadlines_then_aging_and_zones() {
         let (shared, own) = MqDeadline::TUNABLES.split_at(Deadline::TUNABLES.len());
         assert_eq!(shared, Deadline::TUNABLES);
         assert_eq!(
             own.iter()
                 .map(|def| (def.name, def.default, def.unit))
                 .collect::<Vec<_>>(),
-            vec![("prio_aging_expire", 10_000, "ms")]
+            vec![
+                ("prio_aging_expire", 10_000, "ms"),
+                ("zone_sectors", 0, "sectors"),
+                ("conventional_zones", 0, "zones"),
+            ]
         );
     }
 }

@@ -108,8 +108,9 @@ pub fn runs(section: &Section, only: &[String]) -> bool {
     only.is_empty() || section.is_global() || only.contains(&section.name)
 }
 
-/// Refuses what ioslice cannot run yet: unsupported engines and zoned block device mode
-/// (`zonemode=zbd`).
+/// Refuses what ioslice cannot run yet: unsupported engines, and in zoned block device mode
+/// (`zonemode=zbd`) buffered writes (fio's own refusal: a zoned device is written with
+/// O_DIRECT) and trims (fio resets zones for them).
 pub fn check_supported(file: &JobFile) -> Result<(), JobFileError> {
     file.jobs.iter().try_for_each(check_job)
 }
@@ -129,10 +130,20 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
             ),
         });
     }
-    if job.zone_mode == ZoneMode::Zbd {
+    if job.zone_mode == ZoneMode::Zbd && job.pattern.trims() {
         return Err(JobFileError::Unsupported {
+            origin: origin_of("rw"),
+            what: format!(
+                "rw={} with zonemode=zbd (trims as zone resets) is not supported: expected a read or write pattern",
+                job.pattern.fio_name()
+            ),
+        });
+    }
+    if job.zone_mode == ZoneMode::Zbd && !job.direct && job.pattern.writes() {
+        return Err(JobFileError::Conflict {
             origin: origin_of("zonemode"),
-            what: "zonemode=zbd is not supported (ioslice does not model zoned block devices): expected zonemode=none or zonemode=strided".to_string(),
+            what: "zonemode=zbd writes need direct=1, as fio requires for zoned block devices"
+                .to_string(),
         });
     }
     Ok(())
@@ -261,6 +272,7 @@ impl Builder {
         job.origin = section.origin.clone();
         job.options = as_written(&section.entries).collect();
         self.apply_all(&mut job, &section.entries)?;
+        options::resolve_zone_units(&mut job)?;
         options::check_zones(&job)?;
         self.check_waitee(&job)?;
         self.warn_zones_off(&job);

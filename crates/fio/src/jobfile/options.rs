@@ -107,7 +107,7 @@ pub const IGNORED: &[(&str, &str)] = &[
     ),
     (
         "zonecapacity",
-        "only zonemode=zbd uses it (refused); strided zones ignore it, as in fio",
+        "a zoned device's zone capacity is the device's (the simulated one's zones are all usable); strided zones ignore it, as in fio",
     ),
 ];
 
@@ -165,15 +165,30 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
             "a size range such as 4k-16k",
         )?,
         "bssplit" => s.per_direction(&mut spec.block_size, split, "a split such as 4k/60:8k/40")?,
-        "size" => spec.size = Some(s.extent()?),
+        "size" => match s.zones()? {
+            Some(zones) => spec.zones_given.size = Some(zones),
+            None => {
+                spec.size = Some(s.extent()?);
+                spec.zones_given.size = None;
+            }
+        },
         "filesize" => spec.filesize = Some(s.size_range()?),
         "io_size" => spec.io_size = Some(s.size()?),
-        "offset" => spec.offset = s.extent()?,
+        "offset" => match s.zones()? {
+            Some(zones) => spec.zones_given.offset = Some(zones),
+            None => {
+                spec.offset = s.extent()?;
+                spec.zones_given.offset = None;
+            }
+        },
         "offset_increment" => spec.offset_increment = s.size()?,
         "zonemode" => spec.zone_mode = s.parse(zone_mode, "one of none, strided, zbd")?,
         "zonesize" => spec.zone_size = s.zone_bytes()?,
         "zonerange" => spec.zone_range = s.zone_bytes()?,
         "zoneskip" => spec.zone_skip = s.zone_bytes()?,
+        "max_open_zones" => spec.max_open_zones = s.number(0, 1 << 32)?,
+        "zone_reset_threshold" => spec.zone_reset_threshold = s.fraction()?,
+        "zone_reset_frequency" => spec.zone_reset_frequency = s.fraction()?,
         "nrfiles" => spec.nrfiles = s.number(1, u64::from(u32::MAX))? as u32,
         "direct" => spec.direct = s.flag()?,
         "buffered" => spec.direct = !s.flag()?,
@@ -357,12 +372,36 @@ impl Setting<'_> {
 
     fn extent(&self) -> Result<Extent, JobFileError> {
         let kb_base = self.kb_base;
-        let expected = if self.text().trim_end().ends_with(['z', 'Z']) {
-            "a size or percentage such as 1g or 50% (zone units, 'z', are not supported)"
-        } else {
-            "a size or percentage such as 1g or 50%"
+        self.parse(
+            |t| values::extent(t, kb_base),
+            "a size or percentage such as 1g or 50%",
+        )
+    }
+
+    /// A number from 0 to 1 (`0.7`).
+    fn fraction(&self) -> Result<f64, JobFileError> {
+        self.parse(
+            |t| {
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| (0.0..=1.0).contains(v))
+            },
+            "a number from 0 to 1 such as 0.7",
+        )
+    }
+
+    /// A count of zones (fio's `z` suffix: `4z`), or `None` for a value without it.
+    fn zones(&self) -> Result<Option<u64>, JobFileError> {
+        let Some(count) = self.text().trim().strip_suffix(['z', 'Z']) else {
+            return Ok(None);
         };
-        self.parse(|t| values::extent(t, kb_base), expected)
+        let expected = "a whole number of zones such as 4z";
+        count
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| self.invalid(expected))
     }
 
     /// `zonesize`, `zonerange`, `zoneskip`: bytes (fio's 'z' zone units are not taken).
@@ -529,6 +568,35 @@ fn zone_mode(text: &str) -> Option<ZoneMode> {
         "zbd" => Some(ZoneMode::Zbd),
         _ => None,
     }
+}
+
+/// Turn `size=` and `offset=` given in zones into bytes of `zonesize`; a job that gives
+/// them without a `zonesize` is refused (fio takes the zone size of a zoned device; give
+/// it as `zonesize=` here).
+pub fn resolve_zone_units(spec: &mut JobSpec) -> Result<(), JobFileError> {
+    let given = spec.zones_given;
+    for (option, zones) in [("size", given.size), ("offset", given.offset)] {
+        let Some(zones) = zones else { continue };
+        if spec.zone_size == 0 {
+            return Err(JobFileError::Conflict {
+                origin: spec
+                    .option_origins
+                    .get(option)
+                    .cloned()
+                    .unwrap_or_else(|| spec.origin.clone()),
+                what: format!(
+                    "{option}={zones}z is in zones but the job has no zonesize: expected a zonesize= such as 256m"
+                ),
+            });
+        }
+        let bytes = zones.saturating_mul(spec.zone_size);
+        match option {
+            "size" => spec.size = Some(Extent::Bytes(bytes)),
+            _ => spec.offset = Extent::Bytes(bytes),
+        }
+    }
+    spec.zones_given = Default::default();
+    Ok(())
 }
 
 /// fio's checks on a finished job's zone options: `zonemode=none` refuses a `zonesize`,

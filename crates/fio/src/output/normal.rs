@@ -92,7 +92,11 @@ fn direction(out: &mut String, job: &JobReport, dir: usize, group: Option<&RunGr
     let d = &stats.directions[dir];
     let runtime = dir_runtime(stats, dir);
     let bw = per_second(d.io_bytes, runtime);
-    let zone_resets = if dir == 1 { "; 0 zone resets" } else { "" };
+    let zone_resets = if dir == 1 {
+        format!("; {} zone resets", stats.zone_resets)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "  {}: {}{zone_resets}",

@@ -77,6 +77,18 @@ impl DeviceModel for DriverQueue {
         }
         self.inner.advance(now, completed);
     }
+
+    fn take_error(&mut self, tag: u64) -> Option<i32> {
+        self.inner.take_error(tag)
+    }
+
+    fn reset_zones(&mut self, start: u64, end: u64) {
+        self.inner.reset_zones(start, end);
+    }
+
+    fn write_pointer(&self, zone: u64) -> Option<u64> {
+        self.inner.write_pointer(zone)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,9 @@ pub mod hdd;
 pub mod null;
 pub mod raid;
 pub mod ssd;
+pub mod zones;
+
+pub use zones::ZoneGeometry;
 
 /// One command sent to a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +44,8 @@ pub struct DeviceInfo {
     /// kernel refuses a discard to a device that does not with `EOPNOTSUPP` before any
     /// request is made (`blkdev_issue_discard`), so such a device is never sent one.
     pub discard: bool,
+    /// The zone layout of a zoned (host-managed) device; `None` for a conventional one.
+    pub zones: Option<ZoneGeometry>,
 }
 
 /// A simulated device.
@@ -61,4 +66,19 @@ pub trait DeviceModel: Send {
     /// Run the device up to `now` (the driver calls it at `next_event()`), appending the tags
     /// of commands that completed, in completion order, to `completed`.
     fn advance(&mut self, now: Nanos, completed: &mut Vec<u64>);
+
+    /// The error a completed command failed with, taken once (`None`: it succeeded). Only
+    /// a zoned device fails commands: a write off its zone's write pointer.
+    fn take_error(&mut self, _tag: u64) -> Option<i32> {
+        None
+    }
+
+    /// Reset the write pointers of the sequential zones `[start, end)` covers whole (the
+    /// kernel's `BLKRESETZONE`); nothing on a device without zones.
+    fn reset_zones(&mut self, _start: u64, _end: u64) {}
+
+    /// The write pointer of a sequential zone of a zoned device.
+    fn write_pointer(&self, _zone: u64) -> Option<u64> {
+        None
+    }
 }

@@ -40,6 +40,7 @@ impl DeviceModel for NullDevice {
             queue_depth: self.parallelism,
             rotational: false,
             discard: true,
+            zones: None,
         }
     }
 

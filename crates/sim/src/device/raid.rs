@@ -347,6 +347,7 @@ impl DeviceModel for Raid {
             rotational: self.members.iter().any(|m| m.info().rotational),
             // The arrays modelled are of disks, which have no TRIM.
             discard: false,
+            zones: None,
         }
     }
 

@@ -100,6 +100,7 @@ impl DeviceModel for Ssd {
             queue_depth: self.config.queue_depth.max(1),
             rotational: false,
             discard: true,
+            zones: None,
         }
     }
 

@@ -23,16 +23,22 @@ impl Simulation<'_> {
             self.disk.ios[d] += 1;
             self.disk.service_ns[d] += self.now - dispatch_time;
         }
-        self.finish_request(request, dispatch_time);
+        let error = self.device.take_error(tag);
+        self.finish_request(request, dispatch_time, error);
     }
 
     /// A request the device (or a null engine) is done with: the policy hears of it, then
     /// every I/O in it (and whatever merged into it) completes.
-    pub(super) fn finish_request(&mut self, request: Request, dispatch_time: Nanos) {
+    pub(super) fn finish_request(
+        &mut self,
+        request: Request,
+        dispatch_time: Nanos,
+        error: Option<i32>,
+    ) {
         let completion = Completion {
             request,
             dispatch_time,
-            error: None,
+            error,
         };
         if self.trace.is_some() {
             self.complete_traced(&completion);
@@ -40,8 +46,26 @@ impl Simulation<'_> {
             self.scheduler.complete(&completion, self.now);
         }
         for id in completion.request.ids() {
-            self.complete_io(id.0);
+            match error {
+                Some(errno) => self.fail_io(id.0, errno),
+                None => self.complete_io(id.0),
+            }
         }
+    }
+
+    /// An I/O of a job that the device failed: the job hears of the error, and the process
+    /// reaps it without counting its bytes.
+    fn fail_io(&mut self, id: u64, errno: i32) {
+        let Some(io) = self.pending.remove(id) else {
+            // Writeback and read-ahead requests carry no job's error.
+            self.complete_io(id);
+            return;
+        };
+        self.io_failed(&io, errno);
+        let zbd = &mut self.processes[io.process as usize].zbd;
+        zbd.at_device = zbd.at_device.saturating_sub(1);
+        self.completed += 1;
+        self.after_completion(io.process);
     }
 
     pub(super) fn complete_io(&mut self, id: u64) {
@@ -58,7 +82,9 @@ impl Simulation<'_> {
             return;
         };
         self.completed += 1;
-        let null_engine = self.processes[io.process as usize].null_engine;
+        let process = &mut self.processes[io.process as usize];
+        process.zbd.at_device = process.zbd.at_device.saturating_sub(1);
+        let null_engine = process.null_engine;
         if !io.buffered && !null_engine {
             self.disk.in_queue_ns += u128::from(self.now - io.submit_time);
         }
@@ -87,15 +113,20 @@ impl Simulation<'_> {
                 });
             }
         }
-        if null_engine {
-            self.schedule_null_reap(io.process);
+        self.after_completion(io.process);
+    }
+
+    /// The process reaps a completion after the host's latency (or its null engine's).
+    fn after_completion(&mut self, process: u32) {
+        if self.processes[process as usize].null_engine {
+            self.schedule_null_reap(process);
         } else if self.host_latency == 0 {
-            self.reap(io.process);
+            self.reap(process);
         } else {
             // Completions come in time order and the host latency is fixed: reaps fall due
             // in the order they are scheduled.
             self.events
-                .push_in_order(self.now + self.host_latency, Event::Reap(io.process));
+                .push_in_order(self.now + self.host_latency, Event::Reap(process));
         }
     }
 
@@ -107,6 +138,7 @@ impl Simulation<'_> {
             .as_mut()
             .expect("a process with I/O has started");
         clock.on_complete(self.now);
+        self.zbd_release(index);
         self.pump_job(index);
     }
 }

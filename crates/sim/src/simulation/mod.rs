@@ -58,6 +58,7 @@ mod statistics;
 mod stop;
 mod tracing;
 mod waitee;
+mod zoned;
 
 pub use statistics::Statistics;
 
@@ -81,6 +82,9 @@ pub enum SimError {
     /// A log file (`write_bw_log=`, …) that cannot be written.
     #[error("{0}")]
     Log(#[from] ioslice_fio::logs::LogError),
+    /// A scheduler a zoned device does not take.
+    #[error("{0}")]
+    Zoned(String),
 }
 
 /// A finished simulation: the report, and the accounting that proves nothing was lost.
@@ -199,6 +203,9 @@ struct Process {
     null_engine: bool,
     /// A null-engine job: when its thread is done with the completions it has reaped.
     cpu_free_at: Nanos,
+    /// fio's zone mode: the job's I/O at the device, and a write held until that is done
+    /// because it resets its zone first (fio quiesces before a zone reset).
+    zbd: zoned::ZbdProcess,
 }
 
 struct PendingIo {
@@ -322,6 +329,8 @@ struct Simulation<'a> {
     groups: ioslice_core::GroupTree,
     /// Changes to groups still to come, in time order ([`SimConfig::group_changes`]).
     group_changes: VecDeque<regroup::DueChange>,
+    /// fio's write pointers on a zoned device (`zonemode=zbd`); `None` on other devices.
+    zbd: Option<zoned::ZbdWriter>,
 }
 
 impl<'a> Simulation<'a> {
@@ -338,6 +347,8 @@ impl<'a> Simulation<'a> {
         }
         let info = device.info();
         check_discard(job_file, &info.name, info.discard).map_err(job_error)?;
+        zoned::check_zbd(job_file, info.zones, &info.name)?;
+        let scheduler_spec = zoned::scheduler_for(&config.run.scheduler, info.zones, &info.name)?;
         let mut groups = job_file
             .group_tree(&config.run.group_weights, &config.run.group_limits)
             .map_err(job_error)?;
@@ -349,7 +360,7 @@ impl<'a> Simulation<'a> {
         };
         let epoch = ioslice_fio::plan::mix(config.run.seed) % 1_000_000_000;
         let group_changes = regroup::resolve(&config.run.group_changes, &context, config, epoch)?;
-        let scheduler = build_scheduler(&config.run.scheduler, &context)?;
+        let scheduler = build_scheduler(&scheduler_spec, &context)?;
         let mut scheduler = regroup::with_limit_layer(scheduler, &groups, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
@@ -410,6 +421,7 @@ impl<'a> Simulation<'a> {
             flows: flow::Flows::default(),
             groups,
             group_changes,
+            zbd: info.zones.map(zoned::ZbdWriter::new),
         })
     }
 
@@ -594,6 +606,9 @@ impl<'a> Simulation<'a> {
     }
 
     fn submit(&mut self, index: u32, unit: IoUnit) {
+        let Some(unit) = self.zbd_place(index, unit) else {
+            return;
+        };
         let process = &mut self.processes[index as usize];
         let direction = match unit.direction {
             DataDirection::Read => Direction::Read,

@@ -29,7 +29,7 @@ impl Simulation<'_> {
     /// Complete a null-engine request the instant the policy dispatched it, without the
     /// device (and whatever merged into it with it).
     pub(super) fn complete_null(&mut self, request: Request) {
-        self.finish_request(request, self.now);
+        self.finish_request(request, self.now, None);
     }
 
     /// Reap a null-engine job's completion [`NULL_IO_COST`] after its thread is free, which

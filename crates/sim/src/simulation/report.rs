@@ -135,6 +135,7 @@ pub(super) fn build_processes(
             groupid: process.groupid,
             null_engine: spec.ioengine == IoEngine::Null,
             cpu_free_at: 0,
+            zbd: Default::default(),
         });
     }
     Ok((processes, plan.phases))

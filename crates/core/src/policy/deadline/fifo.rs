@@ -65,6 +65,22 @@ impl Fifos {
         (head != NIL).then(|| (self.links[head].deadline, head))
     }
 
+    /// The first request of a direction's FIFO that `admit` takes, and its deadline.
+    pub(super) fn first_where(
+        &self,
+        direction: Direction,
+        mut admit: impl FnMut(SlotKey) -> bool,
+    ) -> Option<(Nanos, SlotKey)> {
+        let mut slot = self.ends[direction.index()].0;
+        while slot != NIL {
+            if admit(slot) {
+                return Some((self.links[slot].deadline, slot));
+            }
+            slot = self.links[slot].next;
+        }
+        None
+    }
+
     /// The deadline of a request on its direction's FIFO.
     pub(super) fn deadline(&self, slot: SlotKey) -> Nanos {
         self.links[slot].deadline

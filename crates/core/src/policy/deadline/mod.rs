@@ -42,13 +42,26 @@ type SortKey = (u64, SlotKey);
 struct SortList(BTreeSet<SortKey>);
 
 impl SortList {
-    /// The first request after `position` in sector order.
-    fn next_after(&self, position: SortKey) -> Option<SlotKey> {
+    /// The first request after `position` in sector order that `admit` takes.
+    fn next_after(
+        &self,
+        position: SortKey,
+        mut admit: impl FnMut(SlotKey) -> bool,
+    ) -> Option<SlotKey> {
         self.0
             .range((Bound::Excluded(position), Bound::Unbounded))
-            .next()
             .map(|&(_, slot)| slot)
+            .find(|&slot| admit(slot))
     }
+}
+
+/// Which queued requests may be dispatched now: every one, unless a zoned device's write
+/// locks hold some back (mq-deadline's zone write locking, [`crate::policy::zone_lock`]).
+pub(crate) type Admit<'a> = &'a dyn Fn(&Request) -> bool;
+
+/// Admits every request: the legacy elevator's own dispatch.
+fn admit_all(_: &Request) -> bool {
+    true
 }
 
 /// What the next dispatch sends: a request, and if it starts a new batch, the batch's
@@ -164,14 +177,20 @@ impl Deadline {
     }
 
     /// The request that continues the batch in `direction`, if that direction was the last
-    /// dispatched and something follows the last position in sector order.
-    fn next_in_sort(&self, direction: Direction) -> Option<SlotKey> {
+    /// dispatched and something `admit` takes follows the last position in sector order.
+    fn next_in_sort(&self, direction: Direction, admit: Admit) -> Option<SlotKey> {
         match self.last {
             Some((last, position)) if last == direction => {
-                self.sort[direction.index()].next_after(position)
+                self.sort[direction.index()].next_after(position, |slot| admit(self.slab.get(slot)))
             }
             _ => None,
         }
+    }
+
+    /// The first request of `direction`'s FIFO that `admit` takes, and its deadline.
+    fn fifo_head(&self, direction: Direction, admit: Admit) -> Option<(Nanos, SlotKey)> {
+        self.fifo
+            .first_where(direction, |slot| admit(self.slab.get(slot)))
     }
 
     /// Put a new request on the slab, the merge index, its sort list and its FIFO.
@@ -239,9 +258,11 @@ impl Deadline {
     /// preferred `writes_starved` times already. Returns the direction and the count of read
     /// batches preferred over waiting writes once it is chosen (what `starved` becomes);
     /// `None` when nothing is queued.
-    fn choose_direction(&self) -> Option<(Direction, i64)> {
+    /// Writes only count when `admit` takes one of them (the kernel's
+    /// `deadline_fifo_request(.., DD_WRITE)` in the starvation test).
+    fn choose_direction(&self, admit: Admit) -> Option<(Direction, i64)> {
         let reads = !self.fifo.is_empty(Direction::Read);
-        let writes = !self.fifo.is_empty(Direction::Write);
+        let writes = self.fifo_head(Direction::Write, admit).is_some();
         if reads {
             let starved = self.starved;
             let after = if writes {
@@ -262,10 +283,10 @@ impl Deadline {
     /// The request the next dispatch sends, and whether it starts a batch, without changing
     /// anything: the batch's continuation while it lasts, else the start of a new batch in
     /// the direction [`Self::choose_direction`] picks. `None` when nothing is queued.
-    fn choose(&self, now: Nanos) -> Option<Choice> {
+    fn choose(&self, now: Nanos, admit: Admit) -> Option<Choice> {
         let continuation = self
             .last
-            .and_then(|(direction, _)| self.next_in_sort(direction))
+            .and_then(|(direction, _)| self.next_in_sort(direction, admit))
             .filter(|_| self.batching < self.fifo_batch);
         if let Some(slot) = continuation {
             return Some(Choice {
@@ -273,8 +294,8 @@ impl Deadline {
                 new_batch: None,
             });
         }
-        let (direction, starved) = self.choose_direction()?;
-        let slot = self.batch_start(direction, now)?;
+        let (direction, starved) = self.choose_direction(admit)?;
+        let slot = self.batch_start(direction, now, admit)?;
         Some(Choice {
             slot,
             new_batch: Some((direction, starved)),
@@ -309,20 +330,33 @@ impl Deadline {
     /// inserted at or before `cutoff`. Otherwise nothing changes (no batch starts, the
     /// starvation count stays) and the answer is `None`. mq-deadline's aging asks this of a
     /// priority level with `cutoff = now - prio_aging_expire`.
-    pub(crate) fn dispatch_inserted_by(&mut self, now: Nanos, cutoff: Nanos) -> Option<Request> {
-        let choice = self.choose(now)?;
+    pub(crate) fn dispatch_inserted_by(
+        &mut self,
+        now: Nanos,
+        cutoff: Nanos,
+        admit: Admit,
+    ) -> Option<Request> {
+        let choice = self.choose(now, admit)?;
         if self.insert_time(choice.slot) > cutoff {
             return None;
         }
         Some(self.commit(choice, now))
     }
 
+    /// Dispatch as [`Scheduler::dispatch`] would, among the requests `admit` takes only.
+    pub(crate) fn dispatch_admitted(&mut self, now: Nanos, admit: Admit) -> Dispatch {
+        match self.choose(now, admit) {
+            Some(choice) => Dispatch::Request(self.commit(choice, now)),
+            None => Dispatch::Empty,
+        }
+    }
+
     /// The first request of a new batch in `direction`: the FIFO head if it has expired or
     /// nothing follows in sector order, otherwise the next request in sector order.
-    fn batch_start(&self, direction: Direction, now: Nanos) -> Option<SlotKey> {
-        let (deadline, head) = self.fifo.head(direction)?;
+    fn batch_start(&self, direction: Direction, now: Nanos, admit: Admit) -> Option<SlotKey> {
+        let (deadline, head) = self.fifo_head(direction, admit)?;
         let expired = now >= deadline;
-        match self.next_in_sort(direction) {
+        match self.next_in_sort(direction, admit) {
             Some(next) if !expired => Some(next),
             _ => Some(head),
         }
@@ -337,7 +371,7 @@ impl Deadline {
         let expired = now >= deadline;
         let start = if expired && slot == head {
             BatchStart::Expired
-        } else if self.next_in_sort(direction) == Some(slot) {
+        } else if self.next_in_sort(direction, &admit_all) == Some(slot) {
             BatchStart::Sorted
         } else {
             BatchStart::FifoHead
@@ -391,10 +425,7 @@ impl Scheduler for Deadline {
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
-        match self.choose(now) {
-            Some(choice) => Dispatch::Request(self.commit(choice, now)),
-            None => Dispatch::Empty,
-        }
+        self.dispatch_admitted(now, &admit_all)
     }
 
     fn complete(&mut self, _completion: &Completion, _now: Nanos) {

@@ -18,7 +18,7 @@ pub mod queue;
 pub mod seek;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use ioslice_core::{Direction, Nanos};
 
@@ -26,6 +26,7 @@ use self::cache::{Lookup, SegmentCache, WriteCache};
 use self::geometry::{Geometry, GeometryConfig, Location, SECTOR_BYTES};
 use self::queue::{DriveQueue, Queued};
 use self::seek::SeekCurve;
+use super::zones::{WritePointers, ZoneGeometry};
 use super::{Command, DeviceInfo, DeviceModel};
 
 /// Dirty extents on each side of the head that the destage SPTF considers.
@@ -106,6 +107,10 @@ pub struct Hdd {
     head: Location,
     head_lba: u64,
     media_operations: u64,
+    /// A host-managed drive's write pointers.
+    zones: Option<WritePointers>,
+    /// Commands rejected and not yet reported, with their error numbers.
+    failed: BTreeMap<u64, i32>,
 }
 
 impl Hdd {
@@ -155,6 +160,8 @@ impl Hdd {
             head,
             head_lba: 0,
             media_operations: 0,
+            zones: None,
+            failed: BTreeMap::new(),
             geometry,
         })
     }
@@ -165,6 +172,29 @@ impl Hdd {
     pub fn with_write_segments(mut self, segments: usize) -> Self {
         self.writes = self.writes.with_max_segments(segments);
         self
+    }
+
+    /// Make the disk a host-managed zoned drive with this zone layout, every sequential
+    /// zone empty.
+    pub fn with_zones(mut self, geometry: ZoneGeometry) -> Self {
+        self.zones = Some(WritePointers::new(geometry, self.geometry.capacity()));
+        self
+    }
+
+    /// The drive checks a write against its zone's write pointer as it executes it; false
+    /// if it rejects it, which then completes after the command overhead.
+    fn zone_accepts(&mut self, command: &Command, now: Nanos) -> bool {
+        let Some(zones) = &mut self.zones else {
+            return true;
+        };
+        match zones.write(command.sector, u64::from(command.sectors)) {
+            Ok(()) => true,
+            Err(error) => {
+                self.failed.insert(command.tag, error.errno());
+                self.complete_from_buffer(command.tag, 0, self.write_overhead, now);
+                false
+            }
+        }
     }
 
     /// The layout (zones, rotation).
@@ -338,6 +368,9 @@ impl Hdd {
     fn start_host(&mut self, command: &Command, now: Nanos) -> bool {
         let (start, end) = Self::extent(command);
         if command.direction == Direction::Write {
+            if !self.zone_accepts(command, now) {
+                return false;
+            }
             self.media_access(command, now);
             return true;
         }
@@ -427,6 +460,7 @@ impl DeviceModel for Hdd {
             rotational: true,
             // A disk without TRIM: the kernel refuses discards to it (`EOPNOTSUPP`).
             discard: false,
+            zones: self.zones.as_ref().map(WritePointers::geometry),
         }
     }
 
@@ -446,6 +480,9 @@ impl DeviceModel for Hdd {
         match command.direction {
             Direction::Read if self.read_from_buffer(&command, now) => {}
             Direction::Write if self.cacheable(&command) => {
+                if !self.zone_accepts(&command, now) {
+                    return;
+                }
                 let (start, end) = Self::extent(&command);
                 if self.blocked.is_empty() && self.writes.has_room(start, end) {
                     self.writes.insert(start, end);
@@ -497,5 +534,19 @@ impl DeviceModel for Hdd {
             }
         }
         self.now = self.now.max(now);
+    }
+
+    fn take_error(&mut self, tag: u64) -> Option<i32> {
+        self.failed.remove(&tag)
+    }
+
+    fn reset_zones(&mut self, start: u64, end: u64) {
+        if let Some(zones) = &mut self.zones {
+            zones.reset(start, end);
+        }
+    }
+
+    fn write_pointer(&self, zone: u64) -> Option<u64> {
+        self.zones.as_ref()?.write_pointer(zone)
     }
 }
