@@ -149,7 +149,7 @@ pub fn build_scheduler(
     let tunables = Tunables::resolve(info.name, info.tunables, &spec.settings)?;
     let Controller::ElvFq(settings) = context.groups.controller() else {
         let policy = (info.build)(&tunables, context)?;
-        return Ok(with_controllers(policy, &context.groups));
+        return Ok(with_controllers(policy, context));
     };
     // Each group's elevator sees its requests as the root group's: it schedules within the
     // group and knows of no others.
@@ -162,24 +162,30 @@ pub fn build_scheduler(
         .map(|_| (info.build)(&tunables, &within))
         .collect::<Result<Vec<_>, _>>()?;
     let layer = ElvFq::new(elevators, &context.groups, settings);
-    Ok(crate::limit::wrap(Box::new(layer), &context.groups))
+    let layer = crate::iolatency::wrap(Box::new(layer), context);
+    Ok(crate::limit::wrap(layer, &context.groups))
 }
 
 /// `policy` (a named one, or a caller's own) inside the controllers `groups` call for:
 /// dm-ioband above it when the tree's controller is [`Controller::Ioband`]
 /// ([`crate::ioband`]), and the limit layer outermost when a group has limits
-/// ([`crate::limit`]), which holds a limited group back as a whole.
+/// ([`crate::limit`]), which holds a limited group back as a whole; io.latency between the
+/// two when a group has a latency target ([`crate::iolatency`]).
 ///
 /// Under [`Controller::ElvFq`] the layer needs an elevator per group, which only a named
 /// policy can give ([`build_scheduler`]); a single policy of the caller's own becomes the
 /// root group's elevator, and every group is served as the root group.
-pub fn with_controllers(policy: Box<dyn Scheduler>, groups: &GroupTree) -> Box<dyn Scheduler> {
+pub fn with_controllers(
+    policy: Box<dyn Scheduler>,
+    context: &SchedulerContext,
+) -> Box<dyn Scheduler> {
+    let groups = &context.groups;
     let policy: Box<dyn Scheduler> = match groups.controller() {
         Controller::Elevator => policy,
         Controller::Ioband(settings) => Box::new(IobandLayer::new(policy, groups, settings)),
         Controller::ElvFq(settings) => Box::new(ElvFq::new(vec![policy], groups, settings)),
     };
-    crate::limit::wrap(policy, groups)
+    crate::limit::wrap(crate::iolatency::wrap(policy, context), groups)
 }
 
 #[cfg(test)]

@@ -128,9 +128,7 @@ impl PolicySettings {
         context: &SchedulerContext,
     ) -> Result<Box<dyn Scheduler>, EngineError> {
         let spec = match self.policy {
-            PolicyChoice::Own(build) => {
-                return Ok(with_controllers(build(context), &context.groups))
-            }
+            PolicyChoice::Own(build) => return Ok(with_controllers(build(context), context)),
             PolicyChoice::Spec(spec) => spec,
             PolicyChoice::Named(text) => parse_named(&text)?,
         };
