@@ -13,6 +13,7 @@ use ioslice_core::limit::Limits;
 use ioslice_core::time::{ms, us, SECOND};
 use ioslice_core::{GroupId, GroupTree, Nanos, TraceEvent, TraceSink};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
+use ioslice_fio::run_spec::GroupChange;
 use ioslice_sim::simulation::{run_traced, SimConfig};
 
 /// What the tests need of a run's trace, kept small (the greedy reader completes millions).
@@ -72,8 +73,21 @@ impl Watch {
     }
 }
 
-/// The scenario on `device` under its default scheduler, the protected group given `target`.
+/// The scenario on `device` under deadline, the protected group given `target`.
 fn simulate(device: &str, target: Option<Nanos>) -> Watch {
+    simulate_with(device, |config| {
+        if let Some(target) = target {
+            let limits = Limits {
+                latency: Some(target),
+                ..Limits::default()
+            };
+            config.run.group_limits = vec![("protected".to_string(), limits)];
+        }
+    })
+}
+
+/// The scenario on `device` under deadline, with the configuration changed by `configure`.
+fn simulate_with(device: &str, configure: impl FnOnce(&mut SimConfig)) -> Watch {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/iolatency/protected-reader.fio"
@@ -84,13 +98,7 @@ fn simulate(device: &str, target: Option<Nanos>) -> Watch {
         "deadline".parse().expect("scheduler"),
         device.parse().expect("device"),
     );
-    if let Some(target) = target {
-        let limits = Limits {
-            latency: Some(target),
-            ..Limits::default()
-        };
-        config.run.group_limits = vec![("protected".to_string(), limits)];
-    }
+    configure(&mut config);
     let mut watch = Watch::default();
     let outcome = run_traced(&job_file, &config, &mut watch).expect("scenario runs");
     assert_eq!(outcome.submitted, outcome.completed, "lost requests");
@@ -210,4 +218,28 @@ fn the_sibling_is_throttled_only_while_the_target_is_missed() {
         "the greedy reader ran on: {:?}",
         watch.greedy_per_second
     );
+}
+
+/// A target set during the run (`; ioslice-at: 2s cgroup protected latency=250us`) on a
+/// run that had none: the layer is there from the start and acts from the change on.
+#[test]
+fn a_target_set_during_the_run_takes_effect_then() {
+    let watch = simulate_with("sim:ssd", |config| {
+        config.run.group_changes = vec![GroupChange {
+            at: 2 * SECOND,
+            group: "protected".to_string(),
+            weight: None,
+            limits: Some(Limits {
+                latency: Some(us(250)),
+                ..Limits::default()
+            }),
+            origin: "test".to_string(),
+        }];
+    });
+    let first = watch.scales.first().map(|&(t, _)| t).expect("scaled");
+    assert!(
+        (2 * SECOND..2 * SECOND + ms(200)).contains(&first),
+        "{first}"
+    );
+    assert_eq!(watch.greedy_depths.first().map(|&(_, d)| d), Some(Some(32)));
 }
