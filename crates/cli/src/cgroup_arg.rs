@@ -15,6 +15,12 @@
 //! `--cgroup` changes only the settings it names, and a later one wins, as writes to `io.max`
 //! do.
 //!
+//! `latency` is the group's io.latency target, a duration (`latency=75ms`; `max` removes it,
+//! as `target=max` does in the kernel's `io.latency` file): while the group misses it, its
+//! sibling groups with looser targets or none have their depth cut
+//! (`ioslice_core::iolatency`). It is a setting of the group, as `io.latency` is a file of
+//! each cgroup, not a `--controller`: it works beside any of them.
+//!
 //! Weights are checked against what the group tree accepts, 1..=10000 (cgroup v2's
 //! `io.weight` range); a policy with a narrower range (the kernel's CFQ took
 //! `blkio.weight` 10..=1000) decides itself what it does with the rest. Names follow the group tree's rules: components of
@@ -31,7 +37,7 @@ use ioslice_core::{GroupTree, Nanos};
 use ioslice_fio::JobFile;
 
 /// What `--cgroup` expects, for error messages.
-const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000 and/or limits rbps=, wbps=, riops=, wiops=, burst=, throttle= (comma-separated), or io.max's 'NAME rbps=B wbps=B riops=N wiops=N'; e.g. grp1:weight=500, grp1:rbps=8M,burst=1s,throttle=above";
+const EXPECTED: &str = "expected NAME:weight=N with N in 1..=10000 and/or limits rbps=, wbps=, riops=, wiops=, burst=, throttle=, latency= (comma-separated), or io.max's 'NAME rbps=B wbps=B riops=N wiops=N'; e.g. grp1:weight=500, grp1:rbps=8M,burst=1s,throttle=above";
 
 /// What a byte rate may be.
 const EXPECTED_BYTES: &str = "expected a positive number of bytes per second, plain or with a k, M, G or T suffix (base 1024, 8M = 8388608), or max";
@@ -58,6 +64,8 @@ pub enum LimitSetting {
     Burst(Nanos),
     /// `throttle=`: where the limit holds requests, and so their order.
     Throttle(Throttle),
+    /// `latency=`: the io.latency target; `None` is `max` (none).
+    Latency(Option<Nanos>),
 }
 
 impl LimitSetting {
@@ -70,6 +78,7 @@ impl LimitSetting {
             Self::WriteIops(rate) => limits.write_iops = rate,
             Self::Burst(burst) => limits.burst = Some(burst),
             Self::Throttle(throttle) => limits.throttle = throttle,
+            Self::Latency(target) => limits.latency = target,
         }
     }
 }
@@ -97,6 +106,8 @@ impl fmt::Display for LimitSetting {
             Self::WriteIops(r) => write!(f, "wiops={}", rate(r)),
             Self::Burst(burst) => write!(f, "burst={burst}ns"),
             Self::Throttle(throttle) => write!(f, "throttle={}", throttle.name()),
+            Self::Latency(None) => write!(f, "latency=max"),
+            Self::Latency(Some(target)) => write!(f, "latency={target}ns"),
         }
     }
 }
@@ -177,6 +188,7 @@ fn parse_setting(arg: &mut CgroupArg, key: &str, value: &str) -> Result<(), Stri
                 "burst '{value}': expected a duration with a unit: {DURATION_UNITS} (e.g. 100ms, 1s)"
             )
         })?),
+        "latency" => LimitSetting::Latency(parse_latency(value)?),
         "throttle" => LimitSetting::Throttle(match value {
             "priority" => Throttle::Priority,
             "above" => Throttle::Above,
@@ -201,6 +213,19 @@ fn parse_rate(
     match number(value).filter(|&n| n > 0) {
         Some(n) => Ok(Some(n)),
         None => Err(format!("{key} '{value}': {expected}")),
+    }
+}
+
+/// A latency target: `max` (none) or a positive duration with a unit.
+fn parse_latency(value: &str) -> Result<Option<Nanos>, String> {
+    if value == "max" {
+        return Ok(None);
+    }
+    match parse_duration(value, None).filter(|&t| t > 0) {
+        Some(target) => Ok(Some(target)),
+        None => Err(format!(
+            "latency '{value}': expected a positive duration with a unit: {DURATION_UNITS} (e.g. 75ms, 500us), or max"
+        )),
     }
 }
 
@@ -443,6 +468,8 @@ mod tests {
             "a/b:weight=300,rbps=8M,wbps=max,riops=100,wiops=max,burst=250ms,throttle=above",
             "g rbps=8388608 wbps=max riops=max wiops=120",
             "g:throttle=priority,burst=1s",
+            "g:latency=75ms",
+            "g:latency=max,weight=50",
         ] {
             let arg = parse(text).expect("valid");
             assert_eq!(parse(&arg.to_string()), Ok(arg.clone()), "{text} -> {arg}");
@@ -453,6 +480,18 @@ mod tests {
                 "--cgroup 'g:rbps=1M,rbps=2M': setting 'rbps' is given twice: {EXPECTED}"
             ))
         );
+    }
+
+    #[test]
+    fn latency_is_a_target_kept_with_the_limits() {
+        let merged = limits_of(&["g:latency=75ms", "h:latency=500us,rbps=1M", "h:latency=max"]);
+        assert_eq!(merged[0].1.latency, Some(ms(75)));
+        assert!(
+            merged[0].1.is_unlimited(),
+            "a target limits nothing of its own"
+        );
+        assert_eq!(merged[1].1.latency, None);
+        assert_eq!(merged[1].1.read_bps, Some(1 << 20));
     }
 
     #[test]
@@ -528,6 +567,8 @@ mod tests {
             ("x:wiops=2k", "wiops '2k'"),
             ("x:burst=5", "burst '5': expected a duration"),
             ("x:burst=max", "burst 'max'"),
+            ("x:latency=5", "latency '5': expected a positive duration"),
+            ("x:latency=0ms", "latency '0ms'"),
             ("x rbps", "setting 'rbps' has no value"),
             ("x rbps=8M iops=5", "unknown setting 'iops'"),
             ("x:", "setting '' has no value"),

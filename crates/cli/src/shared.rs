@@ -53,7 +53,9 @@ pub struct SimulationArgs {
     /// `NAME:weight=N,rbps=8M,wbps=B,riops=N,wiops=N,burst=100ms` (any of them), or io.max's
     /// `"NAME rbps=B wbps=B riops=N wiops=N"` with `max` for unlimited. The weight (1..=10000)
     /// overrides the job file's cgroup_weight; sizes take k/M/G suffixes (base 1024).
-    /// Repeatable. When any job names a cgroup, `run` adds per-cgroup totals to its output
+    /// `latency=75ms` gives the group an io.latency target (its siblings are throttled while
+    /// it misses it). Repeatable. When any job names a cgroup, `run` adds per-cgroup totals
+    /// to its output
     /// and `compare` prints one column per cgroup.
     #[arg(long = "cgroup", value_name = "NAME:weight=N,rbps=B,...")]
     pub cgroup: Vec<String>,

@@ -19,6 +19,7 @@ pub mod group;
 pub mod id_map;
 pub mod ioband;
 pub mod iocost;
+pub mod iolatency;
 pub mod kernel;
 pub mod limit;
 pub mod merge;

@@ -163,15 +163,17 @@ pub fn build_scheduler(
         .map(|_| (info.build)(&tunables, &within))
         .collect::<Result<Vec<_>, _>>()?;
     let layer = ElvFq::new(elevators, &context.groups, settings);
-    Ok(crate::limit::wrap(Box::new(layer), &context.groups))
+    let layer = crate::iolatency::wrap(Box::new(layer), context);
+    Ok(crate::limit::wrap(layer, &context.groups))
 }
 
 /// `policy` (a named one, or a caller's own) inside the controllers the groups of
 /// `context` call for: dm-ioband above it when the tree's controller is
 /// [`Controller::Ioband`] ([`crate::ioband`]), iocost above it under [`Controller::Iocost`]
-/// ([`crate::iocost`], its defaults chosen by the device kind `context` gives), and the
-/// limit layer outermost when a group has limits ([`crate::limit`]), which holds a limited
-/// group back as a whole, as blk-throttle sits above iocost in the kernel.
+/// ([`crate::iocost`], its defaults chosen by the device kind `context` gives), io.latency
+/// above those when a group has a latency target ([`crate::iolatency`]), and the limit layer
+/// outermost when a group has limits ([`crate::limit`]), which holds a limited group back as
+/// a whole, as blk-throttle sits above iocost in the kernel.
 ///
 /// Under [`Controller::ElvFq`] the layer needs an elevator per group, which only a named
 /// policy can give ([`build_scheduler`]); a single policy of the caller's own becomes the
@@ -187,7 +189,7 @@ pub fn with_controllers(
         Controller::ElvFq(settings) => Box::new(ElvFq::new(vec![policy], groups, settings)),
         Controller::Iocost(settings) => Box::new(IocostLayer::new(policy, context, settings)),
     };
-    crate::limit::wrap(policy, groups)
+    crate::limit::wrap(crate::iolatency::wrap(policy, context), groups)
 }
 
 #[cfg(test)]

@@ -161,11 +161,16 @@ impl CgroupSettings {
 
     /// Its limits as `rbps=8MiB/s wbps=max riops=max wiops=max burst=100ms` (io.max's four
     /// rates, `max` for unlimited, then the burst in force, then ` throttle=above` for a
-    /// throttle above the elevator); `None` when it has no limit.
+    /// throttle above the elevator), then ` latency=75ms` for an io.latency target; the
+    /// target alone when it has no limit; `None` when it has neither.
     pub fn limits_text(&self) -> Option<String> {
         let l = &self.limits;
+        let latency = l
+            .latency
+            .filter(|&target| target > 0)
+            .map(|target| format!("latency={}", duration(target)));
         if l.is_unlimited() {
-            return None;
+            return latency;
         }
         let bytes = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), bytes_per_second);
         let iops = |rate: Option<u64>| rate.map_or_else(|| "max".to_string(), |n| n.to_string());
@@ -173,8 +178,9 @@ impl CgroupSettings {
             Throttle::Priority => String::new(),
             other => format!(" throttle={}", other.name()),
         };
+        let latency = latency.map_or_else(String::new, |text| format!(" {text}"));
         Some(format!(
-            "rbps={} wbps={} riops={} wiops={} burst={}{throttle}",
+            "rbps={} wbps={} riops={} wiops={} burst={}{throttle}{latency}",
             bytes(l.read_bps),
             bytes(l.write_bps),
             iops(l.read_iops),
@@ -221,6 +227,13 @@ mod tests {
         assert_eq!(settings.limits_text(), None);
         settings.limits.burst = Some(SECOND);
         assert_eq!(settings.limits_text(), None, "a burst alone limits nothing");
+        settings.limits.latency = Some(250 * MICROSECOND);
+        assert_eq!(settings.limits_text().as_deref(), Some("latency=250us"));
+        settings.limits.read_bps = Some(8 << 20);
+        assert_eq!(
+            settings.limits_text().as_deref(),
+            Some("rbps=8MiB/s wbps=max riops=max wiops=max burst=1s latency=250us")
+        );
         settings.limits = Limits {
             read_bps: Some(8 << 20),
             write_iops: Some(120),

@@ -254,6 +254,7 @@ fn limits() -> impl Strategy<Value = Limits> {
                 write_iops,
                 burst: Some(burst),
                 throttle,
+                latency: None,
             },
         )
 }

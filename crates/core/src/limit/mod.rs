@@ -129,6 +129,10 @@ pub struct Limits {
     pub burst: Option<Nanos>,
     /// In what order held requests leave.
     pub throttle: Throttle,
+    /// The io.latency target (`--cgroup NAME:latency=…`): not a limit on the group itself
+    /// but on its siblings, whose depth is cut while the group misses it
+    /// ([`crate::iolatency`]); `None` or 0: none. Not counted by [`Limits::is_unlimited`].
+    pub latency: Option<Nanos>,
 }
 
 impl Limits {

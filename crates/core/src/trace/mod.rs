@@ -517,6 +517,27 @@ pub enum TraceEvent {
         /// Whether some domain's I/O-latency p90 was past its target.
         congested: bool,
     },
+    /// io.latency: a parent's scale cookie moves a step, for a protected child's window
+    /// (down: missed, up: met again) or for the timer.
+    LatencyScale {
+        /// The parent.
+        parent: GroupId,
+        /// The protected child whose window moved it; `None` for the timer.
+        by: Option<GroupId>,
+        /// Up (less throttling) or down.
+        up: bool,
+        /// The cookie now.
+        cookie: u32,
+    },
+    /// io.latency: a group's depth follows its parent's cookie.
+    LatencyDepth {
+        /// The group.
+        group: GroupId,
+        /// Its depth before; `None`: unlimited.
+        from: Option<u32>,
+        /// Its depth now; `None`: unlimited.
+        depth: Option<u32>,
+    },
 }
 
 impl TraceEvent {
@@ -577,6 +598,8 @@ impl TraceEvent {
             Self::QueueMerge { .. } => "queue_merge",
             Self::QueueSplit { .. } => "queue_split",
             Self::DomainDepth { .. } => "domain_depth",
+            Self::LatencyScale { .. } => "latency_scale",
+            Self::LatencyDepth { .. } => "latency_depth",
         }
     }
 }

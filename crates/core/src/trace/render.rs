@@ -518,6 +518,23 @@ fn fields(event: &TraceEvent, names: &TraceNames, out: &mut dyn Fields) {
             out.number("p99", u64::from(*p99));
             out.flag("congested", *congested);
         }
+        TraceEvent::LatencyScale {
+            parent,
+            by,
+            up,
+            cookie,
+        } => {
+            out.word("parent", &names.group(*parent));
+            out.word("by", &by.map_or("timer".to_string(), |g| names.group(g)));
+            out.word("dir", if *up { "up" } else { "down" });
+            out.number("cookie", u64::from(*cookie));
+        }
+        TraceEvent::LatencyDepth { group, from, depth } => {
+            let depth_word = |d: &Option<u32>| d.map_or("max".to_string(), |d| d.to_string());
+            out.word("group", &names.group(*group));
+            out.word("from", &depth_word(from));
+            out.word("depth", &depth_word(depth));
+        }
     }
 }
 

@@ -361,7 +361,7 @@ impl<'a> Simulation<'a> {
         let epoch = ioslice_fio::plan::mix(config.run.seed) % 1_000_000_000;
         let group_changes = regroup::resolve(&config.run.group_changes, &context, config, epoch)?;
         let scheduler = build_scheduler(&scheduler_spec, &context)?;
-        let mut scheduler = regroup::with_limit_layer(scheduler, &groups, &group_changes);
+        let mut scheduler = regroup::with_limit_layer(scheduler, &context, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config)?;

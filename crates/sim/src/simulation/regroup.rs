@@ -8,8 +8,9 @@
 
 use std::collections::VecDeque;
 
+use ioslice_core::iolatency::{self, IolatencyLayer};
 use ioslice_core::limit::{LimitLayer, Limits};
-use ioslice_core::{build_scheduler, GroupId, GroupTree, Nanos, Scheduler, SchedulerContext};
+use ioslice_core::{build_scheduler, GroupId, Nanos, Scheduler, SchedulerContext};
 
 use super::{SimConfig, SimError, Simulation};
 use crate::config::GroupChange;
@@ -65,16 +66,27 @@ pub(super) fn resolve(
 }
 
 /// The policy the run uses: under the limit layer as well when a change sets a limit and
-/// no group had one at the start (the registry adds the layer only for a tree with limits).
+/// no group had one at the start, and under io.latency when a change sets a latency target
+/// and no group had one (the registry adds each layer only for a tree that calls for it).
+/// Added afterwards, io.latency is outside the limit layer rather than inside it: it sees
+/// requests as the limit layer releases them, which changes when a held request is timed
+/// from, not what it throttles.
 pub(super) fn with_limit_layer(
     scheduler: Box<dyn Scheduler>,
-    groups: &GroupTree,
+    context: &SchedulerContext,
     changes: &VecDeque<DueChange>,
 ) -> Box<dyn Scheduler> {
-    if groups.has_limits() || changes.iter().all(|c| c.limits.is_none()) {
-        return scheduler;
+    let groups = &context.groups;
+    let sets =
+        |what: fn(&Limits) -> bool| changes.iter().any(|c| c.limits.as_ref().is_some_and(what));
+    let mut scheduler = scheduler;
+    if !groups.has_limits() && sets(|_| true) {
+        scheduler = Box::new(LimitLayer::new(scheduler, groups));
     }
-    Box::new(LimitLayer::new(scheduler, groups))
+    if !iolatency::has_targets(groups) && sets(|l| l.latency.is_some()) {
+        scheduler = Box::new(IolatencyLayer::new(scheduler, context));
+    }
+    scheduler
 }
 
 impl Simulation<'_> {

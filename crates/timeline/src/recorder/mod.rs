@@ -361,7 +361,9 @@ impl TraceSink for TimelineRecorder {
             TraceEvent::Insert { .. }
             | TraceEvent::Merge { .. }
             | TraceEvent::Coalesce { .. }
-            | TraceEvent::DomainDepth { .. } => {}
+            | TraceEvent::DomainDepth { .. }
+            | TraceEvent::LatencyScale { .. }
+            | TraceEvent::LatencyDepth { .. } => {}
             TraceEvent::Dispatch { request, merged } => self.dispatch(request, *merged),
             TraceEvent::Complete { request, .. } => self.complete(request),
             TraceEvent::FifoExpired { request, late } => {
