@@ -116,3 +116,31 @@ pub trait Scheduler: Send {
     /// call's time. The default records nothing.
     fn drain_trace(&mut self, _out: &mut Vec<TraceEvent>) {}
 }
+
+/// The [`Scheduler`] methods that a controller layer above a policy passes straight down:
+/// a process's exit, its being outranked, and whether two requests may merge. The layer's
+/// struct holds the policy in a field `inner` and its trace in a field `trace` that
+/// [`pull`](crate::trace::TraceBuffer::pull)s what the policy recorded.
+macro_rules! pass_to_inner {
+    () => {
+        fn process_exited(&mut self, process: $crate::ProcessId, now: $crate::Nanos) {
+            self.inner.process_exited(process, now);
+            self.trace.pull(self.inner.as_mut());
+        }
+
+        fn set_outranked(
+            &mut self,
+            process: $crate::ProcessId,
+            outranked: bool,
+            now: $crate::Nanos,
+        ) {
+            self.inner.set_outranked(process, outranked, now);
+            self.trace.pull(self.inner.as_mut());
+        }
+
+        fn allow_merge(&self, queued: &$crate::Request, incoming: &$crate::Request) -> bool {
+            self.inner.allow_merge(queued, incoming)
+        }
+    };
+}
+pub(crate) use pass_to_inner;

@@ -405,19 +405,7 @@ impl Scheduler for IobandLayer {
         self.held + self.inner.queued()
     }
 
-    fn process_exited(&mut self, process: ProcessId, now: Nanos) {
-        self.inner.process_exited(process, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn set_outranked(&mut self, process: ProcessId, outranked: bool, now: Nanos) {
-        self.inner.set_outranked(process, outranked, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
-        self.inner.allow_merge(queued, incoming)
-    }
+    crate::scheduler::pass_to_inner!();
 
     /// The new weight (100 when unset) recomputes every band's tokens per epoch at once, as
     /// dm-ioband's `set_weight` recomputes each group's `token_initial` from the weights

@@ -27,8 +27,8 @@ use super::{MILLION, VTIME_PER_SEC, VTIME_PER_USEC};
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
 use crate::{
-    Completion, Direction, Dispatch, Group, GroupId, Inserted, Nanos, ProcessId, Request,
-    RequestId, Scheduler, SchedulerContext, TraceEvent,
+    Completion, Direction, Dispatch, Group, GroupId, Inserted, Nanos, Request, RequestId,
+    Scheduler, SchedulerContext, TraceEvent,
 };
 
 /// Request slots of a queue with an elevator: twice the device's depth, up to 128 commands.
@@ -483,19 +483,7 @@ impl Scheduler for IocostLayer {
         self.held + self.slot_wait.len() + self.inner.queued()
     }
 
-    fn process_exited(&mut self, process: ProcessId, now: Nanos) {
-        self.inner.process_exited(process, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn set_outranked(&mut self, process: ProcessId, outranked: bool, now: Nanos) {
-        self.inner.set_outranked(process, outranked, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
-        self.inner.allow_merge(queued, incoming)
-    }
+    crate::scheduler::pass_to_inner!();
 
     /// A new `io.weight` (100 when unset) changes the shares at once, as writing the file
     /// does in the kernel; limits are not iocost's, and the elevator below is told.

@@ -13,8 +13,8 @@ use super::stat::LatencyStat;
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
 use crate::{
-    Completion, Dispatch, Group, GroupId, Inserted, Nanos, ProcessId, Request, RequestId,
-    Scheduler, SchedulerContext, TraceEvent,
+    Completion, Dispatch, Group, GroupId, Inserted, Nanos, Request, RequestId, Scheduler,
+    SchedulerContext, TraceEvent,
 };
 
 /// What a parent keeps for its children (`child_latency_info`).
@@ -429,19 +429,7 @@ impl Scheduler for IolatencyLayer {
         self.held + self.inner.queued()
     }
 
-    fn process_exited(&mut self, process: ProcessId, now: Nanos) {
-        self.inner.process_exited(process, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn set_outranked(&mut self, process: ProcessId, outranked: bool, now: Nanos) {
-        self.inner.set_outranked(process, outranked, now);
-        self.trace.pull(self.inner.as_mut());
-    }
-
-    fn allow_merge(&self, queued: &Request, incoming: &Request) -> bool {
-        self.inner.allow_merge(queued, incoming)
-    }
+    crate::scheduler::pass_to_inner!();
 
     fn group_weight(&self, group: GroupId) -> Option<u32> {
         self.inner.group_weight(group)
