@@ -173,7 +173,7 @@ fn other_elevators_are_refused_on_a_zoned_drive() {
         .expect_err("refused")
         .to_string();
     assert!(
-        error.contains("zonemode=zbd needs a zoned device"),
+        error.starts_with("zoned.fio:2: job w0: zonemode=zbd needs a zoned device"),
         "{error}"
     );
 }

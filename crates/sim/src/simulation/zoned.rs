@@ -81,9 +81,10 @@ pub(super) fn check_zbd(
             continue;
         }
         let Some(zones) = zones else {
+            let at = job.option_origins.get("zonemode").unwrap_or(&job.origin);
             return Err(SimError::Job(format!(
-                "job {}: zonemode=zbd needs a zoned device, and {device} has no zones: expected --device sim:smr",
-                job.name
+                "{}:{}: job {}: zonemode=zbd needs a zoned device, and {device} has no zones: expected --device sim:smr",
+                at.file, at.line, job.name
             )));
         };
         let device_bytes = zones.zone_sectors * SECTOR_SIZE;
