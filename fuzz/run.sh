@@ -44,7 +44,7 @@ mkdir -p "$out"
 {
     grep -ohE '"[a-z][a-z0-9_:.-]{1,30}"' "$repo"/crates/fio/src/jobfile/*.rs \
         "$repo"/crates/fio/src/job.rs "$repo"/crates/sim/src/host.rs \
-        "$repo"/crates/sim/src/preset.rs "$repo"/crates/core/src/registry.rs \
+        "$repo"/crates/sim/src/preset/*.rs "$repo"/crates/core/src/registry.rs \
         "$repo"/crates/cli/src/cgroup_arg.rs "$repo"/crates/cli/src/controller_arg.rs
     printf '"%s"\n' '[global]' '${FIO_BS}' ';ioslice|' '|--sched ' '|--device sim:' '|--host ' \
         '|--cgroup ' '|--controller ' 'include ' '=max' '%' 'k' 'M' 'G' 'ms' 'us' ':' ','
