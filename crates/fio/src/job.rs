@@ -179,6 +179,28 @@ pub enum IoEngine {
 }
 
 impl IoEngine {
+    /// The engine fio names `name` ([`IoEngine::fio_name`] read back); a name ioslice does
+    /// not run is [`IoEngine::Unsupported`].
+    pub fn named(name: &str) -> Self {
+        use crate::file_ops::{FileOp, RangeOp};
+        match name {
+            "sync" => Self::Sync,
+            "psync" => Self::Psync,
+            "vsync" => Self::Vsync,
+            "pvsync" => Self::Pvsync,
+            "pvsync2" => Self::Pvsync2,
+            "mmap" => Self::Mmap,
+            "ftruncate" => Self::Range(RangeOp::Ftruncate),
+            "falloc" => Self::Range(RangeOp::Falloc),
+            "libaio" => Self::Libaio,
+            "io_uring" => Self::IoUring,
+            "posixaio" => Self::PosixAio,
+            "null" => Self::Null,
+            other => FileOp::named(other)
+                .map_or_else(|| Self::Unsupported(other.to_string()), Self::Namespace),
+        }
+    }
+
     /// fio's name for it.
     pub fn fio_name(&self) -> &str {
         match self {

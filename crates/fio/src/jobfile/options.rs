@@ -9,7 +9,7 @@ use super::values;
 use super::JobFileError;
 use crate::distribution::{self, RandomGenerator};
 use crate::errno::{self, ErrorKind, ErrorKinds};
-use crate::file_ops::{FileOp, RangeOp, StatType};
+use crate::file_ops::StatType;
 use crate::job::{BlockSize, Extent, Fallocate, IoEngine, JobSpec, Origin, Pattern, ZoneMode};
 use crate::logs::options::{LogOptions, MAX_HIST_COARSENESS};
 use crate::steady_state::Criterion;
@@ -193,7 +193,7 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "direct" => spec.direct = s.flag()?,
         "buffered" => spec.direct = !s.flag()?,
         "sync" => spec.sync_writes = s.parse(sync_mode, "0, 1, none, sync or dsync")?,
-        "ioengine" => spec.ioengine = engine(&s.string()?),
+        "ioengine" => spec.ioengine = IoEngine::named(&s.string()?),
         "stat_type" => spec.stat_type = s.parse(StatType::parse, "one of stat, lstat, statx")?,
         "iodepth" => spec.iodepth = s.number(1, 65_536)? as u32,
         "numjobs" => spec.numjobs = s.number(1, 1_000_000)? as u32,
@@ -629,27 +629,6 @@ pub fn check_zones(spec: &JobSpec) -> Result<(), JobFileError> {
             ),
         }),
         _ => Ok(()),
-    }
-}
-
-fn engine(name: &str) -> IoEngine {
-    match name {
-        "sync" => IoEngine::Sync,
-        "psync" => IoEngine::Psync,
-        "vsync" => IoEngine::Vsync,
-        "pvsync" => IoEngine::Pvsync,
-        "pvsync2" => IoEngine::Pvsync2,
-        "mmap" => IoEngine::Mmap,
-        "ftruncate" => IoEngine::Range(RangeOp::Ftruncate),
-        "falloc" => IoEngine::Range(RangeOp::Falloc),
-        "libaio" => IoEngine::Libaio,
-        "io_uring" => IoEngine::IoUring,
-        "posixaio" => IoEngine::PosixAio,
-        "null" => IoEngine::Null,
-        other => FileOp::named(other).map_or_else(
-            || IoEngine::Unsupported(other.to_string()),
-            IoEngine::Namespace,
-        ),
     }
 }
 

@@ -15,24 +15,6 @@ pub(crate) const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// Engines for which fio measures no submission latency.
-const SYNC_ENGINES: [&str; 14] = [
-    "sync",
-    "psync",
-    "vsync",
-    "pvsync",
-    "pvsync2",
-    "mmap",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "ftruncate",
-    "falloc",
-];
-
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// Whether a direction did any I/O.
@@ -72,12 +54,13 @@ pub(crate) fn per_second_f(count: u64, runtime: u64) -> f64 {
     }
 }
 
-/// The submission latency to report: none for synchronous engines, as in fio.
+/// The submission latency to report: none for synchronous engines, as in fio, which
+/// measures none for them.
 pub(crate) fn reported_slat<'a>(
     desc: &JobDescription,
     dir: &'a DirectionStats,
 ) -> Option<&'a LatencyStats> {
-    let sync = SYNC_ENGINES.contains(&desc.ioengine.as_str());
+    let sync = crate::IoEngine::named(&desc.ioengine).is_synchronous();
     (!sync && dir.slat.count() > 0).then_some(&dir.slat)
 }
 
