@@ -40,10 +40,7 @@ impl RequestSeries {
     /// The same series with process `i` (for `i ≥ 1`) named `names[i - 1]`.
     pub fn named(mut self, names: &[String]) -> Self {
         for series in &mut self.series {
-            if let Some(name) = (series.process as usize)
-                .checked_sub(1)
-                .and_then(|i| names.get(i))
-            {
+            if let Some(name) = crate::bandwidth::job_name(series.process, names) {
                 series.name.clone_from(name);
             }
         }
