@@ -60,7 +60,7 @@ impl BandwidthSeries {
     /// The same series with process `i` (for `i ≥ 1`) named `names[i - 1]`.
     pub fn named(mut self, names: &[String]) -> Self {
         for series in &mut self.series {
-            if let Some(name) = job_name(series.process, names) {
+            if let Some(name) = crate::requests::job_name(series.process, names) {
                 series.name.clone_from(name);
             }
         }
@@ -231,12 +231,6 @@ impl TraceSink for BandwidthRecorder {
             self.add(time, request.process.0 as usize, request.direction, bytes);
         }
     }
-}
-
-/// Process `process`'s name among `names`, the job processes' names in order: process `i`
-/// (for `i ≥ 1`) is `names[i - 1]`; process 0, the flusher, has none there.
-pub(crate) fn job_name(process: u32, names: &[String]) -> Option<&String> {
-    (process as usize).checked_sub(1).and_then(|i| names.get(i))
 }
 
 #[cfg(test)]

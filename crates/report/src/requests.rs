@@ -40,10 +40,16 @@ impl RequestSeries {
     /// The same series with process `i` (for `i ≥ 1`) named `names[i - 1]`.
     pub fn named(mut self, names: &[String]) -> Self {
         for series in &mut self.series {
-            if let Some(name) = crate::bandwidth::job_name(series.process, names) {
+            if let Some(name) = job_name(series.process, names) {
                 series.name.clone_from(name);
             }
         }
         self
     }
+}
+
+/// Process `process`'s name among `names`, the job processes' names in order: process `i`
+/// (for `i ≥ 1`) is `names[i - 1]`; process 0, the flusher, has none there.
+pub(crate) fn job_name(process: u32, names: &[String]) -> Option<&String> {
+    (process as usize).checked_sub(1).and_then(|i| names.get(i))
 }
