@@ -40,7 +40,8 @@
 # file in bench/kernel-vs-ioslice/, whose first line names its device (`; device: sim:...`):
 # among them several readers per weighted group, random against sequential groups of equal
 # weight, an idle-class reader, a writer beside prioritised readers, and eight readers at
-# depth 2 on the array; and groups held to limits (`; limit: GROUP rbps=N,...` lines, written to
+# depth 2 on the array; random reads beside a deep writer on sim:ssd (where kyber's read
+# target throttles the writes); and groups held to limits (`; limit: GROUP rbps=N,...` lines, written to
 # blk-throttle's blkio.throttle.* or io.max files for the kernel, and given to ioslice as
 # `--cgroup GROUP:...,throttle=above`), alone and beside unlimited groups.
 # Needs root, /dev/fuse, fio, losetup and python3; without them it says why and exits 0.
