@@ -11,7 +11,7 @@ use ioslice_core::iocost::settings::{ModelKeys, QosKeys};
 use ioslice_core::iocost::{IocostLayer, IocostSettings};
 use ioslice_core::{
     build_scheduler, Completion, Direction, Dispatch, GroupId, GroupTree, Nanos, ProcessId,
-    Request, RequestId, Scheduler, SchedulerContext,
+    Request, RequestId, Scheduler, SchedulerContext, TraceEvent,
 };
 use proptest::prelude::*;
 
@@ -261,6 +261,58 @@ fn waiting_for_request_slots_makes_vrate_fall() {
     assert!(history.windows(2).take(55).all(|w| w[1] <= w[0]));
     assert_eq!(history[59], 66_984);
     assert!(run.layer.busy_level() < 0);
+    run.drain();
+}
+
+#[test]
+fn requests_in_flight_past_a_period_hold_vrate_on_an_idle_device() {
+    // A device taking 80 ms a request under 50 ms periods: a request issued in one period
+    // is still in flight when the next ends. The model budgets 10 requests a second, fewer
+    // than the device's 12.5, so the groups wait for budget and the device looks idle with
+    // groups short of budget; a lagging request keeps vrate where it is instead of speeding
+    // it up (`nr_lagging`, 5.10 on), and only periods without one raise it.
+    let mut settings = pinned(10);
+    settings.qos.min_ppm = Some(10_000);
+    settings.qos.max_ppm = Some(10_000_000);
+    let (mut layer, ids) = layer(&[100, 100], 1, settings);
+    layer.set_tracing(true);
+    let mut run = Run::new(layer, 1, 80 * MS);
+    run.closed_loop(&ids, 16, 20_000 * MS);
+    let mut events = Vec::new();
+    run.layer.drain_trace(&mut events);
+    let steps: Vec<(u64, u64, i32, u32)> = events
+        .iter()
+        .filter_map(|event| match event {
+            TraceEvent::VrateAdjust {
+                from_ppm,
+                vrate_ppm,
+                busy_level,
+                lagging,
+                ..
+            } => Some((*from_ppm, *vrate_ppm, *busy_level, *lagging)),
+            _ => None,
+        })
+        .collect();
+    let held = steps
+        .iter()
+        .filter(|(_, _, level, lagging)| *level < 0 && *lagging > 0)
+        .count();
+    assert!(held > 0, "no idle period with a lagging request: {steps:?}");
+    for (from, to, level, lagging) in &steps {
+        if *level < 0 && *lagging > 0 {
+            assert_eq!(
+                from, to,
+                "vrate moved at level {level} with {lagging} lagging"
+            );
+        }
+    }
+    let raised = steps
+        .iter()
+        .filter(|(from, to, level, lagging)| *level < 0 && *lagging == 0 && to > from)
+        .count();
+    assert!(raised > 0, "vrate never rose between lagging periods: {steps:?}");
+    let history = run.layer.vrate_history();
+    assert!(steps.iter().all(|(_, to, _, _)| history.contains(to)));
     run.drain();
 }
 

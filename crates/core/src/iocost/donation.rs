@@ -5,9 +5,10 @@
 //! usage plus 2%), provided the drop is worth it (at least 3%); what it gives up goes to
 //! the groups that are not donating, in proportion to their active shares. A group that
 //! becomes busy again takes its weight back at once. Learnt from `block/blk-iocost.c`
-//! 5.5 to 5.9 (`surplus_adjusted_hweight_inuse`, `transfer_surpluses`); 5.10 replaced
-//! the walk with a one-shot tree computation of the same targets. This is the flat form
-//! for sibling groups under one parent.
+//! (`surplus_adjusted_hweight_inuse` and `transfer_surpluses` in 5.5 to 5.9; 5.10 on
+//! computes the targets in one pass over the tree with a global rate for the takers,
+//! gamma = (1 - t_r') / (1 - t_r), which is what [`redistribute`] computes for the groups
+//! that have requests of their own).
 
 use super::hweight::WEIGHT_ONE;
 

@@ -7,10 +7,12 @@
 //! A group is active from its first request until a period in which it issued nothing,
 //! held nothing and had nothing at the device. Only active groups count among their
 //! siblings, so an idle group's share goes to the others at once. The root group's own
-//! requests are charged at the whole device, as the kernel's root iocg is. Donation here
-//! is flat: what donors give up goes to every other active group in proportion to its
-//! `hweight_active`, not first to the donor's siblings as the kernel's tree walk does
-//! (the same thing when the groups are siblings).
+//! requests are charged at the whole device, as the kernel's root iocg is. Donation is
+//! computed as 5.10 on computes it: donors keep their reduced share, and what they give up
+//! goes to every active group that does not donate, in proportion to its `hweight_active`,
+//! at any depth (the global rate gamma = (1 - t_r') / (1 - t_r) of `transfer_surpluses`);
+//! 5.4 to 5.9 walked the tree and gave a donor's surplus to its siblings first. Groups with
+//! requests of their own are leaves here, as cgroup v2 keeps processes out of inner groups.
 
 use std::collections::VecDeque;
 
@@ -182,6 +184,22 @@ mod tests {
         g.list[1].active = false;
         g.recompute();
         assert_eq!(g.list[4].hw_active, WEIGHT_ONE * 3 / 4);
+    }
+
+    #[test]
+    fn a_nested_donors_share_goes_to_every_taker_by_its_active_share() {
+        // a (100) holds a/x and a/y (100 each) beside b (100): a/x idle gives up all but the
+        // 2% floor, and b and a/y take the rest 2:1, by hweight_active (1/2 and 1/4), not
+        // a/y first. The kernel's round-ups give 42818 and 21409.
+        let mut g = tree(&[("a", 100), ("b", 100), ("a/x", 100), ("a/y", 100)]);
+        for i in [2, 3, 4] {
+            g.list[i].active = true;
+        }
+        g.list[3].usage = Some(0);
+        g.recompute();
+        assert_eq!(g.list[3].hw_inuse, WEIGHT_ONE / 50);
+        assert_eq!(g.list[2].hw_inuse, 42_817);
+        assert_eq!(g.list[4].hw_inuse, 21_408);
     }
 
     #[test]

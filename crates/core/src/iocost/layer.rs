@@ -22,7 +22,7 @@ use super::groups::{io_weight, Groups, Held};
 use super::model::{CostModel, PAGE_BYTES};
 use super::qos::Qos;
 use super::settings::{Autop, IocostSettings};
-use super::vrate::{adjust, next_busy_level, PeriodStats};
+use super::vrate::{adjust, next_busy_level, PeriodStats, MAX_LAGGING_PERIODS};
 use super::{MILLION, VTIME_PER_SEC, VTIME_PER_USEC};
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
@@ -238,14 +238,47 @@ impl IocostLayer {
             read_missed_ppm: self.counters.missed_ppm(0),
             write_missed_ppm: self.counters.missed_ppm(1),
             shortages,
+            lagging: self.lagging(at),
         };
+        let previous_level = self.busy_level;
         self.busy_level = next_busy_level(self.busy_level, &self.qos, &stats);
-        let vrate = adjust(self.clock.vrate_ppm, self.busy_level, &self.qos);
+        let from_ppm = self.clock.vrate_ppm;
+        let vrate = adjust(from_ppm, self.busy_level, stats.lagging, &self.qos);
+        if vrate != from_ppm || self.busy_level != previous_level || stats.lagging > 0 {
+            let busy_level = self.busy_level;
+            self.trace.emit(|| TraceEvent::VrateAdjust {
+                from_ppm,
+                vrate_ppm: vrate,
+                busy_level,
+                read_missed_ppm: stats.read_missed_ppm,
+                write_missed_ppm: stats.write_missed_ppm,
+                rq_wait_pct: stats.rq_wait_pct,
+                shortages: stats.shortages,
+                lagging: stats.lagging,
+            });
+        }
         self.clock.restart(at, vrate);
         self.history.push(vrate);
         self.counters = Counters::default();
         self.period_start = at;
         self.running = self.groups.any_active();
+    }
+
+    /// Groups with a request in flight since before the period ending at `at` began, issued
+    /// within the last [`MAX_LAGGING_PERIODS`] periods (the kernel's `nr_lagging`, which
+    /// compares a group's completed vtime with `vnow` one period back).
+    fn lagging(&self, at: Nanos) -> u32 {
+        let begun = at.saturating_sub(self.period_ns);
+        let recent = at.saturating_sub(self.period_ns * MAX_LAGGING_PERIODS);
+        let mut groups: Vec<GroupId> = self
+            .released
+            .values()
+            .filter(|r| r.at < begun && r.at >= recent)
+            .map(|r| r.group)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        u32::try_from(groups.len()).unwrap_or(u32::MAX)
     }
 
     /// A group with a request: it counts among its siblings from now, with no more than

@@ -40,8 +40,9 @@
 //!
 //! Left out: the debt of requests that cannot wait (swap, filesystem metadata), since no
 //! request of a run is such (the arithmetic is [`budget::Account::force`]); the delay the
-//! kernel adds on return to user space for a group in debt; the switch to `AUTOP_SSD_FAST`;
-//! a donor's share going first to its siblings in a nested tree (donation is flat here).
+//! kernel adds on return to user space for a group in debt; the switch to `AUTOP_SSD_FAST`.
+//! Donation follows 5.10 on (a donor's surplus to every taker by its active share), not
+//! 5.4 to 5.9's walk that gave it to the donor's siblings first.
 
 pub mod budget;
 pub mod donation;

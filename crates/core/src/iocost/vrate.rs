@@ -5,7 +5,9 @@
 //! request slots or when more completions than the QoS percentile allows missed their
 //! latency target; clearly idle when all three signals are under [`UNBUSY_THR_PCT`] of
 //! their thresholds. Saturation raises a busy level, idleness with groups short of budget
-//! lowers it, anything else resets it. The level indexes a table of percentage steps
+//! lowers it, anything else resets it; but while some group has a request in flight since
+//! before the period began (lagging: the device may be slower than the signals say), an
+//! idle device's level only stops falling below zero and vrate is not raised (5.10 on). The level indexes a table of percentage steps
 //! (growing with persistence) that move vrate down or up within `[min, max]`; a vrate
 //! outside the bounds is brought back by [`CLAMP_ADJ_PCT`] a period.
 
@@ -50,7 +52,13 @@ pub struct PeriodStats {
     pub write_missed_ppm: u64,
     /// Groups that ran out of budget with requests waiting.
     pub shortages: u32,
+    /// Groups with a request in flight since before the period began (and issued within
+    /// the last [`MAX_LAGGING_PERIODS`]): the device may be slower than it looks.
+    pub lagging: u32,
 }
+
+/// A request in flight longer than this many periods no longer counts as lagging.
+pub const MAX_LAGGING_PERIODS: u64 = 10;
 
 /// The next busy level after a period.
 pub fn next_busy_level(level: i32, qos: &Qos, s: &PeriodStats) -> i32 {
@@ -65,8 +73,12 @@ pub fn next_busy_level(level: i32, qos: &Qos, s: &PeriodStats) -> i32 {
     let next = if over {
         level.max(0) + 1
     } else if under {
-        if s.shortages > 0 {
+        if s.shortages > 0 && s.lagging == 0 {
             level.min(0) - 1
+        } else if s.shortages > 0 {
+            // Throttling with spare capacity, but requests span periods: stop slowing
+            // down, and wait them out before pushing the device harder.
+            level.min(0)
         } else {
             level
         }
@@ -77,9 +89,10 @@ pub fn next_busy_level(level: i32, qos: &Qos, s: &PeriodStats) -> i32 {
 }
 
 /// The next vrate (ppm of nominal) for a busy level: down when busy, up when short of
-/// budget on an idle device, unchanged at level zero.
-pub fn adjust(vrate_ppm: u64, busy_level: i32, qos: &Qos) -> u64 {
-    if busy_level == 0 {
+/// budget on an idle device, unchanged at level zero and while requests are lagging
+/// behind an idle-looking device.
+pub fn adjust(vrate_ppm: u64, busy_level: i32, lagging: u32, qos: &Qos) -> u64 {
+    if busy_level == 0 || (busy_level < 0 && lagging > 0) {
         return vrate_ppm;
     }
     if vrate_ppm < qos.min_ppm {
@@ -120,7 +133,7 @@ mod tests {
         let mut vrate = MILLION;
         for _ in 0..10 {
             level = next_busy_level(level, &q, &busy);
-            vrate = adjust(vrate, level, &q);
+            vrate = adjust(vrate, level, 0, &q);
         }
         assert_eq!(level, 10);
         // Levels 1..3 hold, 4..10 take 1% each: 0.99^7 of nominal, rounded up each step.
@@ -138,10 +151,25 @@ mod tests {
         let mut vrate = MILLION;
         for _ in 0..200 {
             level = next_busy_level(level, &q, &short);
-            vrate = adjust(vrate, level, &q);
+            vrate = adjust(vrate, level, 0, &q);
         }
         assert_eq!(level, -200);
         assert_eq!(vrate, 1_500_000);
+    }
+
+    #[test]
+    fn lagging_requests_hold_the_level_and_the_vrate() {
+        let q = qos();
+        let lagging = PeriodStats {
+            shortages: 1,
+            lagging: 1,
+            ..Default::default()
+        };
+        // A slowed-down device stops slowing, but is not sped up while requests lag.
+        assert_eq!(next_busy_level(6, &q, &lagging), 0);
+        assert_eq!(next_busy_level(-4, &q, &lagging), -4);
+        assert_eq!(adjust(800_000, -4, 1, &q), 800_000);
+        assert_eq!(adjust(800_000, -4, 0, &q), 808_000);
     }
 
     #[test]
@@ -152,8 +180,8 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(next_busy_level(7, &q, &mid), 0);
-        assert_eq!(adjust(2_000_000, 5, &q), 1_920_000);
-        assert_eq!(adjust(100_000, -5, &q), 104_000);
-        assert_eq!(adjust(100_000, 0, &q), 100_000);
+        assert_eq!(adjust(2_000_000, 5, 0, &q), 1_920_000);
+        assert_eq!(adjust(100_000, -5, 0, &q), 104_000);
+        assert_eq!(adjust(100_000, 0, 0, &q), 100_000);
     }
 }

@@ -531,6 +531,26 @@ pub enum TraceEvent {
         /// The cookie now.
         cookie: u32,
     },
+    /// iocost: the period timer moves the device's vrate (the kernel's
+    /// `iocost_ioc_vrate_adj` tracepoint), with what it judged the period by.
+    VrateAdjust {
+        /// vrate before, ppm of the cost model's speed.
+        from_ppm: u64,
+        /// vrate now.
+        vrate_ppm: u64,
+        /// The busy level after the period (positive: saturated for that many periods).
+        busy_level: i32,
+        /// Reads that missed `rlat`, ppm of the period's reads.
+        read_missed_ppm: u64,
+        /// Writes that missed `wlat`, ppm of the period's writes.
+        write_missed_ppm: u64,
+        /// Share of the period requests waited for a request slot, percent.
+        rq_wait_pct: u64,
+        /// Groups short of budget with requests waiting.
+        shortages: u32,
+        /// Groups with a request in flight since before the period began.
+        lagging: u32,
+    },
     /// io.latency: a group's depth follows its parent's cookie.
     LatencyDepth {
         /// The group.
@@ -602,6 +622,7 @@ impl TraceEvent {
             Self::DomainDepth { .. } => "domain_depth",
             Self::LatencyScale { .. } => "latency_scale",
             Self::LatencyDepth { .. } => "latency_depth",
+            Self::VrateAdjust { .. } => "vrate_adjust",
         }
     }
 }

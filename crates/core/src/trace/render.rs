@@ -190,6 +190,7 @@ pub fn render(
 /// Where an event's fields go.
 trait Fields {
     fn number(&mut self, key: &str, value: u64);
+    fn signed(&mut self, key: &str, value: i64);
     fn word(&mut self, key: &str, value: &str);
     fn flag(&mut self, key: &str, value: bool);
 }
@@ -198,6 +199,10 @@ struct Text<'a>(&'a mut String);
 
 impl Fields for Text<'_> {
     fn number(&mut self, key: &str, value: u64) {
+        let _ = write!(self.0, " {key}={value}");
+    }
+
+    fn signed(&mut self, key: &str, value: i64) {
         let _ = write!(self.0, " {key}={value}");
     }
 
@@ -214,6 +219,10 @@ struct Json<'a>(&'a mut String);
 
 impl Fields for Json<'_> {
     fn number(&mut self, key: &str, value: u64) {
+        let _ = write!(self.0, ",\"{key}\":{value}");
+    }
+
+    fn signed(&mut self, key: &str, value: i64) {
         let _ = write!(self.0, ",\"{key}\":{value}");
     }
 
@@ -528,6 +537,25 @@ fn fields(event: &TraceEvent, names: &TraceNames, out: &mut dyn Fields) {
             out.word("by", &by.map_or("timer".to_string(), |g| names.group(g)));
             out.word("dir", if *up { "up" } else { "down" });
             out.number("cookie", u64::from(*cookie));
+        }
+        TraceEvent::VrateAdjust {
+            from_ppm,
+            vrate_ppm,
+            busy_level,
+            read_missed_ppm,
+            write_missed_ppm,
+            rq_wait_pct,
+            shortages,
+            lagging,
+        } => {
+            out.number("from_ppm", *from_ppm);
+            out.number("vrate_ppm", *vrate_ppm);
+            out.signed("busy_level", i64::from(*busy_level));
+            out.number("read_missed_ppm", *read_missed_ppm);
+            out.number("write_missed_ppm", *write_missed_ppm);
+            out.number("rq_wait_pct", *rq_wait_pct);
+            out.number("shortages", u64::from(*shortages));
+            out.number("lagging", u64::from(*lagging));
         }
         TraceEvent::LatencyDepth { group, from, depth } => {
             let depth_word = |d: &Option<u32>| d.map_or("max".to_string(), |d| d.to_string());
