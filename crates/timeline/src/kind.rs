@@ -43,6 +43,9 @@ pub enum MarkKind {
     QueueSplit,
     /// cfq: a queue moves between groups (an instant).
     GroupMove,
+    /// A controller's step (an instant): kyber resizing a domain's tokens, io.latency
+    /// moving a parent's scale or a group's depth, iocost moving the device's vrate.
+    Control,
 }
 
 /// Where on its lane a kind is drawn.
@@ -75,7 +78,7 @@ impl Band {
 
 impl MarkKind {
     /// Every kind, in legend order.
-    pub const ALL: [MarkKind; 18] = [
+    pub const ALL: [MarkKind; 19] = [
         MarkKind::Service,
         MarkKind::Batch,
         MarkKind::FifoExpired,
@@ -94,6 +97,7 @@ impl MarkKind {
         MarkKind::QueueMerge,
         MarkKind::QueueSplit,
         MarkKind::GroupMove,
+        MarkKind::Control,
     ];
 
     /// Its name, as [`crate::Mark::kind`] holds it.
@@ -117,6 +121,7 @@ impl MarkKind {
             MarkKind::QueueMerge => "queue_merge",
             MarkKind::QueueSplit => "queue_split",
             MarkKind::GroupMove => "group_move",
+            MarkKind::Control => "control",
         }
     }
 
@@ -146,6 +151,7 @@ impl MarkKind {
             MarkKind::QueueMerge => "queue merge",
             MarkKind::QueueSplit => "queue split",
             MarkKind::GroupMove => "move between groups",
+            MarkKind::Control => "controller step (kyber, io.latency, iocost)",
         }
     }
 
@@ -170,6 +176,7 @@ impl MarkKind {
             MarkKind::QueueMerge => ("queue merge", "queue merges"),
             MarkKind::QueueSplit => ("queue split", "queue splits"),
             MarkKind::GroupMove => ("group move", "group moves"),
+            MarkKind::Control => ("controller step", "controller steps"),
         }
     }
 
@@ -194,6 +201,7 @@ impl MarkKind {
             MarkKind::QueueMerge => "#8c564b",
             MarkKind::QueueSplit => "#b07a6e",
             MarkKind::GroupMove => "#555555",
+            MarkKind::Control => "#6a3d9a",
         }
     }
 
@@ -213,7 +221,8 @@ impl MarkKind {
             | MarkKind::Inject
             | MarkKind::QueueMerge
             | MarkKind::QueueSplit
-            | MarkKind::GroupMove => Band::Instant,
+            | MarkKind::GroupMove
+            | MarkKind::Control => Band::Instant,
         }
     }
 

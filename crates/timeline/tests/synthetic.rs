@@ -675,3 +675,72 @@ fn a_finer_record_is_kept_where_the_overview_is_coarsened() {
     assert_eq!(timeline.sampling.resolution, 0);
     assert!(timeline.detail.is_none(), "the overview is the detail");
 }
+
+#[test]
+fn controllers_steps_are_instants_on_the_device_and_the_group() {
+    let mut groups = GroupTree::default();
+    let greedy = groups.ensure("greedy").expect("a valid path");
+    let protected = groups.ensure("protected").expect("a valid path");
+    let timeline = record_in(
+        &groups,
+        &["a"],
+        &[
+            (
+                MS,
+                TraceEvent::VrateAdjust {
+                    from_ppm: 1_000_000,
+                    vrate_ppm: 990_000,
+                    busy_level: 4,
+                    read_missed_ppm: 60_000,
+                    write_missed_ppm: 0,
+                    rq_wait_pct: 2,
+                    shortages: 0,
+                    lagging: 1,
+                },
+            ),
+            (
+                2 * MS,
+                TraceEvent::LatencyScale {
+                    parent: GroupId::ROOT,
+                    by: Some(protected),
+                    up: false,
+                    cookie: 99,
+                },
+            ),
+            (
+                2 * MS,
+                TraceEvent::LatencyDepth {
+                    group: greedy,
+                    from: None,
+                    depth: Some(16),
+                },
+            ),
+        ],
+    );
+    assert_eq!(
+        marks_of(&timeline, "device"),
+        [
+            span(
+                MS,
+                MS,
+                "control",
+                "iocost: vrate 100.0% → 99.0% (busy level 4: reads missing 6.0%, writes missing 0.0%, 2% waiting for a request slot; 0 groups short of budget, 1 lagging)"
+            ),
+            span(
+                2 * MS,
+                2 * MS,
+                "control",
+                "io.latency: scale down to cookie 99 (/protected missed its target)"
+            ),
+        ]
+    );
+    assert_eq!(
+        marks_of(&timeline, "/greedy"),
+        [span(
+            2 * MS,
+            2 * MS,
+            "control",
+            "io.latency: depth unlimited → 16"
+        )]
+    );
+}

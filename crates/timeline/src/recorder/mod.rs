@@ -20,10 +20,13 @@
 //! | `inject` | `inject` (instant) | the injected queue |
 //! | `queue_merge`, `queue_split` | instants | the process (and the shared queue) |
 //! | `group_move` | `group_move` (instant) | the queue |
+//! | `domain_depth`, `vrate_adjust` | `control` (instant) | device |
+//! | `latency_scale`, `latency_depth` | `control` (instant) | the parent, the group |
 //!
 //! A queue's lane is its process's for a sync queue, its own for an async queue. What is
 //! still open at the end closes at the last event's time.
 
+mod controls;
 mod limits;
 mod queues;
 
@@ -358,12 +361,11 @@ impl TraceSink for TimelineRecorder {
     fn record(&mut self, time: Nanos, event: &TraceEvent) {
         self.now = self.now.max(time);
         match event {
-            TraceEvent::Insert { .. }
-            | TraceEvent::Merge { .. }
-            | TraceEvent::Coalesce { .. }
-            | TraceEvent::DomainDepth { .. }
+            TraceEvent::Insert { .. } | TraceEvent::Merge { .. } | TraceEvent::Coalesce { .. } => {}
+            TraceEvent::DomainDepth { .. }
+            | TraceEvent::VrateAdjust { .. }
             | TraceEvent::LatencyScale { .. }
-            | TraceEvent::LatencyDepth { .. } => {}
+            | TraceEvent::LatencyDepth { .. } => self.control(event),
             TraceEvent::Dispatch { request, merged } => self.dispatch(request, *merged),
             TraceEvent::Complete { request, .. } => self.complete(request),
             TraceEvent::FifoExpired { request, late } => {
