@@ -310,7 +310,10 @@ fn requests_in_flight_past_a_period_hold_vrate_on_an_idle_device() {
         .iter()
         .filter(|(from, to, level, lagging)| *level < 0 && *lagging == 0 && to > from)
         .count();
-    assert!(raised > 0, "vrate never rose between lagging periods: {steps:?}");
+    assert!(
+        raised > 0,
+        "vrate never rose between lagging periods: {steps:?}"
+    );
     let history = run.layer.vrate_history();
     assert!(steps.iter().all(|(_, to, _, _)| history.contains(to)));
     run.drain();

@@ -100,6 +100,7 @@ pub fn parse(text: &str, name: &str) -> Result<RunRecord, String> {
         version: version.clone(),
         options: global,
         job_options,
+        groups: Vec::new(),
     };
     let title = match &version {
         Some(version) => format!("{name} ({version})"),

@@ -249,6 +249,7 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
             version: Some(WRITTEN_BY.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
+            groups: Vec::new(),
         },
         jobs,
         bandwidth,

@@ -334,6 +334,10 @@ fn settings(out: &mut String, run: &RunRecord) {
         let host_title = format!("Host: {} settings{}", s.host.len(), set_list(&s.host));
         settings_table(out, &host_title, "what it models", &s.host, false);
     }
+    if !s.groups.is_empty() {
+        let title = format!("Groups: {} set by --cgroup", s.groups.len());
+        settings_table(out, &title, "", &s.groups, false);
+    }
     if !s.options.is_empty() {
         let options: Vec<Setting> = s
             .options

@@ -241,6 +241,7 @@ mod tests {
                 version: None,
                 options: Vec::new(),
                 job_options: Vec::new(),
+                groups: Vec::new(),
             },
             jobs: Vec::new(),
             bandwidth: None,

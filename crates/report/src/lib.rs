@@ -71,6 +71,7 @@ pub mod charts;
 pub mod comparison;
 pub mod fio_json;
 pub mod fio_log;
+pub mod groups;
 pub mod html;
 pub mod labels;
 pub mod load;

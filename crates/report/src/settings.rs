@@ -1,6 +1,6 @@
 //! A run's settings as the page lists them: the job file, the device with every parameter
 //! (value, unit, whether it was overridden), the scheduler with every tunable (value,
-//! default, unit), the controller, the host's settings and the seed.
+//! default, unit), the controller, the host's settings, the groups and the seed.
 //!
 //! Each part has a constructor from what the command line already holds: a
 //! [`DeviceSpec`] or a path, a [`SchedSpec`], a [`SimConfig`] or a [`Controller`], so the
@@ -9,10 +9,13 @@
 use ioslice_core::ioband::Controller;
 use ioslice_core::tunable::Tunables;
 use ioslice_core::SchedSpec;
+use ioslice_fio::run_spec::RunSpec;
 use ioslice_sim::host::{BlockLayer, DirectWrites};
 use ioslice_sim::preset::{self, DeviceSpec};
 use ioslice_sim::simulation::SimConfig;
 use serde::{Deserialize, Serialize};
+
+use crate::groups;
 
 /// Everything a run used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +41,11 @@ pub struct Settings {
     /// options`, `JOB:name` when it has several jobs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_options: Vec<(String, String)>,
+    /// The groups given a weight, a limit or a latency target by `--cgroup`, each as it is
+    /// written
+    /// ([`crate::groups::group_settings`]); empty when there were none or it is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Setting>,
 }
 
 /// A device.
@@ -331,6 +339,19 @@ pub fn host_settings(config: &SimConfig) -> Vec<Setting> {
     ]
 }
 
+/// The groups `--cgroup` set, as settings rows.
+fn group_rows(run: &RunSpec) -> Vec<Setting> {
+    groups::group_settings(run)
+        .into_iter()
+        .map(|(name, value)| Setting {
+            name,
+            value,
+            set: true,
+            ..Setting::default()
+        })
+        .collect()
+}
+
 impl Settings {
     /// The settings of a simulation of `job_file` with `config`: device, scheduler,
     /// controller, every host setting and the seed.
@@ -345,28 +366,24 @@ impl Settings {
             version: Some(ioslice_core::VERSION.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
+            groups: group_rows(&config.run),
         }
     }
 
-    /// The settings of a real run of `job_file` on `path` (no host settings; the seed of
-    /// the jobs' random offsets).
-    pub fn real(
-        job_file: &str,
-        path: &str,
-        scheduler: &SchedSpec,
-        controller: &Controller,
-        seed: u64,
-    ) -> Self {
+    /// The settings of a real run `run` of `job_file` on `path` (no host settings; the
+    /// seed of the jobs' random offsets).
+    pub fn real(job_file: &str, path: &str, run: &RunSpec) -> Self {
         Self {
             job_file: job_file.to_string(),
             device: DeviceSettings::real(path),
-            scheduler: SchedulerSettings::of(scheduler),
-            controller: Some(controller_text(controller)),
+            scheduler: SchedulerSettings::of(&run.scheduler),
+            controller: Some(controller_text(&run.controller)),
             host: Vec::new(),
-            seed: Some(seed),
+            seed: Some(run.seed),
             version: Some(ioslice_core::VERSION.to_string()),
             options: Vec::new(),
             job_options: Vec::new(),
+            groups: group_rows(run),
         }
     }
 }

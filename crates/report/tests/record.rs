@@ -326,12 +326,17 @@ end_fsync=1
 
 #[test]
 fn a_real_device_is_its_path_and_records_read_back_from_files() {
-    let settings = ioslice_report::Settings::real(
-        "job.fio",
-        "/dev/sdz",
-        &"bfq:slice_idle_us=2000".parse().expect("spec"),
-        &ioslice_core::ioband::Controller::Elevator,
-        3,
+    let mut run =
+        ioslice_fio::run_spec::RunSpec::new(3, "bfq:slice_idle_us=2000".parse().expect("spec"));
+    run.group_weights = vec![("fast".into(), 300)];
+    let settings = ioslice_report::Settings::real("job.fio", "/dev/sdz", &run);
+    assert_eq!(settings.groups.len(), 1);
+    assert_eq!(
+        (
+            settings.groups[0].name.as_str(),
+            settings.groups[0].value.as_str()
+        ),
+        ("/fast", "weight=300")
     );
     assert_eq!(settings.device.spec, "/dev/sdz");
     assert!(settings.device.params.is_empty() && settings.host.is_empty());

@@ -60,13 +60,7 @@ pub fn run(
     let ended = observers.end()?;
     let mut outcome = outcome.map_err(|e| e.to_string())?;
     let run = &config.run;
-    let settings = Settings::real(
-        &job_file.path,
-        device,
-        &run.scheduler,
-        &run.controller,
-        run.seed,
-    );
+    let settings = Settings::real(&job_file.path, device, run);
     ended.keep(&mut outcome.report, settings)?;
     print_notes(&outcome);
     Ok(Printed {
