@@ -329,6 +329,9 @@ pub struct JobSpec {
     pub filename: Option<String>,
     /// `directory=`, if given.
     pub directory: Option<String>,
+    /// `filename_format=`: how files are named without `filename=` (`$jobname`, `$jobnum`,
+    /// `$filenum`, `$clientuid`); `None` is fio's `$jobname.$jobnum.$filenum`.
+    pub filename_format: Option<String>,
     /// `rw=`.
     pub pattern: Pattern,
     /// The `rw=...:N` modifier: for sequential patterns, bytes added to each offset
@@ -484,6 +487,7 @@ impl Default for JobSpec {
             options: Vec::new(),
             filename: None,
             directory: None,
+            filename_format: None,
             pattern: Pattern::Read,
             offset_modifier: 0,
             rwmixread: 50,

@@ -153,6 +153,7 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "name" => spec.name = s.string()?,
         "filename" => spec.filename = Some(s.string()?),
         "directory" => spec.directory = Some(s.string()?),
+        "filename_format" => spec.filename_format = Some(s.string()?),
         "ioscheduler" => spec.ioscheduler = Some(s.string()?),
         "cgroup" => spec.cgroup = Some(s.string()?),
         "rw" => (spec.pattern, spec.offset_modifier) = s.rw()?,

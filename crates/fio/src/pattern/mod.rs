@@ -114,7 +114,8 @@ impl PatternError {
 /// Names and sizes the files of clone `clone_index` of `spec`.
 ///
 /// `filename=` may list several names separated by ':' (`\:` is a literal colon); without it
-/// fio names the files `jobname.clone.filenum` (in `directory=` when given). Devices (names
+/// fio names the files by `filename_format=`, `jobname.clone.filenum` by default (in
+/// `directory=` when given). Devices (names
 /// under `/dev/`), and files named without any size, take `device_capacity`. Otherwise
 /// `filesize=` sizes each file, or `size=` is split evenly across the files.
 pub fn plan_files(
@@ -138,13 +139,40 @@ fn file_names(spec: &JobSpec, clone_index: u32) -> Vec<String> {
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
         None => (0..spec.nrfiles.max(1))
-            .map(|file| format!("{}.{}.{}", spec.name, clone_index, file))
+            .map(|file| match &spec.filename_format {
+                Some(format) if !format.is_empty() => {
+                    formatted_name(format, &spec.name, clone_index, file)
+                }
+                _ => format!("{}.{}.{}", spec.name, clone_index, file),
+            })
             .collect(),
     };
     names
         .into_iter()
         .map(|name| in_directory(spec.directory.as_deref(), name))
         .collect()
+}
+
+/// A file's name by fio's `filename_format=`: each `$jobname`, `$jobnum` (the clone's
+/// number), `$filenum` and `$clientuid` (empty: no client/server mode here), in any case,
+/// replaced by its value (fio's `make_filename`, init.c).
+fn formatted_name(format: &str, job: &str, clone_index: u32, file: u32) -> String {
+    let keywords = [
+        ("$jobname", job.to_string()),
+        ("$jobnum", clone_index.to_string()),
+        ("$filenum", file.to_string()),
+        ("$clientuid", String::new()),
+    ];
+    let mut name = format.to_string();
+    for (keyword, value) in keywords {
+        let mut from = 0;
+        while let Some(found) = name[from..].to_ascii_lowercase().find(keyword) {
+            let at = from + found;
+            name.replace_range(at..at + keyword.len(), &value);
+            from = at + value.len();
+        }
+    }
+    name
 }
 
 /// Splits fio's `filename=` list on ':' (a `\:` is a colon inside a name).
@@ -360,7 +388,7 @@ impl IoPattern {
             .iter()
             .map(|file| region_for(spec, file, files.len() as u64, clone_index, unit))
             .collect::<Result<Vec<_>, _>>()?;
-        let budget = (!spec.time_based).then(|| total_bytes(spec, &regions));
+        let budget = (!spec.time_based).then(|| total_bytes(spec, &regions, unit));
         Ok(Self {
             pattern: spec.pattern,
             modifier: spec.offset_modifier,
@@ -690,10 +718,11 @@ fn region_for(
     })
 }
 
-/// Bytes the job transfers when not time based: `io_size` (or one pass over the regions, or
-/// `size` when `filesize` sizes the files), times `loops`.
-fn total_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
-    let pass: u64 = regions.iter().map(|r| r.len).sum();
+/// Bytes the job transfers when not time based: `io_size` (or one pass over the regions'
+/// whole blocks of `unit`, as fio leaves a file's tail shorter than a block alone, or `size`
+/// when `filesize` sizes the files), times `loops`.
+fn total_bytes(spec: &JobSpec, regions: &[Region], unit: u64) -> u64 {
+    let pass: u64 = regions.iter().map(|r| r.len - r.len % unit).sum();
     let pass = match spec.size {
         Some(Extent::Bytes(bytes)) if spec.filesize.is_some() => bytes,
         _ => pass,

@@ -186,6 +186,36 @@ fn files_round_robin_with_fio_names() {
 }
 
 #[test]
+fn filename_format_names_files_as_fio_does() {
+    let mut spec = job(Pattern::Write, 2 * 8192, 4096);
+    spec.nrfiles = 2;
+    spec.filename_format = Some("data.$JobNum.$filenum-$jobname$clientuid.$jobnum".into());
+    let files = plan_files(&spec, 3, 0).expect("files");
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["data.3.0-j.3", "data.3.1-j.3"]);
+    // A job named after a keyword is not expanded again.
+    spec.name = "$jobname".into();
+    spec.filename_format = Some("$jobname/$filenum".into());
+    let files = plan_files(&spec, 0, 0).expect("files");
+    assert_eq!(files[1].name, "$jobname/1");
+    // A format without keywords names every file alike.
+    spec.filename_format = Some("shared".into());
+    let files = plan_files(&spec, 0, 0).expect("files");
+    assert_eq!(files[0].name, "shared");
+}
+
+#[test]
+fn a_files_tail_shorter_than_a_block_is_left_alone() {
+    // size=256k over 3 files: 87381 bytes each, 21 whole 4 KiB blocks; fio 3.33 reads
+    // 252 KiB and no partial block.
+    let mut spec = job(Pattern::Read, 256 << 10, 4096);
+    spec.nrfiles = 3;
+    let units = run(&spec, 1000);
+    assert_eq!(units.len(), 63);
+    assert!(units.iter().all(|u| u.length == 4096));
+}
+
+#[test]
 fn filenames_split_on_unescaped_colons() {
     assert_eq!(split_filenames("a:b\\:c::d"), ["a", "b:c", "d"]);
     let mut spec = job(Pattern::Read, 4096, 4096);
