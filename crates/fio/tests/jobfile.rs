@@ -194,6 +194,21 @@ fn engines_and_check_supported() {
     }
 }
 
+/// A size in zones without a `zonesize` is the engine's to resolve from its device: with an
+/// engine ioslice does not run, the engine is what is refused; with one it runs, the missing
+/// zone size.
+#[test]
+fn an_unsupported_engine_is_refused_before_a_size_in_zones() {
+    assert_eq!(
+        error("[global]\nioengine=io_uring_cmd\nsize=1z\n[j]\n"),
+        "jobs.fio:2: ioengine=io_uring_cmd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+    );
+    assert_eq!(
+        error("[global]\nioengine=libaio\nsize=1z\n[j]\n"),
+        "jobs.fio:3: size=1z is in zones but the job has no zonesize: expected a zonesize= such as 256m"
+    );
+}
+
 /// fio caps the queue depth of its `FIO_SYNCIO` engines at 1 whatever `iodepth` says (it
 /// prints "queue depth will be capped at 1"); the asynchronous ones keep `iodepth`. Each
 /// engine keeps the name it was given, as fio's report does.

@@ -58,6 +58,7 @@ mod statistics;
 mod stop;
 mod tracing;
 mod waitee;
+mod zone_trim;
 mod zoned;
 
 pub use statistics::Statistics;
@@ -605,7 +606,11 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn submit(&mut self, index: u32, unit: IoUnit) {
+    fn submit(&mut self, index: u32, mut unit: IoUnit) {
+        if self.zbd_trim(index, &mut unit) {
+            self.complete_zone_reset(index, unit);
+            return;
+        }
         let Some(unit) = self.zbd_place(index, unit) else {
             return;
         };
