@@ -45,7 +45,7 @@ const EXAMPLES: &[(&str, Outcome)] = &[
     ("cmdprio-bssplit.fio", Runs(&[])),
     ("cmdprio-percentage.fio", Runs(&[])),
     ("cpp_null.fio", Lacks("ioengine=cpp_null ")),
-    ("cpuio.fio", NotYet("ioengine=cpuio ")),
+    ("cpuio.fio", Runs(&[])),
     (
         "cross-stripe-verify.fio",
         Runs(&["--device", "sim:sata-7200:capacity_gib=4000"]),

@@ -125,6 +125,12 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
     if let Some(refusal) = engine_refusal(job) {
         return Err(refusal);
     }
+    if let Some(what) = cpuio_refusal(job) {
+        return Err(JobFileError::Unsupported {
+            origin: origin_of("ioengine"),
+            what,
+        });
+    }
     if job.zone_mode == ZoneMode::Zbd && !job.direct && job.pattern.writes() {
         return Err(JobFileError::Conflict {
             origin: origin_of("zonemode"),
@@ -133,6 +139,27 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// A `cpuio` job fio would not start (no `cpuload`: "cpu thread needs rate") or would run
+/// until stopped (without `time_based` it never runs out of I/O to do, having no size).
+fn cpuio_refusal(job: &JobSpec) -> Option<String> {
+    if job.ioengine != IoEngine::CpuIo {
+        return None;
+    }
+    if job.cpu.load == 0 {
+        return Some(format!(
+            "job {}: ioengine=cpuio needs cpuload= (fio: \"cpu thread needs rate\"): expected a percentage such as cpuload=50",
+            job.name
+        ));
+    }
+    if !job.time_based || job.runtime.is_none() {
+        return Some(format!(
+            "job {}: ioengine=cpuio without time_based and runtime= never ends (it moves no data, so fio runs it until stopped): expected time_based and runtime=",
+            job.name
+        ));
+    }
+    None
 }
 
 /// The refusal of a job whose engine ioslice does not run, if it is one.
@@ -147,7 +174,7 @@ fn engine_refusal(job: &JobSpec) -> Option<JobFileError> {
             .cloned()
             .unwrap_or_else(|| job.origin.clone()),
         what: format!(
-            "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+            "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
         ),
     })
 }
@@ -288,6 +315,11 @@ impl Builder {
             return Err(engine_refusal(&job).unwrap_or(zones));
         }
         options::check_zones(&job)?;
+        if job.ioengine == IoEngine::CpuIo {
+            // fio's `fio_cpuio_init`: the duty cycle is a think time after every cycle.
+            job.thinktime = job.cpu.think();
+            job.thinktime_blocks = 1;
+        }
         self.check_waitee(&job)?;
         self.warn_zones_off(&job);
         self.file.jobs.push(job);

@@ -17,16 +17,15 @@
 
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_fio::pattern::{DataDirection, IoUnit};
-use ioslice_fio::workload::{direction_index, JobClock};
 use ioslice_fio::ZoneMode;
 
 use super::zoned::{job_range, ZbdWriter};
-use super::{Event, PendingIo, Simulation};
+use super::Simulation;
 use crate::device::ZoneGeometry;
 
 impl Simulation<'_> {
     /// Whether `unit` is a zone-mode trim of a sequential zone, which is then reset (`unit`
-    /// moved to the zone fio picks); [`Self::complete_zone_reset`] completes it.
+    /// moved to the zone fio picks); it then completes at once, off the device.
     pub(super) fn zbd_trim(&mut self, index: u32, unit: &mut IoUnit) -> bool {
         if unit.direction != DataDirection::Trim {
             return false;
@@ -68,31 +67,6 @@ impl Simulation<'_> {
         process.stats.zone_resets += 1;
         unit.offset = start.saturating_sub(base) * SECTOR_SIZE;
         true
-    }
-
-    /// A trim done as a zone reset completes now, counted as issued and done by its job.
-    pub(super) fn complete_zone_reset(&mut self, index: u32, unit: IoUnit) {
-        let id = self.next_request_id;
-        self.next_request_id += 1;
-        let process = &mut self.processes[index as usize];
-        process.zbd.at_device += 1;
-        let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
-        process.stats.record_depth(in_flight);
-        process.stats.issued[direction_index(unit.direction)] += 1;
-        self.pending.insert(
-            id,
-            PendingIo {
-                process: index,
-                direction: unit.direction,
-                bytes: unit.length,
-                offset: unit.offset,
-                submit_time: self.now,
-                // Not the device's: no time in its queue.
-                buffered: true,
-            },
-        );
-        self.submitted += 1;
-        self.push_event(self.now, Event::Buffered(id));
     }
 }
 
