@@ -310,3 +310,52 @@ fn every_example_runs_or_is_refused_in_one_line_as_its_row_says() {
         EXAMPLES.len()
     );
 }
+
+/// `cpuio.fio`, one second a job: each of its four jobs (two at 50 % in `noop` mode, then two
+/// in `qsort` mode) burns ten 50 ms cycles and moves no bytes; as in fio 3.33's JSON for such
+/// a job (`total_ios` 10, `io_bytes`, `runtime` and `iops` 0), a direction without bytes has
+/// no runtime and no rate.
+#[test]
+fn the_cpuio_example_counts_its_cycles_and_no_bytes() {
+    let path = corpus_dir().join("cpuio.fio");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!("skipped: no corpus at {}", corpus_dir().display());
+        return;
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    let copy = work.path().join("cpuio.fio");
+    std::fs::write(&copy, capped(&text)).expect("write the copy");
+    let output = Command::new(env!("CARGO_BIN_EXE_ioslice"))
+        .args(["run", "--output-format", "json"])
+        .arg(&copy)
+        .output()
+        .expect("ioslice runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let jobs = report["jobs"].as_array().expect("jobs");
+    let names: Vec<&str> = jobs
+        .iter()
+        .filter_map(|job| job["jobname"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "burn_2x50_noop",
+            "burn_2x50_noop",
+            "burn_2x50%_qsort",
+            "burn_2x50%_qsort"
+        ]
+    );
+    for job in jobs {
+        let read = &job["read"];
+        assert_eq!(read["total_ios"], 10, "{job}");
+        assert_eq!(read["io_bytes"], 0, "{job}");
+        assert_eq!(read["runtime"], 0, "{job}");
+        assert_eq!(read["iops"], 0.0, "{job}");
+        assert_eq!(read["clat_ns"]["mean"], 50_000_000.0, "{job}");
+    }
+}
