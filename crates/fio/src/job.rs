@@ -169,6 +169,8 @@ pub enum IoEngine {
     PosixAio,
     /// `null`: completes at once (no device).
     Null,
+    /// `cpuio`: no data; each I/O burns CPU for a cycle ([`crate::cpuio`]), one in flight.
+    CpuIo,
     /// `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`, `dirdelete`: each I/O
     /// of a file is one operation on its name, one in flight.
     Namespace(crate::file_ops::FileOp),
@@ -196,6 +198,7 @@ impl IoEngine {
             "io_uring" => Self::IoUring,
             "posixaio" => Self::PosixAio,
             "null" => Self::Null,
+            "cpuio" => Self::CpuIo,
             other => FileOp::named(other)
                 .map_or_else(|| Self::Unsupported(other.to_string()), Self::Namespace),
         }
@@ -217,6 +220,7 @@ impl IoEngine {
             Self::IoUring => "io_uring",
             Self::PosixAio => "posixaio",
             Self::Null => "null",
+            Self::CpuIo => "cpuio",
             Self::Unsupported(name) => name,
         }
     }
@@ -232,6 +236,7 @@ impl IoEngine {
                 | Self::Pvsync
                 | Self::Pvsync2
                 | Self::Mmap
+                | Self::CpuIo
                 | Self::Namespace(_)
                 | Self::Range(_)
         )
@@ -413,6 +418,8 @@ pub struct JobSpec {
     pub thinktime: Nanos,
     /// `thinktime_blocks=` (default 1).
     pub thinktime_blocks: u32,
+    /// `cpuload=`, `cpumode=`, `cpuchunks=`: the `cpuio` engine's settings.
+    pub cpu: crate::cpuio::CpuBurn,
     /// `rate=`: bytes per second cap, per direction [read, write, trim].
     pub rate: [Option<u64>; 3],
     /// `rate_iops=`: I/Os per second cap, per direction.
@@ -529,6 +536,7 @@ impl Default for JobSpec {
             ss_ramp: 0,
             thinktime: 0,
             thinktime_blocks: 1,
+            cpu: crate::cpuio::CpuBurn::default(),
             rate: [None; 3],
             rate_iops: [None; 3],
             priority: None,

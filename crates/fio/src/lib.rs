@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cpuio;
 pub mod direction;
 pub mod distribution;
 pub mod errno;

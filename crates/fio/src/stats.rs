@@ -309,9 +309,12 @@ impl DirectionStats {
         self.lat.merge(&other.lat);
     }
 
-    /// Whether this direction saw any I/O.
+    /// Whether this direction moved any bytes: fio gives a direction a runtime, and reports
+    /// it, only then (fio 3.33 `backend.c`, `update_runtime` under `td->io_bytes[ddir]`;
+    /// `stat.c`, `show_thread_status_normal`), so a `cpuio` job's cycles, which move none,
+    /// show neither a read section nor a rate.
     pub fn has_io(&self) -> bool {
-        self.total_ios > 0 || self.io_bytes > 0
+        self.io_bytes > 0
     }
 
     /// The bandwidth and IOPS samples of a job whose runtime is `runtime` (none when this

@@ -201,6 +201,16 @@ pub fn run_traced(
             job.name
         )));
     }
+    if let Some(job) = job_file
+        .jobs
+        .iter()
+        .find(|job| job.ioengine == ioslice_fio::IoEngine::CpuIo)
+    {
+        return Err(job_error(format!(
+            "job {}: ioengine=cpuio runs only simulated: expected a sim: device",
+            job.name
+        )));
+    }
     check_verify(job_file).map_err(job_error)?;
     let mut device = config
         .device

@@ -110,7 +110,7 @@ pub fn runs(section: &Section, only: &[String]) -> bool {
 
 /// Refuses what ioslice cannot run yet: unsupported engines, and in zoned block device mode
 /// (`zonemode=zbd`) buffered writes (fio's own refusal: a zoned device is written with
-/// O_DIRECT) and trims (fio resets zones for them).
+/// O_DIRECT).
 pub fn check_supported(file: &JobFile) -> Result<(), JobFileError> {
     file.jobs.iter().try_for_each(check_job)
 }
@@ -122,21 +122,13 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
             .cloned()
             .unwrap_or_else(|| job.origin.clone())
     };
-    if let IoEngine::Unsupported(name) = &job.ioengine {
+    if let Some(refusal) = engine_refusal(job) {
+        return Err(refusal);
+    }
+    if let Some(what) = cpuio_refusal(job) {
         return Err(JobFileError::Unsupported {
             origin: origin_of("ioengine"),
-            what: format!(
-                "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
-            ),
-        });
-    }
-    if job.zone_mode == ZoneMode::Zbd && job.pattern.trims() {
-        return Err(JobFileError::Unsupported {
-            origin: origin_of("rw"),
-            what: format!(
-                "rw={} with zonemode=zbd (trims as zone resets) is not supported: expected a read or write pattern",
-                job.pattern.fio_name()
-            ),
+            what,
         });
     }
     if job.zone_mode == ZoneMode::Zbd && !job.direct && job.pattern.writes() {
@@ -147,6 +139,44 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// A `cpuio` job fio would not start (no `cpuload`: "cpu thread needs rate") or would run
+/// until stopped (without `time_based` it never runs out of I/O to do, having no size).
+fn cpuio_refusal(job: &JobSpec) -> Option<String> {
+    if job.ioengine != IoEngine::CpuIo {
+        return None;
+    }
+    if job.cpu.load == 0 {
+        return Some(format!(
+            "job {}: ioengine=cpuio needs cpuload= (fio: \"cpu thread needs rate\"): expected a percentage such as cpuload=50",
+            job.name
+        ));
+    }
+    if !job.time_based || job.runtime.is_none() {
+        return Some(format!(
+            "job {}: ioengine=cpuio without time_based and runtime= never ends (it moves no data, so fio runs it until stopped): expected time_based and runtime=",
+            job.name
+        ));
+    }
+    None
+}
+
+/// The refusal of a job whose engine ioslice does not run, if it is one.
+fn engine_refusal(job: &JobSpec) -> Option<JobFileError> {
+    let IoEngine::Unsupported(name) = &job.ioengine else {
+        return None;
+    };
+    Some(JobFileError::Unsupported {
+        origin: job
+            .option_origins
+            .get("ioengine")
+            .cloned()
+            .unwrap_or_else(|| job.origin.clone()),
+        what: format!(
+            "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+        ),
+    })
 }
 
 /// Refuses, for the simulator, the engines whose I/O is not a transfer the device models
@@ -178,8 +208,14 @@ pub fn check_simulable(file: &JobFile) -> Result<(), JobFileError> {
 /// such a device fails with `EOPNOTSUPP` before any request is made (`blkdev_issue_discard`),
 /// and fio then stops the job with `fio: io_u error on file F: Operation not supported:
 /// trim offset=O, buflen=B` and `err=95`. The simulator says so before the run instead.
+/// A trim in zone mode `zbd` is a zone reset, not a discard (fio 3.33 `zbd_do_io_u_trim`),
+/// and needs no TRIM.
 pub fn check_discard(file: &JobFile, device: &str, discard: bool) -> Result<(), JobFileError> {
-    let Some(job) = file.jobs.iter().find(|job| job.pattern.trims()) else {
+    let Some(job) = file
+        .jobs
+        .iter()
+        .find(|job| job.pattern.trims() && job.zone_mode != ZoneMode::Zbd)
+    else {
         return Ok(());
     };
     if discard {
@@ -272,8 +308,18 @@ impl Builder {
         job.origin = section.origin.clone();
         job.options = as_written(&section.entries).collect();
         self.apply_all(&mut job, &section.entries)?;
-        options::resolve_zone_units(&mut job)?;
+        // A size in zones is the engine's to resolve (fio asks the zoned device for its zone
+        // size when the engine opens it): with an engine ioslice does not run, that is the
+        // refusal to give.
+        if let Err(zones) = options::resolve_zone_units(&mut job) {
+            return Err(engine_refusal(&job).unwrap_or(zones));
+        }
         options::check_zones(&job)?;
+        if job.ioengine == IoEngine::CpuIo {
+            // fio's `fio_cpuio_init`: the duty cycle is a think time after every cycle.
+            job.thinktime = job.cpu.think();
+            job.thinktime_blocks = 1;
+        }
         self.check_waitee(&job)?;
         self.warn_zones_off(&job);
         self.file.jobs.push(job);

@@ -7,6 +7,7 @@ use ioslice_core::{IoPriority, PriorityClass};
 use super::ini::Entry;
 use super::values;
 use super::JobFileError;
+use crate::cpuio::CpuMode;
 use crate::distribution::{self, RandomGenerator};
 use crate::errno::{self, ErrorKind, ErrorKinds};
 use crate::file_ops::StatType;
@@ -218,6 +219,9 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
                 s.parse(|t| values::time(t, 1_000), "a time such as 100 (µs) or 2ms")?
         }
         "thinktime_blocks" => spec.thinktime_blocks = s.number(1, u64::from(u32::MAX))? as u32,
+        "cpuload" => spec.cpu.load = s.number(0, u64::from(u32::MAX))? as u32,
+        "cpumode" => spec.cpu.mode = s.parse(CpuMode::parse, "one of noop, qsort")?,
+        "cpuchunks" => spec.cpu.chunk_us = s.number(0, u64::from(u32::MAX))?,
         "rate" => s.per_direction(
             &mut spec.rate,
             rate,

@@ -157,9 +157,10 @@ pub(crate) fn distribution(counts: &[u64]) -> Vec<f64> {
 }
 
 /// The submit/complete distribution: the simulator submits and reaps one request at a
-/// time, so every batch falls in fio's `4` bucket (1–4) when there was any I/O.
+/// time, so every batch falls in fio's `4` bucket (1–4) when any I/O was issued (with
+/// bytes or not: a `cpuio` job's cycles count).
 pub(crate) fn batch_distribution(stats: &JobStats) -> [f64; 7] {
-    let any = stats.directions.iter().any(has_io);
+    let any = stats.directions.iter().any(|d| d.total_ios > 0);
     let mut out = [0.0; 7];
     if any {
         out[1] = 100.0;

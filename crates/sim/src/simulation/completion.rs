@@ -4,9 +4,10 @@
 
 use ioslice_core::{Completion, Nanos, Request};
 use ioslice_fio::logs::LoggedIo;
-use ioslice_fio::workload::direction_index;
+use ioslice_fio::pattern::IoUnit;
+use ioslice_fio::workload::{direction_index, JobClock};
 
-use super::{Event, InService, Simulation};
+use super::{Event, InService, PendingIo, Simulation};
 
 impl Simulation<'_> {
     pub(super) fn complete_command(&mut self, tag: u64) {
@@ -114,6 +115,38 @@ impl Simulation<'_> {
             }
         }
         self.after_completion(io.process);
+    }
+
+    /// An I/O that never reaches the elevator or the device (a zone reset done for a trim,
+    /// a `cpuio` cycle): counted as issued now, done `after` nanoseconds with `bytes`.
+    pub(super) fn complete_off_device(
+        &mut self,
+        index: u32,
+        unit: IoUnit,
+        bytes: u64,
+        after: Nanos,
+    ) {
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        let process = &mut self.processes[index as usize];
+        process.zbd.at_device += 1;
+        let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
+        process.stats.record_depth(in_flight);
+        process.stats.issued[direction_index(unit.direction)] += 1;
+        self.pending.insert(
+            id,
+            PendingIo {
+                process: index,
+                direction: unit.direction,
+                bytes,
+                offset: unit.offset,
+                submit_time: self.now,
+                // Not the device's: no time in its queue.
+                buffered: true,
+            },
+        );
+        self.submitted += 1;
+        self.push_event(self.now + after, Event::Buffered(id));
     }
 
     /// The process reaps a completion after the host's latency (or its null engine's).

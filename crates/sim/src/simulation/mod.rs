@@ -47,6 +47,7 @@ use crate::preset::{build as build_device, DeviceError};
 use crate::readahead::FileReadahead;
 
 mod completion;
+mod cpu_engine;
 mod events;
 mod flow;
 mod memory;
@@ -58,6 +59,7 @@ mod statistics;
 mod stop;
 mod tracing;
 mod waitee;
+mod zone_trim;
 mod zoned;
 
 pub use statistics::Statistics;
@@ -605,7 +607,16 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn submit(&mut self, index: u32, unit: IoUnit) {
+    fn submit(&mut self, index: u32, mut unit: IoUnit) {
+        if self.zbd_trim(index, &mut unit) {
+            let length = unit.length;
+            self.complete_off_device(index, unit, length, 0);
+            return;
+        }
+        if let Some(burn) = self.cpu_cycle(index) {
+            self.complete_off_device(index, unit, 0, burn);
+            return;
+        }
         let Some(unit) = self.zbd_place(index, unit) else {
             return;
         };

@@ -22,7 +22,7 @@
 //! write of the old pass lands after the reset); the reset takes no device time here. With
 //! `zone_reset_frequency`, once the zones of the job's range hold `zone_reset_threshold` of
 //! it in data, every `1 / frequency`-th write resets its zone first the same way (fio's
-//! simulated garbage collection). Reads are left where the job puts them
+//! simulated garbage collection). A trim resets its zone (`zone_trim.rs`). Reads are left where the job puts them
 //! (the drive returns fill data beyond a write pointer); fio would move them below it
 //! (`read_beyond_wp=0`). Sources: fio 3.3x `zbd.c` and its HOWTO (`zonemode`,
 //! `max_open_zones`), Linux `block/elevator.c`, `drivers/scsi/sd_zbc.c`,
@@ -88,6 +88,14 @@ pub(super) fn check_zbd(
             )));
         };
         let device_bytes = zones.zone_sectors * SECTOR_SIZE;
+        let trim_bs = &job.block_size[2];
+        if job.pattern.trims() && (trim_bs.min() != device_bytes || trim_bs.max() != device_bytes) {
+            // fio's `zbd_verify_bs`: a trim resets one whole zone.
+            return Err(SimError::Job(format!(
+                "job {}: a trim with zonemode=zbd resets one zone, so its block size must be the zone size of {device}, {device_bytes} bytes: expected bs={device_bytes} for trims",
+                job.name
+            )));
+        }
         if job.zone_size != 0 && job.zone_size != device_bytes {
             return Err(SimError::Job(format!(
                 "job {}: zonesize={} does not match the zone size of {device}, {device_bytes} bytes: expected zonesize={device_bytes} or none",
@@ -146,6 +154,30 @@ impl ZbdWriter {
         }
         self.writes_to_reset -= 1;
         self.writes_to_reset == 0
+    }
+
+    /// The zone layout.
+    pub(super) fn geometry(&self) -> ZoneGeometry {
+        self.geometry
+    }
+
+    /// Where fio believes `zone`'s write pointer is: as far as it has issued, else where the
+    /// device has it, else the zone's start.
+    pub(super) fn pointer(&self, zone: u64, device_pointer: Option<u64>) -> u64 {
+        self.issued
+            .get(&zone)
+            .copied()
+            .or(device_pointer)
+            .unwrap_or_else(|| self.geometry.start_of(zone))
+    }
+
+    /// `zone` is reset: its pointer back at its start, no longer open. Its sectors.
+    pub(super) fn reset(&mut self, zone: u64) -> (u64, u64) {
+        let start = self.geometry.start_of(zone);
+        self.issued.insert(zone, start);
+        self.open.remove(&zone);
+        self.resets += 1;
+        (start, start + self.geometry.zone_sectors)
     }
 
     /// The zone a write to `zone` goes to under an open-zone limit of `max_open` (0: none):
@@ -281,7 +313,7 @@ impl Simulation<'_> {
 
 /// The sectors of a job's range (fio's `file_offset` to `file_offset + io_size`): from its
 /// `offset` for `size` bytes, else to the end of the device.
-fn job_range(spec: &ioslice_fio::JobSpec, base: u64, capacity: u64) -> (u64, u64) {
+pub(super) fn job_range(spec: &ioslice_fio::JobSpec, base: u64, capacity: u64) -> (u64, u64) {
     let start = match spec.offset {
         ioslice_fio::Extent::Bytes(bytes) => base + bytes / SECTOR_SIZE,
         ioslice_fio::Extent::Percent(_) => base,
