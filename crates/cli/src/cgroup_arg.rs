@@ -10,8 +10,9 @@
 //! `io.max`. `burst` is how much of each rate a bucket holds, as a duration (`100ms`, the
 //! default, `1s`, `500us`). Sizes and durations are read by `ioslice_core::spec`, which
 //! also splits the `NAME:` spelling; a key given twice in one value is refused. `throttle` says where the limit holds the group's requests:
-//! `priority` (the default: released in priority order) or `above` (above the elevator, in
-//! arrival order, as blk-throttle and io-throttle do; `ioslice_core::limit::Throttle`). Each
+//! `priority` (the default: released in priority order), `above` (above the elevator, in
+//! arrival order, with blk-throttle's slices) or `io-throttle` (above the elevator, in
+//! arrival order, paced by token buckets as io-throttle was; `ioslice_core::limit::Throttle`). Each
 //! `--cgroup` changes only the settings it names, and a later one wins, as writes to `io.max`
 //! do.
 //!
@@ -47,7 +48,7 @@ const EXPECTED_IOPS: &str = "expected a positive whole number of requests per se
 
 /// What a throttle may be.
 const EXPECTED_THROTTLE: &str =
-    "expected priority (held requests leave in priority order, the default) or above (above the elevator, in arrival order, as blk-throttle)";
+    "expected priority (held requests leave in priority order, the default), above (above the elevator, in arrival order, with blk-throttle's slices) or io-throttle (above the elevator, in arrival order, each request as soon as its tokens are there)";
 
 /// One limit setting of a `--cgroup` value; `None` is `max` (unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,6 +193,7 @@ fn parse_setting(arg: &mut CgroupArg, key: &str, value: &str) -> Result<(), Stri
         "throttle" => LimitSetting::Throttle(match value {
             "priority" => Throttle::Priority,
             "above" => Throttle::Above,
+            "io-throttle" => Throttle::IoThrottle,
             _ => return Err(format!("throttle '{value}': {EXPECTED_THROTTLE}")),
         }),
         other => return Err(format!("unknown setting '{other}': {EXPECTED}")),
@@ -425,6 +427,8 @@ mod tests {
         );
         let back = limits_of(&["g:rbps=8M,throttle=above", "g:throttle=priority"]);
         assert_eq!(back[0].1.throttle, Throttle::Priority);
+        let paced = limits_of(&["g:rbps=8M,throttle=io-throttle"]);
+        assert_eq!(paced[0].1.throttle, Throttle::IoThrottle);
         let error = parse("g:rbps=8M,throttle=below").expect_err("unknown throttle");
         assert_eq!(
             error,

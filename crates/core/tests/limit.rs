@@ -257,10 +257,18 @@ fn above_the_elevator_a_group_s_requests_leave_in_arrival_order_whatever_their_c
     let released = drive(&mut layer, 0, 10 * SECOND);
     let order: Vec<u64> = released.iter().map(|(_, r)| r.id.0).collect();
     assert_eq!(order, (0..600).collect::<Vec<_>>());
-    // The same rate as the default throttle: one burst (100 requests) at once, then one
-    // 4 KiB request a millisecond.
-    let by_150ms = released.iter().filter(|(at, _)| *at <= ms(150)).count();
-    assert_eq!(by_150ms, 100 + 150);
+    // blk-throttle's slices: a slice's worth (100 ms of 4 KiB a millisecond: 100 requests)
+    // at once, and nothing in between. The 101st waits for its missing bytes (under a
+    // jiffy's worth, which counts as one jiffy of 4 ms) plus the rest of the slice: 104 ms,
+    // and the slices keep that phase.
+    let by_150ms: Vec<Nanos> = released
+        .iter()
+        .map(|(at, _)| *at)
+        .filter(|at| *at <= ms(150))
+        .collect();
+    assert_eq!(by_150ms.len(), 200);
+    assert!(by_150ms[..100].iter().all(|&at| at == 0));
+    assert!(by_150ms[100..].iter().all(|&at| at == ms(104)));
 }
 
 #[test]
@@ -270,11 +278,64 @@ fn above_the_elevator_be0_and_be7_alternate_and_nobody_is_outranked() {
         layer.insert(grouped_read(2 * id, 1, g, be(7)), 0);
         layer.insert(grouped_read(2 * id + 1, 2, g, be(0)), 0);
     }
+    // One slice's 100 requests at 0, 104 ms, 204 ms, … 1604 ms.
     let released = drive(&mut layer, 0, ms(1700));
-    assert_eq!(released.len(), 1800);
+    assert_eq!(released.len(), 1700);
     let be0 = released.iter().filter(|(_, r)| r.process.0 == 2).count();
-    assert_eq!((be0, 1800 - be0), (900, 900));
+    assert_eq!((be0, 1700 - be0), (850, 850));
     assert_eq!(layer.outranked().count(), 0);
+}
+
+/// blk-throttle's rounds: a group sends at most 6 reads and 2 writes a round, and rounds
+/// repeat while its requests may go.
+#[test]
+fn above_the_elevator_a_round_takes_six_reads_then_two_writes() {
+    let above = Limits {
+        read_bps: Some(FOUR_K_PER_MS),
+        write_bps: Some(FOUR_K_PER_MS),
+        throttle: Throttle::Above,
+        ..Limits::default()
+    };
+    let (mut layer, groups) = layer(&[("g", above)]);
+    let g = groups.find("g").expect("g");
+    for id in 0..10 {
+        layer.insert(grouped_read(id, 1, g, be(4)), 0);
+        let write = Request {
+            direction: Direction::Write,
+            ..grouped_read(100 + id, 2, g, be(4))
+        };
+        layer.insert(write, 0);
+    }
+    let released = drive(&mut layer, 0, 0);
+    let order: Vec<u64> = released.iter().map(|(_, r)| r.id.0).collect();
+    let expected: Vec<u64> = (0..6)
+        .chain(100..102)
+        .chain(6..10)
+        .chain(102..104)
+        .chain(104..110)
+        .collect();
+    assert_eq!(order, expected);
+}
+
+/// A request limit: 40 a second allows 4 in a 100 ms slice; the 5th waits for the next
+/// slice, and a request near the end of a slice waits at least HZ / 40 + 1 jiffies.
+#[test]
+fn above_the_elevator_a_request_limit_goes_by_slices() {
+    let above = Limits {
+        read_iops: Some(40),
+        throttle: Throttle::Above,
+        ..Limits::default()
+    };
+    let (mut layer, groups) = layer(&[("g", above)]);
+    let g = groups.find("g").expect("g");
+    for id in 0..9 {
+        layer.insert(grouped_read(id, 1, g, be(4)), 0);
+    }
+    let released = drive(&mut layer, 0, SECOND);
+    assert_eq!(
+        times(&released),
+        [0, 0, 0, 0, ms(100), ms(100), ms(100), ms(100), ms(200)]
+    );
 }
 
 #[test]
@@ -395,7 +456,11 @@ fn limits() -> impl Strategy<Value = Limits> {
         iops(),
         iops(),
         prop::sample::select(vec![ms(50), ms(100)]),
-        prop::sample::select(vec![Throttle::Priority, Throttle::Above]),
+        prop::sample::select(vec![
+            Throttle::Priority,
+            Throttle::Above,
+            Throttle::IoThrottle,
+        ]),
     )
         .prop_map(
             |(read_bps, write_bps, read_iops, write_iops, burst, throttle)| Limits {
@@ -466,15 +531,22 @@ fn run_arrivals(layer: &mut LimitLayer, requests: &[Request]) -> Vec<(Nanos, Req
 }
 
 /// Bytes (or requests) released by a subtree in a direction, over every window between two
-/// releases, against rate × window + the larger of the bucket and one request.
+/// releases, against rate × window + the larger of the bucket and one request; above the
+/// elevator, against rate × window + two slices and one request (blk-throttle rounds the
+/// time since its slice's start up to a whole slice, and trimming keeps one whole slice).
 fn check_windows(
     released: &[(Nanos, u64)],
     rate: u64,
-    burst: Nanos,
+    limits: &Limits,
     largest: u64,
 ) -> Result<(), TestCaseError> {
+    let burst = limits.burst_or_default();
     let slack = u128::from(rate) * u128::from(burst);
-    let slack = slack.max(u128::from(largest) * u128::from(SECOND));
+    let largest = u128::from(largest) * u128::from(SECOND);
+    let slack = match limits.throttle {
+        Throttle::Priority | Throttle::IoThrottle => slack.max(largest),
+        Throttle::Above => 2 * slack + largest,
+    };
     for (i, &(start, _)) in released.iter().enumerate() {
         let mut total = 0u128;
         for &(end, amount) in &released[i..] {
@@ -522,11 +594,11 @@ proptest! {
                 let mut bytes: Vec<(Nanos, u64)> = mine.iter().map(|r| (times[&r.id.0], r.bytes())).collect();
                 bytes.sort();
                 if let Some(rate) = limit.bps(direction) {
-                    check_windows(&bytes, rate, limit.burst_or_default(), largest)?;
+                    check_windows(&bytes, rate, &limit, largest)?;
                 }
                 if let Some(rate) = limit.iops(direction) {
                     let ios: Vec<(Nanos, u64)> = bytes.iter().map(|&(t, _)| (t, 1)).collect();
-                    check_windows(&ios, rate, limit.burst_or_default(), 1)?;
+                    check_windows(&ios, rate, &limit, 1)?;
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! of their own (noop, deadline, anticipatory), random and sequential readers alike, the
 //! latter only thanks to group idling; and inside a limited group the RT reader beats the
 //! BE7 reader under every elevator, unless the limit holds requests above the elevator in
-//! arrival order (`throttle=above`, io-throttle's way). Every request completes once.
+//! arrival order (`throttle=io-throttle`, io-throttle's way). Every request completes once.
 
 mod common;
 
@@ -184,7 +184,7 @@ fn rt_beats_be7_inside_a_limited_group_under_every_elevator() {
 #[test]
 fn throttled_above_the_elevator_rt_and_be7_share_evenly() {
     for sched in ELEVATORS {
-        let jobs = rt_vs_be7_limited(sched, Throttle::Above);
+        let jobs = rt_vs_be7_limited(sched, Throttle::IoThrottle);
         println!("{sched}: {jobs:?}");
         let rt = share(jobs["rt0"].0, jobs["be7"].0);
         assert!((0.45..=0.55).contains(&rt), "{sched}: RT's share {rt:.3}");

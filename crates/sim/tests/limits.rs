@@ -1,6 +1,7 @@
 //! Seed 002 on the simulator: one cgroup limited to 8 MiB/s with a high- and a low-priority
-//! reader. The kernel's blk-throttle gave both 4.2 MB/s, because it queues a group's I/O in
-//! arrival order above the elevator; `throttle=above` does the same. ioslice's default limit
+//! reader. io-throttle gave both 4.2 MB/s, because it queues a group's I/O in arrival order
+//! above the elevator; `throttle=io-throttle` does the same (`throttle=above`, blk-throttle's
+//! slices, sends the group's requests in bursts, which cfq then orders by class). ioslice's default limit
 //! layer keeps the priorities inside the limit, whichever policy runs below it, anticipatory
 //! included (it does not wait for a reader the layer says is outranked). Also: nothing is
 //! lost with limits, under every policy.
@@ -121,12 +122,12 @@ fn a_be0_reader_gets_several_times_a_be7_reader_inside_an_8_mib_limit() {
 }
 
 /// The seed's two tests as it ran them (buffered `dd` readers, `scenarios/seed-002/`), for
-/// the first `RUNTIME_S` seconds, while both read, with the limit above the elevator as blk-throttle and
-/// io-throttle hold it: whatever the priorities, the two readers share the 8 MiB/s evenly.
+/// the first `RUNTIME_S` seconds, while both read, with the limit above the elevator as
+/// io-throttle held it: whatever the priorities, the two readers share the 8 MiB/s evenly.
 #[test]
 fn above_the_elevator_the_seeds_readers_share_the_limit_whatever_their_priorities() {
     let above = Limits {
-        throttle: Throttle::Above,
+        throttle: Throttle::IoThrottle,
         ..read_bps(EIGHT_MIB)
     };
     let tests = [
@@ -145,7 +146,7 @@ fn above_the_elevator_the_seeds_readers_share_the_limit_whatever_their_prioritie
         for sched in SEED_002_SCHEDULERS {
             let outcome = simulate(&text, sched, above);
             let bw = bandwidths(&outcome);
-            let label = format!("{test} under {sched}, throttle=above");
+            let label = format!("{test} under {sched}, throttle=io-throttle");
             let total = assert_group_total_near_eight_mib(&outcome, &label);
             println!(
                 "{label}: {:.2} and {:.2} MiB/s, group {total:.3}",
@@ -244,7 +245,11 @@ fn limits() -> impl Strategy<Value = Limits> {
         iops(),
         iops(),
         prop::sample::select(vec![0, ms(100), ms(1000)]),
-        prop::sample::select(vec![Throttle::Priority, Throttle::Above]),
+        prop::sample::select(vec![
+            Throttle::Priority,
+            Throttle::Above,
+            Throttle::IoThrottle,
+        ]),
     )
         .prop_map(
             |(read_bps, write_bps, read_iops, write_iops, burst, throttle)| Limits {

@@ -66,9 +66,9 @@
 //!   slice after every request, and B-WF2Q+ would forget what it was owed each time.
 //! - **Limits.** A group's `rbps`/`wbps`/`riops`/`wiops` are enforced by the limit layer
 //!   around this one ([`crate::limit`]), which releases a limited group's requests in priority
-//!   order (or in arrival order with `throttle=above`) and tells an idling elevator whom not
-//!   to wait for; a limited group's think time grows with the limit, so the layer stops
-//!   idling for it once it is throttled.
+//!   order (or in arrival order with `throttle=above` or `throttle=io-throttle`) and tells
+//!   an idling elevator whom not to wait for; a limited group's think time grows with the
+//!   limit, so the layer stops idling for it once it is throttled.
 //!
 //! Traced, the layer records each group's slice (`group_start`, `group_end` with the disk
 //! time charged) and idle window (`idle_start`/`idle_end` of kind `group`); the elevators'

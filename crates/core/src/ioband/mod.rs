@@ -1,7 +1,7 @@
 //! dm-ioband, the proportional-bandwidth controller that sat above the elevator: one of the
 //! three I/O controllers of the 2009 debate (seed 002), as a mode of a run
 //! (`--controller ioband`), beside the elevator's own groups (cfq's and bfq's) and the
-//! throttles above it (`throttle=above` on a limit).
+//! throttles above it (`throttle=io-throttle` or `throttle=above` on a limit).
 //!
 //! # What dm-ioband did
 //!

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::bucket::TokenBucket;
 use super::fair::{Lane, VirtualClock};
+use super::slice::ThrottleSlice;
 use super::Throttle;
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
@@ -17,6 +18,7 @@ use crate::{
 };
 
 mod change;
+mod rounds;
 
 const DIRECTIONS: [Direction; 2] = [Direction::Read, Direction::Write];
 
@@ -27,19 +29,45 @@ enum Counts {
     Requests,
 }
 
+/// A limit's meter: a token bucket (limits held in the controller), or blk-throttle's slice
+/// (`throttle=above`), which counts bytes and requests at once.
 #[derive(Debug, Clone)]
-struct Bucket {
-    counts: Counts,
-    tokens: TokenBucket,
+enum Bucket {
+    Tokens { counts: Counts, tokens: TokenBucket },
+    Slice(ThrottleSlice),
 }
 
 impl Bucket {
-    /// What a request of `bytes` costs in this bucket's tokens.
-    fn cost(&self, bytes: u64) -> u64 {
-        match self.counts {
-            Counts::Bytes => bytes,
-            Counts::Requests => 1,
+    /// When a request of `bytes` may pass, `now` or later.
+    fn ready_at(&self, bytes: u64, now: Nanos) -> Nanos {
+        match self {
+            Bucket::Tokens { counts, tokens } => tokens.ready_at(cost(*counts, bytes), now),
+            Bucket::Slice(slice) => slice.ready_at(bytes, now),
         }
+    }
+
+    /// Charge a request of `bytes` that passes at `now`.
+    fn charge(&mut self, bytes: u64, now: Nanos) {
+        match self {
+            Bucket::Tokens { counts, tokens } => tokens.charge(cost(*counts, bytes), now),
+            Bucket::Slice(slice) => slice.charge(bytes, now),
+        }
+    }
+
+    /// A slice's evaluation of the request of `bytes` at the head of its queue (see
+    /// [`ThrottleSlice::evaluate`]); a token bucket has nothing to do.
+    fn evaluate(&mut self, bytes: u64, queue_empty: bool, now: Nanos) {
+        if let Bucket::Slice(slice) = self {
+            slice.evaluate(bytes, queue_empty, now);
+        }
+    }
+}
+
+/// What a request of `bytes` costs in a token bucket's tokens.
+fn cost(counts: Counts, bytes: u64) -> u64 {
+    match counts {
+        Counts::Bytes => bytes,
+        Counts::Requests => 1,
     }
 }
 
@@ -192,6 +220,7 @@ impl LimitLayer {
     }
 
     fn hold(&mut self, direction: usize, group: usize, request: Request, now: Nanos) {
+        self.evaluate_arrival(direction, group, request.bytes(), now);
         if self.trace.is_enabled() {
             let event = TraceEvent::Hold {
                 request: request.id,
@@ -226,11 +255,7 @@ impl LimitLayer {
     fn ready_at(&self, direction: usize, group: usize, bytes: u64, now: Nanos) -> Nanos {
         self.groups[group].path[direction]
             .iter()
-            .map(|&b| {
-                self.buckets[b]
-                    .tokens
-                    .ready_at(self.buckets[b].cost(bytes), now)
-            })
+            .map(|&b| self.buckets[b].ready_at(bytes, now))
             .max()
             .unwrap_or(now)
     }
@@ -265,8 +290,7 @@ impl LimitLayer {
     fn take(&mut self, direction: usize, group: usize, now: Nanos) -> Option<Request> {
         let request = self.nodes[direction][group].lane.pop()?;
         for &b in &self.groups[group].path[direction] {
-            let cost = self.buckets[b].cost(request.bytes());
-            self.buckets[b].tokens.charge(cost, now);
+            self.buckets[b].charge(request.bytes(), now);
         }
         let bytes = request.bytes();
         let node = &mut self.nodes[direction][group];
@@ -299,6 +323,9 @@ impl LimitLayer {
         for direction in 0..2 {
             for i in 0..self.tops[direction].len() {
                 let top = self.tops[direction][i];
+                if self.groups[top].throttle[direction] == Throttle::Above {
+                    continue;
+                }
                 while self.nodes[direction][top].held > 0 {
                     let Some(group) = self.pick(direction, top, now) else {
                         break;
@@ -310,6 +337,7 @@ impl LimitLayer {
                 }
             }
         }
+        self.release_above(now);
         self.next_release = Some(self.earliest_release(now));
     }
 
@@ -371,10 +399,11 @@ impl LimitLayer {
     /// While the buckets would let the member's next request straight through, the limit
     /// does not bind and the policy orders requests as it would without it: it may idle.
     ///
-    /// A throttle above the elevator tells the policy nothing: it does not know the order.
+    /// A throttle above the elevator (either kind) tells the policy nothing: it does not know
+    /// the order.
     fn outranks(&self, process: ProcessId, member: &Member, now: Nanos) -> bool {
         let info = &self.groups[member.group];
-        if info.throttle[member.direction] == Throttle::Above {
+        if info.throttle[member.direction] != Throttle::Priority {
             return false;
         }
         let Some(top) = info.top[member.direction] else {
@@ -477,6 +506,14 @@ fn own_buckets(
     buckets: &mut Vec<Bucket>,
 ) -> Vec<usize> {
     let burst = limits.burst_or_default();
+    if limits.throttle == Throttle::Above {
+        let (bps, iops) = (limits.bps(direction), limits.iops(direction));
+        if bps.is_none() && iops.is_none() {
+            return Vec::new();
+        }
+        buckets.push(Bucket::Slice(ThrottleSlice::new(bps, iops, burst)));
+        return vec![buckets.len() - 1];
+    }
     [
         (Counts::Bytes, limits.bps(direction)),
         (Counts::Requests, limits.iops(direction)),
@@ -484,7 +521,7 @@ fn own_buckets(
     .into_iter()
     .filter_map(|(counts, rate)| {
         let tokens = TokenBucket::new(rate?, burst);
-        buckets.push(Bucket { counts, tokens });
+        buckets.push(Bucket::Tokens { counts, tokens });
         Some(buckets.len() - 1)
     })
     .collect()

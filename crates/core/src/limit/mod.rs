@@ -55,15 +55,21 @@
 //! `throttle=above` on a group ([`Throttle::Above`]) makes its limit behave as blk-throttle's
 //! and io-throttle's: the group's held requests leave in arrival order, whatever their
 //! classes and levels, and the policy is never told that a process is outranked. Sibling
-//! groups under a shared limited ancestor still share it by weight. blk-throttle's dispatch
-//! rounds (at most 8 bios of a group per round, about 3 reads to 1 write) are not modelled:
-//! with one queue per direction they change when requests leave, not in what order. This is
-//! the second-level controller the 2009 debate measured (seed 002: an RT0 and a BE7 reader
-//! sharing 8 MiB/s get 4.2 MB/s each).
+//! groups under a shared limited ancestor still share it by weight. Such a group's limits
+//! are not token buckets but blk-throttle's slices ([`ThrottleSlice`]): a whole slice's worth
+//! of the rate (the `burst`, 100 ms by default) becomes available at each slice boundary, so
+//! a group that keeps requests queued sends them in bursts a slice apart, released by
+//! blk-throttle's timer-driven rounds (at most 8 requests of a group a round, 6 reads and 2
+//! writes, 32 in all; `layer/rounds.rs`). This is the second-level controller the 2009
+//! debate measured through Andrea Righi's io-throttle (seed 002: an RT0 and a BE7 reader sharing
+//! 8 MiB/s get 4.2 MB/s each): `throttle=io-throttle` ([`Throttle::IoThrottle`]) holds
+//! requests above the elevator in arrival order too, but paces them by the token buckets
+//! below, each request leaving as soon as its tokens are there, as io-throttle slept a task
+//! until its I/O was within the limit.
 //!
 //! # Accounting
 //!
-//! Every limit is a token bucket per group and direction, one for bytes (`rbps`, `wbps`)
+//! Held in the controller (the default), every limit is a token bucket per group and direction, one for bytes (`rbps`, `wbps`)
 //! and one for requests (`riops`, `wiops`), refilled continuously at the rate in exact
 //! integer arithmetic ([`TokenBucket`]). A bucket holds `rate × burst`, where the burst is
 //! [`DEFAULT_BURST`] (100 ms, blk-throttle's `throtl_slice` on rotational devices) unless set.
@@ -80,10 +86,12 @@
 mod bucket;
 mod fair;
 mod layer;
+mod slice;
 
 pub use bucket::TokenBucket;
 pub use fair::{process_weight, Lane, VirtualClock};
 pub use layer::LimitLayer;
+pub use slice::{ThrottleSlice, JIFFY};
 
 use crate::time::ms;
 use crate::{Direction, Nanos};
@@ -102,6 +110,11 @@ pub enum Throttle {
     /// direction, released in arrival order whatever the priorities, and the policy is not
     /// told whom not to idle for. `throttle=above` on the command line.
     Above,
+    /// Above the elevator as Andrea Righi's io-throttle (the 2009 patches seed 002 ran)
+    /// held them: in arrival order, as [`Throttle::Above`], but each limit a token bucket that
+    /// lets a request go as soon as its tokens are there, without blk-throttle's slices.
+    /// `throttle=io-throttle` on the command line.
+    IoThrottle,
 }
 
 impl Throttle {
@@ -110,6 +123,7 @@ impl Throttle {
         match self {
             Throttle::Priority => "priority",
             Throttle::Above => "above",
+            Throttle::IoThrottle => "io-throttle",
         }
     }
 }

@@ -83,6 +83,6 @@ impl LimitLayer {
 pub(super) fn lane_for(throttle: Throttle) -> Lane {
     match throttle {
         Throttle::Priority => Lane::default(),
-        Throttle::Above => Lane::in_arrival_order(),
+        Throttle::Above | Throttle::IoThrottle => Lane::in_arrival_order(),
     }
 }
