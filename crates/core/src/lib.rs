@@ -28,6 +28,7 @@ pub mod priority;
 pub mod progress;
 pub mod registry;
 pub mod request;
+pub mod request_queue;
 pub mod scheduler;
 pub mod sector_order;
 pub mod spec;

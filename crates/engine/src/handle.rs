@@ -85,7 +85,7 @@ impl Handle {
     /// deadline, anticipatory).
     pub fn group_weight(&self, group: &str) -> Option<u32> {
         let id = self.shared.groups.find(group)?;
-        self.shared.lock().policy.group_weight(id)
+        self.shared.lock().queue.policy().group_weight(id)
     }
 
     /// Change the weight and/or the limits of the group at path `group` while requests are

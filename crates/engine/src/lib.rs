@@ -19,11 +19,13 @@
 //! | [`create`](OpenBuilder::create) | create or extend a regular file to a size, writing zeros | the file must exist |
 //! | [`read_only`](OpenBuilder::read_only) | open without write access | read and write |
 //! | [`allow_mounted_write`](OpenBuilder::allow_mounted_write) | write to a block device holding a filesystem, mounted or in use | refused |
+//! | [`min_len`](OpenBuilder::min_len) | refuse a block device shorter than this | any length |
 //! | [`queue_depth`](OpenBuilder::queue_depth) | operations at the device at once (ring size, thread count, dispatch limit) | the device's (sysfs), 32 for a file |
-//! | [`backend`](OpenBuilder::backend) | [`BackendChoice::Automatic`] (io_uring, else a thread pool), [`IoUring`](BackendChoice::IoUring), [`ThreadPool`](BackendChoice::ThreadPool) | automatic |
+//! | [`backend`](OpenBuilder::backend) | [`BackendChoice::Automatic`] (io_uring, else a thread pool), [`IoUring`](BackendChoice::IoUring), [`ThreadPool`](BackendChoice::ThreadPool), [`Synchronous`](BackendChoice::Synchronous) (on the submitting thread) | automatic |
 //! | [`scheduler`](OpenBuilder::scheduler) | the policy, as `--sched` takes it: `"bfq:slice_idle=0"` | `bfq` |
 //! | [`group`](OpenBuilder::group), [`group_limits`](OpenBuilder::group_limits) | groups with weights and [`Limits`] | the root group `/` |
 //! | [`submission_queue`](OpenBuilder::submission_queue) | requests the policy holds before submitters block | 1024 |
+//! | [`trace`](OpenBuilder::trace), [`io_timeout`](OpenBuilder::io_timeout) | a trace sink; how long a request may stay at the device | none; 30 s |
 //!
 //! Then [`Engine::handle`] gives a cheap, cloneable [`Handle`]; [`Handle::client`] makes a
 //! [`Client`] for a process in a group at an [`IoPriority`]; [`Client::read`] and

@@ -3,10 +3,11 @@
 //! O_DIRECT, creating and sizing a regular file when asked), checks that writing to it is
 //! safe, picks the backend, and starts the engine with the policy and groups given.
 //!
-//! It is the lower-level pieces put together in the order the job runner uses them:
-//! [`Target::open`], [`write_refusal`](crate::device::write_refusal),
-//! [`open_backend`], [`Geometry::of`] and [`Engine::builder`]. Each of those stays
-//! available for a caller that needs something else.
+//! It is the lower-level pieces put together: [`Target::open`],
+//! [`write_refusal`](crate::device::write_refusal), [`open_backend`] (or
+//! [`open_synchronous_backend`]), [`Geometry::of`] and [`Engine::builder`]. The job runner
+//! opens every file and block device through it; each piece stays available for a caller
+//! that needs something else.
 //!
 //! Every failure is an [`OpenError`] naming the path and what was expected; options are
 //! checked before the filesystem is touched, so a bad scheduler or a zero queue depth does
@@ -17,9 +18,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::backend::{open_backend, Backend, ThreadPoolBackend, UringBackend, MAX_THREADS};
+use crate::backend::{
+    open_backend, open_synchronous_backend, Backend, ThreadPoolBackend, UringBackend, MAX_THREADS,
+};
 use crate::buffer::AlignedBuffer;
-use crate::device::{refusal_reason, DeviceError, OpenOptions, Target};
+use crate::device::{refusal_reason, DeviceError, OpenOptions, Target, TargetKind};
 use crate::engine::{Engine, EngineError, Geometry};
 use crate::settings::{policy_setters, PolicySettings};
 
@@ -53,6 +56,11 @@ pub enum BackendChoice {
     /// A pool of as many threads as the queue depth (at most 64) doing `pread`/`pwrite`;
     /// works everywhere.
     ThreadPool,
+    /// The submitting thread does each transfer itself (`pread`/`pwrite`), as fio's `psync`:
+    /// for one client that waits for each request before the next, which then needs no
+    /// other thread. `IOSLICE_BACKEND` in the environment forces a backend as for
+    /// [`BackendChoice::Automatic`] ([`open_synchronous_backend`]).
+    Synchronous,
 }
 
 /// Why an engine could not be started on a path. Every message is one line naming the path.
@@ -80,6 +88,16 @@ pub enum OpenError {
         path: PathBuf,
         /// What is on it (`it holds an ext2/3/4 filesystem`).
         reason: String,
+    },
+    /// A block device shorter than [`OpenBuilder::min_len`].
+    #[error("{path}: {needed} bytes are needed but the device has {has}")]
+    TooShort {
+        /// The block device.
+        path: PathBuf,
+        /// The length asked for.
+        needed: u64,
+        /// The device's length.
+        has: u64,
     },
     /// The target has no bytes to read or write.
     #[error("{path}: is empty; expected a file with data, or a size to lay it out to (create)")]
@@ -115,6 +133,7 @@ impl OpenError {
         match self {
             OpenError::InvalidOption { path, .. }
             | OpenError::WriteRefused { path, .. }
+            | OpenError::TooShort { path, .. }
             | OpenError::Empty { path }
             | OpenError::Backend { path, .. }
             | OpenError::Engine { path, .. } => path,
@@ -140,7 +159,10 @@ pub struct OpenBuilder {
     direct: DirectIo,
     write: bool,
     create_len: Option<u64>,
+    min_len: u64,
     allow_mounted_write: bool,
+    /// How the note of an allowed write names the override.
+    allowed_as: &'static str,
     queue_depth: Option<usize>,
     backend: BackendChoice,
     settings: PolicySettings,
@@ -153,7 +175,9 @@ impl std::fmt::Debug for OpenBuilder {
             .field("direct", &self.direct)
             .field("write", &self.write)
             .field("create_len", &self.create_len)
+            .field("min_len", &self.min_len)
             .field("allow_mounted_write", &self.allow_mounted_write)
+            .field("allowed_as", &self.allowed_as)
             .field("queue_depth", &self.queue_depth)
             .field("backend", &self.backend)
             .field("settings", &self.settings)
@@ -171,7 +195,9 @@ impl Engine {
             direct: DirectIo::default(),
             write: true,
             create_len: None,
+            min_len: 0,
             allow_mounted_write: false,
+            allowed_as: "allow_mounted_write",
             queue_depth: None,
             backend: BackendChoice::default(),
             settings: PolicySettings::default(),
@@ -205,11 +231,29 @@ impl OpenBuilder {
         self
     }
 
+    /// For a block device: refuse one shorter than `len` bytes ([`OpenError::TooShort`])
+    /// rather than let requests past its end fail. A regular file is laid out by
+    /// [`Self::create`] instead.
+    pub fn min_len(mut self, len: u64) -> Self {
+        self.min_len = len;
+        self
+    }
+
     /// Write to a block device even when it is mounted, partitioned, in use by device
     /// mapper or md, or holds a filesystem or other signature (default: refused with
-    /// [`OpenError::WriteRefused`]). The override is told in [`Engine::notes`].
+    /// [`OpenError::WriteRefused`]). The override is told in [`Engine::notes`]:
+    /// `PATH: allow_mounted_write given: writing anyway (REASON)`.
     pub fn allow_mounted_write(mut self, allow: bool) -> Self {
         self.allow_mounted_write = allow;
+        self
+    }
+
+    /// Allow writing as [`Self::allow_mounted_write`] does, with the note naming the
+    /// override as the caller's user gave it (a command-line flag, a setting):
+    /// `PATH: --allow-mounted-write given: writing anyway (REASON)`.
+    pub fn allow_mounted_write_as(mut self, allow: bool, given_as: &'static str) -> Self {
+        self.allow_mounted_write = allow;
+        self.allowed_as = given_as;
         self
     }
 
@@ -269,10 +313,18 @@ impl OpenBuilder {
                     return Err(OpenError::WriteRefused { path, reason });
                 }
                 notes.push(format!(
-                    "{}: allow_mounted_write given: writing anyway ({reason})",
-                    path.display()
+                    "{}: {} given: writing anyway ({reason})",
+                    path.display(),
+                    self.allowed_as
                 ));
             }
+        }
+        if target.kind() == TargetKind::BlockDevice && target.size_bytes() < self.min_len {
+            return Err(OpenError::TooShort {
+                path,
+                needed: self.min_len,
+                has: target.size_bytes(),
+            });
         }
         if target.size_bytes() == 0 {
             return Err(OpenError::Empty { path });
@@ -304,6 +356,11 @@ impl OpenBuilder {
                 file,
                 depth.clamp(1, MAX_THREADS) as usize,
             )),
+            BackendChoice::Synchronous => {
+                let (backend, note) = open_synchronous_backend(file, depth);
+                notes.extend(note.map(|note| format!("{}: {note}", path.display())));
+                backend
+            }
         };
 
         let mut engine = Engine::builder(backend, geometry)

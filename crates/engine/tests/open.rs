@@ -217,6 +217,7 @@ fn a_created_file_round_trips_through_every_backend_choice() {
         BackendChoice::Automatic,
         BackendChoice::ThreadPool,
         BackendChoice::IoUring,
+        BackendChoice::Synchronous,
     ]
     .into_iter()
     .enumerate()
@@ -252,6 +253,10 @@ fn a_created_file_round_trips_through_every_backend_choice() {
             match backend {
                 BackendChoice::ThreadPool => assert_eq!(engine.backend_name(), "psync"),
                 BackendChoice::IoUring => assert_eq!(engine.backend_name(), "io_uring"),
+                BackendChoice::Synchronous if std::env::var_os("IOSLICE_BACKEND").is_none() => {
+                    assert_eq!(engine.backend_name(), "psync-inline");
+                }
+                BackendChoice::Synchronous => {}
                 BackendChoice::Automatic => {}
             }
             let engine = round_trip(engine);
@@ -362,8 +367,28 @@ fn a_block_device_holding_a_filesystem_is_refused_for_writing_unless_allowed() {
     assert!(message.contains("ext2/3/4"), "{message}");
     assert!(message.contains("allow_mounted_write(true)"), "{message}");
 
+    // A device shorter than asked for is refused, naming both lengths.
+    let error = start_err(Engine::on_path(&path).read_only().min_len(8 << 20));
+    assert!(
+        matches!(
+            error,
+            OpenError::TooShort {
+                needed: 8_388_608,
+                has: 4_194_304,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let message = names(&error, &path);
+    assert!(
+        message.ends_with(": 8388608 bytes are needed but the device has 4194304"),
+        "{message}"
+    );
+
     let engine = Engine::on_path(&path)
         .read_only()
+        .min_len(4 << 20)
         .start()
         .expect("reading is safe");
     assert_eq!(
@@ -372,6 +397,19 @@ fn a_block_device_holding_a_filesystem_is_refused_for_writing_unless_allowed() {
     );
     engine.shutdown().expect("shutdown");
 
+    // A caller's own name for the override goes into the note.
+    let engine = Engine::on_path(&path)
+        .allow_mounted_write_as(true, "--allow-mounted-write")
+        .start()
+        .expect("allowed");
+    let note = format!(
+        "{}: --allow-mounted-write given: writing anyway (it holds an ext2/3/4 filesystem)",
+        path.display()
+    );
+    assert_eq!(engine.notes().first(), Some(&note), "{:?}", engine.notes());
+    engine.shutdown().expect("shutdown");
+
+    // Its writes overwrite the superblock: last.
     let engine = Engine::on_path(&path)
         .allow_mounted_write(true)
         .direct(DirectIo::IfSupported)
@@ -381,7 +419,7 @@ fn a_block_device_holding_a_filesystem_is_refused_for_writing_unless_allowed() {
     assert!(engine
         .notes()
         .iter()
-        .any(|note| note.contains("allow_mounted_write")));
+        .any(|note| note.contains("allow_mounted_write given: writing anyway")));
     let engine = round_trip(engine);
     engine.shutdown().expect("shutdown");
 }

@@ -28,14 +28,6 @@ impl DiskStat {
         Self::read(target.disk_number()?)
     }
 
-    /// The kernel's statistics of the block device under a run's target, where there is one.
-    pub(crate) fn of_opened(opened: &Opened) -> Option<Self> {
-        match opened {
-            Opened::File(target) => Self::of_target(target),
-            Opened::Device { .. } => None,
-        }
-    }
-
     fn read((major, minor): (u32, u32)) -> Option<Self> {
         let dir = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
         let text = fs::read_to_string(dir.join("stat")).ok()?;
@@ -88,7 +80,7 @@ pub(crate) fn disk_util(
                 let busy_ms = (totals.latency.mean * totals.requests as f64 / 1000.0) as u64;
                 utils.push(DiskUtil {
                     name: target
-                        .path()
+                        .path
                         .file_name()
                         .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
                     ios: [totals.reads, totals.writes],

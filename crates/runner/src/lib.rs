@@ -24,7 +24,7 @@
 //!   one filesystem approximate it (they do not arbitrate between each other).
 //!
 //! Writing to a block device that is mounted, partitioned or carries a signature is refused
-//! ([`write_refusal`](ioslice_engine::device::write_refusal)) unless [`RunConfig::allow_mounted_write`] is set;
+//! (the engine's opener, [`Engine::on_path`](ioslice_engine::Engine::on_path)) unless [`RunConfig::allow_mounted_write`] is set;
 //! reading from one is allowed, as in fio.
 //!
 //! A request that fails completes with its errno; the engine keeps serving the others. The
@@ -67,7 +67,7 @@ pub use ioslice_fio::run_spec::RunSpec;
 
 use disk_stats::{disk_util, DiskStat};
 pub use opened::DeviceBackend;
-use opened::{open_targets, start_engines, Opened};
+use opened::{start_engines, Opened};
 use plan::{place_of, plan, Place, ProcessPlan};
 use verify::Verifier;
 use worker::Worker;
@@ -278,16 +278,23 @@ pub fn run_traced(
             )?);
         }
     }
-    let mut opened = match device.take() {
-        Some((backend, geometry)) => vec![Opened::device(&config.path, backend, geometry)],
-        None => open_targets(&targets, config, &mut notes)?,
-    };
-    let disks_before: Vec<Option<DiskStat>> = opened.iter().map(DiskStat::of_opened).collect();
     // One synchronous job alone transfers on its own thread; several keep their lanes, so
     // that no job's thread does another's transfer while its own waits.
     let synchronous =
         processes.len() == 1 && specs.iter().all(|spec| spec.ioengine.is_synchronous());
-    let engines = start_engines(&mut opened, synchronous, config, &groups, trace, &mut notes)?;
+    let (engines, opened) = start_engines(
+        device.take(),
+        &targets,
+        synchronous,
+        config,
+        &groups,
+        trace,
+        &mut notes,
+    )?;
+    let disks_before: Vec<Option<DiskStat>> = engines
+        .iter()
+        .map(|engine| engine.target().and_then(DiskStat::of_target))
+        .collect();
     let cgroups = match engines.first() {
         Some(engine) => {
             let handle = engine.handle();
@@ -493,8 +500,8 @@ fn worker_for(
         let handle = engines[target].handle();
         clients.push(handle.client(process.pid, &process.group_path, process.priority)?);
         files.push((
-            opened[target].path().display().to_string(),
-            opened[target].logical_block_size() as usize,
+            opened[target].path.display().to_string(),
+            opened[target].logical_block_size as usize,
         ));
     }
     let spec = &specs[process.spec_index];

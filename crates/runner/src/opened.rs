@@ -1,15 +1,15 @@
-//! What a run's engines stand on: files and block devices opened by path, or a device given
-//! as an engine backend ([`DeviceBackend`], a simulated disk on the real clock), and one
-//! engine started on each. Touched by the thread that starts the run, before the job threads.
+//! What a run's engines stand on: files and block devices opened by path through the
+//! engine's own opener ([`Engine::on_path`]), or a device given as an engine backend
+//! ([`DeviceBackend`], a simulated disk on the real clock), and one engine started on each.
+//! Touched by the thread that starts the run, before the job threads.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ioslice_core::GroupTree;
-use ioslice_engine::backend::{open_backend, open_synchronous_backend};
-use ioslice_engine::device::{write_refusal, OpenOptions};
-use ioslice_engine::{Backend, Engine, Geometry, Target, TargetKind};
+use ioslice_engine::device::refusal_line;
+use ioslice_engine::{Backend, BackendChoice, DirectIo, Engine, Geometry, OpenError};
 
 use crate::plan::TargetPlan;
 use crate::{RunConfig, RunError, TraceSinks};
@@ -41,143 +41,100 @@ impl fmt::Debug for DeviceBackend {
     }
 }
 
-/// A target the run's engines stand on.
-pub(crate) enum Opened {
-    /// A file or block device, by its path.
-    File(Target),
-    /// A backend of its own, with its name and what the engine is told about it; the backend
-    /// is taken when its engine starts.
-    Device {
-        name: PathBuf,
-        geometry: Geometry,
-        backend: Option<Box<dyn Backend>>,
-    },
-}
-
-impl Opened {
-    pub(crate) fn device(name: &Path, backend: Box<dyn Backend>, geometry: Geometry) -> Self {
-        Self::Device {
-            name: name.to_path_buf(),
-            geometry,
-            backend: Some(backend),
-        }
-    }
-
+/// What the job threads need to know of a target an engine stands on.
+pub(crate) struct Opened {
     /// Its path, or the name the device was given by.
-    pub(crate) fn path(&self) -> &Path {
-        match self {
-            Self::File(target) => target.path(),
-            Self::Device { name, .. } => name,
-        }
-    }
-
+    pub(crate) path: PathBuf,
     /// Offsets, lengths and addresses of direct I/O are multiples of this.
-    pub(crate) fn logical_block_size(&self) -> u32 {
-        match self {
-            Self::File(target) => target.logical_block_size(),
-            Self::Device { geometry, .. } => geometry.logical_block_size,
-        }
-    }
+    pub(crate) logical_block_size: u32,
 }
 
-/// Open every target, refusing dangerous writes unless the run allows them, and checking a
-/// block device is large enough.
-pub(crate) fn open_targets(
+/// One engine per target, each with its own instance of the run's policy, traced where the
+/// run is: on `device` when one is given, else on every target opened by its path, refusing
+/// dangerous writes unless the run allows them and checking a block device is large enough.
+/// With `synchronous` (the run's one job waits for each request before the next, as fio's
+/// `psync`), a file's transfers run on the job's own thread ([`BackendChoice::Synchronous`]).
+pub(crate) fn start_engines(
+    device: Option<(Box<dyn Backend>, Geometry)>,
     targets: &[TargetPlan],
+    synchronous: bool,
     config: &RunConfig,
+    groups: &GroupTree,
+    trace: Option<TraceSinks<'_>>,
     notes: &mut Vec<String>,
-) -> Result<Vec<Opened>, RunError> {
+) -> Result<(Vec<Engine>, Vec<Opened>), RunError> {
+    if let Some((backend, geometry)) = device {
+        let mut builder = Engine::builder(backend, geometry)
+            .scheduler_spec(config.run.scheduler.clone())
+            .groups(groups.clone())
+            .io_timeout(config.io_timeout);
+        if let Some(sinks) = trace {
+            builder = builder.trace(sinks(None));
+        }
+        let opened = Opened {
+            path: config.path.clone(),
+            logical_block_size: geometry.logical_block_size,
+        };
+        return Ok((vec![builder.start()?], vec![opened]));
+    }
+    let several = targets.len() > 1;
+    let mut engines = Vec::with_capacity(targets.len());
     let mut opened = Vec::with_capacity(targets.len());
     for plan in targets {
-        let options = OpenOptions {
-            direct: plan.direct,
-            write: plan.write,
-            create_len: Some(plan.len),
-        };
-        let target = Target::open(&plan.path, &options)?;
-        if plan.write {
-            if let Some(reason) = write_refusal(&target) {
-                if !config.allow_mounted_write {
-                    return Err(RunError::Refused(reason));
-                }
-                notes.push(format!(
-                    "--allow-mounted-write given: writing anyway ({reason})"
-                ));
-            }
+        let mut builder = Engine::on_path(&plan.path)
+            .direct(if plan.direct {
+                DirectIo::On
+            } else {
+                DirectIo::Off
+            })
+            .min_len(plan.len)
+            .allow_mounted_write_as(config.allow_mounted_write, "--allow-mounted-write")
+            .backend(if synchronous {
+                BackendChoice::Synchronous
+            } else {
+                BackendChoice::Automatic
+            })
+            .scheduler_spec(config.run.scheduler.clone())
+            .groups(groups.clone())
+            .io_timeout(config.io_timeout);
+        if !plan.write {
+            builder = builder.read_only();
         }
-        if target.kind() == TargetKind::BlockDevice && target.size_bytes() < plan.len {
-            return Err(RunError::Job(format!(
-                "{}: the jobs need {} bytes but the device has {}",
-                plan.path.display(),
-                plan.len,
-                target.size_bytes()
-            )));
+        if plan.len > 0 {
+            builder = builder.create(plan.len);
         }
-        opened.push(Opened::File(target));
+        if let Some(sinks) = trace {
+            let label = plan.path.display().to_string();
+            builder = builder.trace(sinks(several.then_some(label.as_str())));
+        }
+        let engine = builder.start().map_err(run_error)?;
+        notes.extend_from_slice(engine.notes());
+        opened.push(Opened {
+            path: plan.path.clone(),
+            logical_block_size: u32::try_from(engine.handle().logical_block_size())
+                .unwrap_or(u32::MAX),
+        });
+        engines.push(engine);
     }
-    if targets.len() > 1 {
+    if several {
         notes.push(format!(
             "{} files: one engine (and one {} instance) per file; they do not arbitrate between each other",
             targets.len(),
             config.run.scheduler.name
         ));
     }
-    Ok(opened)
+    Ok((engines, opened))
 }
 
-/// One engine per opened target, each with its own instance of the run's policy, traced
-/// where the run is. With `synchronous` (the run's one job waits for each request before
-/// the next, as fio's `psync`), a file's transfers run on the job's own thread
-/// ([`open_synchronous_backend`]).
-pub(crate) fn start_engines(
-    opened: &mut [Opened],
-    synchronous: bool,
-    config: &RunConfig,
-    groups: &GroupTree,
-    trace: Option<TraceSinks<'_>>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Engine>, RunError> {
-    let mut engines = Vec::with_capacity(opened.len());
-    let several = opened.len() > 1;
-    for target in opened.iter_mut() {
-        let (backend, geometry) = match target {
-            Opened::File(file) => {
-                let geometry = Geometry::of(file);
-                let depth = u32::try_from(geometry.queue_depth).unwrap_or(u32::MAX);
-                let open = if synchronous {
-                    open_synchronous_backend
-                } else {
-                    open_backend
-                };
-                let (backend, note) = open(Arc::clone(file.file()), depth);
-                if let Some(note) = note {
-                    notes.push(format!("{}: {note}", file.path().display()));
-                }
-                (backend, geometry)
-            }
-            Opened::Device {
-                name,
-                geometry,
-                backend,
-            } => match backend.take() {
-                Some(backend) => (backend, *geometry),
-                None => {
-                    return Err(RunError::Job(format!(
-                        "{}: the device's engine was already started",
-                        name.display()
-                    )))
-                }
-            },
-        };
-        let mut builder = Engine::builder(backend, geometry)
-            .scheduler_spec(config.run.scheduler.clone())
-            .groups(groups.clone())
-            .io_timeout(config.io_timeout);
-        if let Some(sinks) = trace {
-            let label = target.path().display().to_string();
-            builder = builder.trace(sinks(several.then_some(label.as_str())));
+/// The run's error for a target the engine could not be started on: a refused write names
+/// `--allow-mounted-write`; the others keep the engine's wording.
+fn run_error(error: OpenError) -> RunError {
+    match error {
+        OpenError::Device(error) => RunError::Device(error),
+        OpenError::WriteRefused { path, reason } => {
+            RunError::Refused(refusal_line(&path.display().to_string(), &reason))
         }
-        engines.push(builder.start()?);
+        OpenError::Engine { source, .. } => RunError::Engine(source),
+        other => RunError::Job(other.to_string()),
     }
-    Ok(engines)
 }

@@ -16,9 +16,9 @@ mod sysfs;
 
 pub use ioslice_core::file_kind::kind_name;
 pub(crate) use refusal::refusal_reason;
-pub use refusal::write_refusal;
 #[cfg(test)]
 use refusal::*;
+pub use refusal::{refusal_line, write_refusal};
 pub(crate) use sysfs::dev_major_minor;
 use sysfs::{SysfsDevice, SYSFS};
 

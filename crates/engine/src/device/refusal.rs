@@ -52,8 +52,10 @@ pub(crate) fn refusal_reason(target: &Target) -> Option<String> {
     reason(devno, sys.as_ref(), &mountinfo, &target.file)
 }
 
-/// The one-line refusal for the device `name` and the reason `why`.
-fn refusal_line(name: &str, why: &str) -> String {
+/// The one-line refusal of [`write_refusal`] for the device `name` and the reason `why` (as
+/// [`OpenError::WriteRefused`](crate::OpenError::WriteRefused) carries them), naming
+/// `--allow-mounted-write`.
+pub fn refusal_line(name: &str, why: &str) -> String {
     format!("refusing to write to {name}: {why}; pass --allow-mounted-write to write anyway")
 }
 

@@ -41,11 +41,7 @@ impl Simulation<'_> {
             dispatch_time,
             error,
         };
-        if self.trace.is_some() {
-            self.complete_traced(&completion);
-        } else {
-            self.scheduler.complete(&completion, self.now);
-        }
+        self.queue.complete(&completion, self.now);
         for id in completion.request.ids() {
             match error {
                 Some(errno) => self.fail_io(id.0, errno),

@@ -2,7 +2,8 @@
 //!
 //! Each job (each `numjobs` clone) is a process with its own queue. The driver asks the
 //! policy for a request whenever the device has a free slot, and again when a
-//! `WaitUntil` comes due. Time starts at a seed-derived instant within the first second,
+//! `WaitUntil` comes due: the dispatch loop and the traced calls to the policy are the
+//! engine's too ([`ioslice_core::request_queue`]). Time starts at a seed-derived instant within the first second,
 //! which sets the disk's rotational position at the start; everything reported is relative
 //! to that start. All randomness comes from the seed, so a run is reproducible to the byte.
 //!
@@ -12,8 +13,7 @@
 //! as reproducible as the run.
 //!
 //! The page cache's side of buffered I/O (read-ahead, writeback) is in `memory`; building the
-//! processes and the final report, in `report`; the traced variants of the calls to the
-//! policy, in `tracing`; what a completion sets off, in `completion`; which statistics each
+//! processes and the final report, in `report`; what a completion sets off, in `completion`; which statistics each
 //! job keeps, in `statistics`; ending a run early when asked (SIGINT), in `stop`; fio's
 //! `null` engine, whose requests pass the policy but not the device, in `null_engine`; the
 //! pending events in time order, in `events`; fio's flow control between jobs, in `flow`;
@@ -23,10 +23,10 @@ use std::collections::VecDeque;
 
 use events::EventQueue;
 use ioslice_core::request::SECTOR_SIZE;
-use ioslice_core::trace::Tracer;
+use ioslice_core::request_queue::{run_queue, QueueDevice, RequestQueue};
 use ioslice_core::{
-    build_scheduler, Direction, Dispatch, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
-    RequestId, Scheduler, SchedulerContext, StopSignal, TraceSink, TunableError,
+    build_scheduler, Direction, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
+    RequestId, SchedulerContext, StopSignal, TraceSink, TunableError,
 };
 use ioslice_fio::jobfile::{check_discard, check_simulable, check_supported};
 use ioslice_fio::logs::JobLogs;
@@ -57,7 +57,6 @@ mod regroup;
 mod report;
 mod statistics;
 mod stop;
-mod tracing;
 mod waitee;
 mod zone_trim;
 mod zoned;
@@ -270,7 +269,8 @@ struct DiskCounters {
 
 struct Simulation<'a> {
     job_file: &'a JobFile,
-    scheduler: Box<dyn Scheduler>,
+    /// The policy, traced into the run's sink when there is one.
+    queue: RequestQueue<&'a mut dyn TraceSink>,
     device: Box<dyn DeviceModel>,
     queue_depth: usize,
     host_latency: Nanos,
@@ -308,8 +308,6 @@ struct Simulation<'a> {
     read_ahead_bytes: u64,
     /// Every group but the root with the weight the policy gives it and its limits.
     cgroups: Vec<CgroupSettings>,
-    /// Where the events go, when the run is traced.
-    trace: Option<Tracer<&'a mut dyn TraceSink>>,
     /// Which statistics each job keeps.
     statistics: Statistics,
     /// Asked from outside to end the run early ([`SimConfig::stop`]).
@@ -363,7 +361,7 @@ impl<'a> Simulation<'a> {
         let epoch = ioslice_fio::plan::mix(config.run.seed) % 1_000_000_000;
         let group_changes = regroup::resolve(&config.run.group_changes, &context, config, epoch)?;
         let scheduler = build_scheduler(&scheduler_spec, &context)?;
-        let mut scheduler = regroup::with_limit_layer(scheduler, &context, &group_changes);
+        let scheduler = regroup::with_limit_layer(scheduler, &context, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config)?;
@@ -377,10 +375,10 @@ impl<'a> Simulation<'a> {
             .filter(|p| p.null_engine)
             .map(|p| p.pid)
             .collect();
-        let trace = trace.map(|sink| Tracer::new(sink, epoch, &groups, scheduler.as_mut()));
+        let queue = RequestQueue::new(scheduler, trace, epoch, &groups);
         Ok(Self {
             job_file,
-            scheduler,
+            queue,
             queue_depth: info.queue_depth.max(1),
             host_latency: config.host_latency,
             queue_run_delay: config.queue_run_delay_for(),
@@ -412,7 +410,6 @@ impl<'a> Simulation<'a> {
             readahead_counts: ReadaheadCounts::default(),
             read_ahead_bytes: config.page_cache.read_ahead_bytes,
             cgroups,
-            trace,
             statistics: Statistics::default(),
             stop: config.run.stop.clone(),
             stopping: false,
@@ -582,10 +579,7 @@ impl<'a> Simulation<'a> {
                     process.end = self.now;
                     let pid = process.pid;
                     self.flow_leave(index);
-                    self.scheduler.process_exited(pid, self.now);
-                    if self.trace.is_some() {
-                        self.trace_collect();
-                    }
+                    self.queue.process_exited(pid, self.now);
                     self.release_held();
                     self.maybe_next_phase();
                     self.maybe_drain_cache();
@@ -680,11 +674,7 @@ impl<'a> Simulation<'a> {
 
     fn insert(&mut self, request: Request) {
         let direction = request.direction;
-        let inserted = if self.trace.is_some() {
-            self.insert_traced(request)
-        } else {
-            self.scheduler.insert(request, self.now)
-        };
+        let inserted = self.queue.insert(request, self.now);
         if let (Inserted::Merged(_), Some(d)) = (inserted, disk_slot(direction)) {
             self.disk.merges[d] += 1;
         }
@@ -712,25 +702,11 @@ impl<'a> Simulation<'a> {
         self.dispatching = false;
     }
 
+    /// The shared dispatch loop ([`run_queue`]); a policy's "wait until" becomes the
+    /// earliest pending wake-up.
     fn dispatch_while_room(&mut self) {
-        while self.device.in_flight() < self.queue_depth {
-            let answer = self.scheduler.dispatch(self.now);
-            if self.trace.is_some() {
-                self.trace_dispatch(&answer);
-            }
-            match answer {
-                Dispatch::Request(request) if self.is_null_io(&request) => {
-                    self.complete_null(request);
-                }
-                Dispatch::Request(request) => self.send_to_device(request),
-                Dispatch::WaitUntil(at) => {
-                    // A policy asking to be woken now or in the past is woken at the next nanosecond.
-                    let at = at.max(self.now + 1);
-                    self.scheduler_wake = Some(self.scheduler_wake.map_or(at, |t| t.min(at)));
-                    return;
-                }
-                Dispatch::Empty => return,
-            }
+        if let Some(at) = run_queue(self, self.now) {
+            self.scheduler_wake = Some(self.scheduler_wake.map_or(at, |t| t.min(at)));
         }
     }
 
@@ -772,6 +748,30 @@ impl<'a> Simulation<'a> {
             }
         }
         completed
+    }
+}
+
+/// The simulator's side of the dispatch loop: room while the device model has a free slot; a
+/// null engine's request completes at dispatch, any other goes to the device.
+impl<'a> QueueDevice for Simulation<'a> {
+    type Sink = &'a mut dyn TraceSink;
+
+    fn queue(&mut self) -> &mut RequestQueue<Self::Sink> {
+        &mut self.queue
+    }
+
+    #[inline]
+    fn has_room(&self) -> bool {
+        self.device.in_flight() < self.queue_depth
+    }
+
+    #[inline]
+    fn issue(&mut self, request: Request, _now: Nanos) {
+        if self.is_null_io(&request) {
+            self.complete_null(request);
+        } else {
+            self.send_to_device(request);
+        }
     }
 }
 

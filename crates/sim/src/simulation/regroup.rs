@@ -114,12 +114,7 @@ impl Simulation<'_> {
             }
             let settings = self.groups.get(change.group).clone();
             // Checked before the run: the policy takes it.
-            let _ = self
-                .scheduler
-                .update_group(change.group, &settings, self.now);
-            if self.trace.is_some() {
-                self.trace_collect();
-            }
+            let _ = self.queue.update_group(change.group, &settings, self.now);
             applied = true;
         }
         applied

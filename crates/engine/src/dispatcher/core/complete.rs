@@ -9,7 +9,7 @@
 use std::io;
 use std::time::Instant;
 
-use ioslice_core::{Completion, Nanos, TraceEvent};
+use ioslice_core::{Completion, Nanos};
 
 use super::{Core, Op, Part};
 use crate::backend::{IoDone, IoOp};
@@ -172,14 +172,7 @@ impl Core {
                 dispatch_time: dispatched.dispatch_time,
                 error: dispatched.error,
             };
-            match &mut self.trace {
-                None => self.policy.complete(&completion, now),
-                Some(trace) => {
-                    trace.record(now, &TraceEvent::complete(&completion, now));
-                    self.policy.complete(&completion, now);
-                    trace.collect(now, self.policy.as_mut());
-                }
-            }
+            self.queue.complete(&completion, now);
         }
     }
 

@@ -1,4 +1,5 @@
-//! The engine's state behind its one lock ([`Core`]): the policy, the backend's non-blocking
+//! The engine's state behind its one lock ([`Core`]): the request queue (the policy and its
+//! trace, [`RequestQueue`], whose dispatch loop the simulator shares), the backend's non-blocking
 //! side, every request pending in the policy or at the device (the in-flight table), the
 //! merge bookkeeping of each dispatched request, and the statistics batch; and one turn over
 //! it (reap, complete, dispatch, submit), which never blocks.
@@ -16,10 +17,8 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::id_map::IdHasher;
 use ioslice_core::request::SECTOR_SIZE;
-use ioslice_core::trace::Tracer;
-use ioslice_core::{
-    Dispatch, GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler, TraceEvent, TraceSink,
-};
+use ioslice_core::request_queue::{run_queue, QueueDevice, RequestQueue};
+use ioslice_core::{GroupTree, Nanos, ProcessId, Request, RequestId, Scheduler, TraceSink};
 
 use super::roles::{Role, Roles};
 use crate::backend::{Backend, Doorbell, IoDone, IoOp, Notifier, SHARED_LANE};
@@ -90,15 +89,14 @@ pub(crate) struct Core {
     /// Who holds which role (see the `drive` module); the core only keeps them.
     pub(crate) roles: Roles,
     pub(crate) backend: Box<dyn Backend>,
-    pub(crate) policy: Box<dyn Scheduler>,
+    /// The policy, and where its decisions and the requests' arrivals, dispatches and
+    /// completions go when the engine is traced.
+    pub(crate) queue: RequestQueue<Box<dyn TraceSink + Send>>,
     /// The groups with their weights and limits as they now are (changed at run time by
     /// [`Core::update_group`]).
     pub(crate) groups: GroupTree,
     /// Whether the policy runs under the limit layer: some group had a limit at the start.
     pub(crate) limit_layer: bool,
-    /// Where the policy's decisions and the requests' arrivals, dispatches and completions
-    /// go, when the engine is traced.
-    pub(crate) trace: Option<Tracer<Box<dyn TraceSink + Send>>>,
     pub(crate) recorder: Arc<Recorder>,
     pub(crate) started: Instant,
     pub(crate) depth: usize,
@@ -170,21 +168,19 @@ impl Core {
     /// The state behind a new engine's lock: nothing pending, at the device or polling.
     pub(crate) fn new(
         backend: Box<dyn Backend>,
-        mut policy: Box<dyn Scheduler>,
+        policy: Box<dyn Scheduler>,
         trace: Option<Box<dyn TraceSink + Send>>,
         groups: &GroupTree,
         recorder: Arc<Recorder>,
         started: Instant,
         depth: usize,
     ) -> Self {
-        // Engine time starts at 0 with the engine: the trace's times are engine times.
-        let trace = trace.map(|sink| Tracer::new(sink, 0, groups, policy.as_mut()));
         Core {
             backend,
-            policy,
+            // Engine time starts at 0 with the engine: the trace's times are engine times.
+            queue: RequestQueue::new(policy, trace, 0, groups),
             groups: groups.clone(),
             limit_layer: groups.has_limits(),
-            trace,
             recorder,
             started,
             depth,
@@ -285,23 +281,7 @@ impl Core {
         self.pending.insert(id, submission);
         // Merged or queued, the request stays pending under its own id; the carrier's
         // `merged` list names it when the policy dispatches it.
-        match &mut self.trace {
-            None => {
-                let _ = self.policy.insert(request, now);
-            }
-            Some(trace) => {
-                trace.record(now, &TraceEvent::insert(&request));
-                let _ = self.policy.insert(request, now);
-                trace.collect(now, self.policy.as_mut());
-            }
-        }
-    }
-
-    /// Hand what the policy recorded in its last call, made at `now`, to the trace.
-    pub(crate) fn collect_trace(&mut self, now: Nanos) {
-        if let Some(trace) = &mut self.trace {
-            trace.collect(now, self.policy.as_mut());
-        }
+        let _ = self.queue.insert(request, now);
     }
 
     /// One turn: reap (if `reap`), complete, dispatch while there is room, submit; the
@@ -347,7 +327,7 @@ impl Core {
             && self.ops.is_empty()
             && self.backend.in_flight() == 0
             && !self.pending.is_empty()
-            && self.policy.queued() == 0)
+            && self.queue.policy().queued() == 0)
         {
             return;
         }
@@ -381,31 +361,12 @@ impl Core {
         }
     }
 
-    /// Hand the backend what the policy gives while there is room; remember a policy's
-    /// "wait until" as the timer.
+    /// Hand the backend what the policy gives while there is room ([`run_queue`]); remember
+    /// a policy's "wait until" as the timer.
     pub(crate) fn pump(&mut self) {
-        self.timer = None;
         // One clock read per turn: its dispatches are one instant to the policy.
         let now = self.now();
-        while self.live_in_flight() < self.depth {
-            let answer = self.policy.dispatch(now);
-            if let Some(trace) = &mut self.trace {
-                trace.collect(now, self.policy.as_mut());
-                if let Dispatch::Request(request) = &answer {
-                    trace.record(now, &TraceEvent::dispatch(request));
-                }
-            }
-            match answer {
-                Dispatch::Request(request) => self.issue(request, now),
-                Dispatch::WaitUntil(at) => {
-                    // A time now or past is taken as the next nanosecond, as the simulator does.
-                    let at = at.max(now + 1);
-                    self.timer = Some(self.started + Duration::from_nanos(at));
-                    return;
-                }
-                Dispatch::Empty => return,
-            }
-        }
+        self.timer = run_queue(self, now).map(|at| self.started + Duration::from_nanos(at));
     }
 
     pub(crate) fn issue(&mut self, request: Request, now: Nanos) {
@@ -502,6 +463,26 @@ impl Core {
         if let Some(state) = self.lanes.get_mut(lane).filter(|_| lane != SHARED_LANE) {
             state.ops = state.ops.saturating_sub(1);
         }
+    }
+}
+
+/// The engine's side of the dispatch loop: room while fewer than the queue depth are live at
+/// the backend; a dispatched request becomes backend operations.
+impl QueueDevice for Core {
+    type Sink = Box<dyn TraceSink + Send>;
+
+    fn queue(&mut self) -> &mut RequestQueue<Self::Sink> {
+        &mut self.queue
+    }
+
+    #[inline]
+    fn has_room(&self) -> bool {
+        self.live_in_flight() < self.depth
+    }
+
+    #[inline]
+    fn issue(&mut self, request: Request, now: Nanos) {
+        Core::issue(self, request, now);
     }
 }
 

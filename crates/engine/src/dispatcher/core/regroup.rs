@@ -32,10 +32,9 @@ impl Core {
             next.set_limits(group, limits);
         }
         let now = self.now();
-        let answer = self.policy.update_group(group, next.get(group), now);
-        self.collect_trace(now);
+        let answer = self.queue.update_group(group, next.get(group), now);
         answer.map_err(|source| EngineError::Scheduler {
-            spec: self.policy.name().to_string(),
+            spec: self.queue.policy().name().to_string(),
             source: Box::new(source),
         })?;
         self.groups = next;

@@ -60,9 +60,8 @@ impl Shared {
                 let now = core.now();
                 let processes: Vec<ProcessId> = core.processes.iter().copied().collect();
                 for process in processes {
-                    core.policy.process_exited(process, now);
+                    core.queue.process_exited(process, now);
                 }
-                core.collect_trace(now);
                 let polling = core.roles.poller.is_some();
                 core.turn_role = Some(Role::Dispatcher);
                 core.turn(!polling);

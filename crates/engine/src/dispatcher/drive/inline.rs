@@ -52,8 +52,7 @@ impl Shared {
             Message::Submit(submission) => core.insert(submission),
             Message::Exit(process) => {
                 let now = core.now();
-                core.policy.process_exited(process, now);
-                core.collect_trace(now);
+                core.queue.process_exited(process, now);
             }
         }
         core.defer_submit = !flush;
