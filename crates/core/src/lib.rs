@@ -30,6 +30,7 @@ pub mod registry;
 pub mod request;
 pub mod scheduler;
 pub mod sector_order;
+pub mod sorted_set;
 pub mod spec;
 pub mod stop;
 pub mod time;
