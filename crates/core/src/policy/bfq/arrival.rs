@@ -70,7 +70,7 @@ impl Bfq {
         queue.next_request = next;
         let lone = sync && queue.outstanding <= 1;
         self.queued += 1;
-        self.group_pending_add(group, true);
+        self.busy.group_pending(group, true);
         if lone {
             self.measure_on_arrival(id, request_id, now);
         }
@@ -336,22 +336,9 @@ impl Bfq {
             queue.raising.coefficient > 1,
         );
         if busy {
-            self.busy[class] += 1;
-            *self.busy_weights.entry(weight).or_insert(0) += 1;
-            self.raised_busy += usize::from(raised);
+            self.busy.add(class, weight, raised);
         } else {
-            self.busy[class] = self.busy[class].saturating_sub(1);
-            self.forget_busy_weight(weight);
-            self.raised_busy = self.raised_busy.saturating_sub(usize::from(raised));
-        }
-    }
-
-    fn forget_busy_weight(&mut self, weight: u64) {
-        if let Some(count) = self.busy_weights.get_mut(&weight) {
-            *count -= 1;
-            if *count == 0 {
-                self.busy_weights.remove(&weight);
-            }
+            self.busy.remove(class, weight, raised);
         }
     }
 
@@ -361,10 +348,8 @@ impl Bfq {
         if !queue.busy {
             return;
         }
-        let (weight, raised) = (queue.weight(), queue.raising.coefficient > 1);
-        self.forget_busy_weight(old_weight);
-        *self.busy_weights.entry(weight).or_insert(0) += 1;
-        self.raised_busy = self.raised_busy + usize::from(raised) - usize::from(was_raised);
+        let now = (queue.weight(), queue.raising.coefficient > 1);
+        self.busy.reweigh((old_weight, was_raised), now);
     }
 
     /// The newly busy queue takes the device from the queue in service if it recovers from a

@@ -19,7 +19,7 @@ impl Bfq {
         };
         let id = info.queue;
         let group = self.known_group(request.group);
-        self.group_pending_add(group, false);
+        self.busy.group_pending(group, false);
         let queue = self.queue_mut(id);
         queue.dispatched = queue.dispatched.saturating_sub(1);
         queue.outstanding = queue.outstanding.saturating_sub(request.ids().count());

@@ -113,7 +113,7 @@ impl Bfq {
             return None;
         }
         let raised_alone = queue.raising.coefficient > 1
-            && self.raised_busy <= 1
+            && self.busy.raised() <= 1
             && self.short_think_time(in_service);
         if raised_alone
             || self

@@ -41,6 +41,7 @@
 
 mod arrival;
 mod budget;
+mod busy;
 mod completion;
 mod cooperation;
 mod idling;
@@ -68,6 +69,7 @@ use crate::{
     Scheduler, TraceEvent,
 };
 
+use busy::BusyCounts;
 use idling::{HwTag, IdleInputs, IdleTimer};
 use peak_rate::PeakRate;
 use queue::{Queue, QueueId, RequestStore};
@@ -165,10 +167,6 @@ pub struct Bfq {
     root: EntityId,
     /// Each group's entity, by group index.
     group_entities: Vec<EntityId>,
-    /// Requests queued or in flight per group.
-    group_pending: Vec<usize>,
-    /// Groups other than the root with requests queued or in flight.
-    groups_with_pending: usize,
     queues: Vec<Option<Queue>>,
     free_queues: Vec<QueueId>,
     store: RequestStore,
@@ -196,12 +194,8 @@ pub struct Bfq {
     max_budget: u64,
     /// Smoothed count of assigned budgets (reaches 256).
     budgets_assigned: u64,
-    /// Busy queues per class.
-    busy: [usize; CLASSES],
-    /// Busy weight-raised queues.
-    raised_busy: usize,
-    /// Busy queues per weight (for the asymmetry test).
-    busy_weights: BTreeMap<u64, usize>,
+    /// What the busy queues are, for the asymmetry test (`busy.rs`).
+    busy: BusyCounts,
     burst: BurstDetector,
     last_completion: Nanos,
     last_completed_queue: Option<QueueId>,
@@ -338,10 +332,9 @@ impl Bfq {
             config,
             rotational: context.rotational,
             root: group_entities[0],
-            group_pending: vec![0; group_entities.len()],
+            busy: BusyCounts::new(group_entities.len()),
             group_entities,
             engine,
-            groups_with_pending: 0,
             queues: Vec::new(),
             free_queues: Vec::new(),
             store: RequestStore::default(),
@@ -360,9 +353,6 @@ impl Bfq {
             peak: PeakRate::new(context.rotational),
             max_budget,
             budgets_assigned: 0,
-            busy: [0; CLASSES],
-            raised_busy: 0,
-            busy_weights: BTreeMap::new(),
             burst: BurstDetector::default(),
             last_completion: 0,
             last_completed_queue: None,
@@ -383,21 +373,12 @@ impl Bfq {
     }
 
     fn busy_queues(&self) -> usize {
-        self.busy.iter().sum()
+        self.busy.queues()
     }
 
-    /// The scenario is asymmetric for `queue`: busy queues of several weights (unless it has the
-    /// smallest), several classes busy, or a group other than the root with pending requests.
+    /// The scenario is asymmetric for `queue` ([`BusyCounts::asymmetric`]).
     fn asymmetric(&self, queue: QueueId) -> bool {
-        let weight = self.queue(queue).weight();
-        let smallest = self
-            .busy_weights
-            .keys()
-            .next()
-            .is_some_and(|&w| w == weight);
-        let varied = !smallest && self.busy_weights.len() > 1;
-        let classes = self.busy.iter().filter(|&&n| n > 0).count();
-        varied || classes > 1 || self.groups_with_pending > 0
+        self.busy.asymmetric(self.queue(queue).weight())
     }
 
     /// The inputs of the idling decision for a queue.
@@ -418,7 +399,7 @@ impl Bfq {
             dispatched: queue.dispatched,
             in_flight: self.in_flight.len(),
             busy_queues: self.busy_queues(),
-            raised_busy_queues: self.raised_busy,
+            raised_busy_queues: self.busy.raised(),
             asymmetric: self.asymmetric(id),
         }
     }
@@ -460,26 +441,6 @@ impl Bfq {
             self.config.fifo_expire_sync
         } else {
             self.config.fifo_expire_async
-        }
-    }
-
-    /// A group's pending count changes.
-    fn group_pending_add(&mut self, group: GroupId, up: bool) {
-        let Some(count) = self.group_pending.get_mut(group.index()) else {
-            return;
-        };
-        let before = *count;
-        *count = if up {
-            before + 1
-        } else {
-            before.saturating_sub(1)
-        };
-        if group != GroupId::ROOT {
-            match (before, *count) {
-                (0, 1) => self.groups_with_pending += 1,
-                (1, 0) => self.groups_with_pending = self.groups_with_pending.saturating_sub(1),
-                _ => {}
-            }
         }
     }
 }

@@ -13,8 +13,11 @@
 //!
 //! Eligibility is kept with two ordered sets per tree: entities not yet eligible wait ordered by
 //! S, eligible ones are ordered by F. V only grows, so an entity moves from the first set to the
-//! second at most once per activation: selection and update are O(log N) amortised (the kernel
-//! gets the same bound from an rb-tree augmented with the subtree's minimum start).
+//! second at most once per activation: selection is O(log N) amortised (the kernel gets the same
+//! bound from an rb-tree augmented with the subtree's minimum start). The sets are sorted
+//! vectors ([`SortedSet`]): they hold one entry per busy entity of the group and class, few
+//! enough that a binary search and a shift cost less than a B-tree's node walk, for the same
+//! order and so the same choices (an update then shifts up to N entries instead).
 //!
 //! Classes are strict (RT before BE before IDLE), except that the IDLE tree is served once if it
 //! has waited more than 200 ms (`BFQ_CL_IDLE_TIMEOUT`). Timestamps are fixed point:
@@ -25,7 +28,7 @@
 //! Worst-case Fair Weighted Fair Queueing" (INFOCOM 1996) and "Hierarchical packet fair
 //! queueing algorithms" (SIGCOMM 1996) for WF2Q+. Our own code.
 
-use std::collections::BTreeSet;
+use crate::sorted_set::SortedSet;
 
 use crate::time::ms;
 use crate::Nanos;
@@ -139,13 +142,13 @@ pub(crate) struct SchedData {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServiceTree {
     /// Eligible active entities by finish time.
-    eligible: BTreeSet<(u64, EntityId)>,
+    eligible: SortedSet<(u64, EntityId)>,
     /// Not-yet-eligible active entities by start time.
-    waiting: BTreeSet<(u64, EntityId)>,
+    waiting: SortedSet<(u64, EntityId)>,
     /// Idle entities by finish time.
-    idle: BTreeSet<(u64, EntityId)>,
+    idle: SortedSet<(u64, EntityId)>,
     /// Lingering entities by finish time.
-    lingering: BTreeSet<(u64, EntityId)>,
+    lingering: SortedSet<(u64, EntityId)>,
     /// Virtual time.
     pub(crate) vtime: u64,
     /// Sum of the weights of its active, in-service, idle and lingering entities.
