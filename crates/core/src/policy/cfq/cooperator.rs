@@ -1,8 +1,11 @@
 //! Cooperating processes: sync queues whose requests interleave on disk (several processes
 //! reading one file in turns, say) are served as one instead of idling on each in turn.
 //!
-//! Sync queues on the round robin are indexed by the start sector of their next request, per
-//! priority level (the kernel's prio trees). When the active queue runs dry, a queue of the same
+//! The kernel indexes sync queues on the round robin by the start sector of their next request,
+//! per priority level (its prio trees), and moves a queue in its tree on every change of that
+//! request. The question is asked only when the active queue runs dry, a few times per slice
+//! against every request's move, so here the live queues are scanned when it is asked, with the
+//! index's order and tie-breaks (sector, then queue id). When the active queue runs dry, a queue of the same
 //! group and RT-ness, neither of them seeky, whose next request lies within 8192 sectors of the
 //! head is a *close cooperator*: CFQ hands the next slice to it rather than idling, and marks
 //! the two to merge — in the direction of fewer processes. The processes of the merged queue
@@ -10,59 +13,49 @@
 //! its processes' next requests.
 
 use crate::trace::Traced;
-use std::collections::BTreeSet;
-
 use crate::ProcessId;
 
 use super::preempt::CLOSE_THRESHOLD;
+use super::queue::Queue;
 use super::{Cfq, QueueId};
 
-/// Sync queues by (level, start sector of the next request).
-#[derive(Debug, Clone, Default)]
-pub(super) struct CooperatorIndex {
-    positions: BTreeSet<(u8, u64, QueueId)>,
-}
-
-impl CooperatorIndex {
-    /// The queues of `level` nearest `sector` other than `exclude`: first at or after it, then before it.
-    fn neighbours(&self, level: u8, sector: u64, exclude: QueueId) -> [Option<(u64, QueueId)>; 2] {
-        let at_or_after = self
-            .positions
-            .range((level, sector, 0)..=(level, u64::MAX, QueueId::MAX))
-            .map(|&(_, sector, queue)| (sector, queue))
-            .find(|&(_, queue)| queue != exclude);
-        let before = self
-            .positions
-            .range((level, 0, 0)..(level, sector, 0))
-            .rev()
-            .map(|&(_, sector, queue)| (sector, queue))
-            .find(|&(_, queue)| queue != exclude);
-        [at_or_after, before]
-    }
-}
-
 impl Cfq {
-    /// Keep the queue's place in the cooperator index in step with its next request: indexed
-    /// while on the round robin with a next request, unless IDLE class.
-    pub(super) fn reposition_cooperator(&mut self, queue: QueueId) {
-        let q = &self.queues[queue];
-        let wanted = match q.next_request {
-            Some(slot) if q.on_rr && !q.is_idle_class() => {
-                Some((q.level, self.slab.get(slot).sector))
+    /// Where a queue stands for cooperator search: its level and the start sector of its next
+    /// request, while it is on the round robin with a next request and not IDLE class.
+    fn cooperator_position(&self, queue: &Queue) -> Option<(u8, u64)> {
+        match queue.next_request {
+            Some(slot) if queue.on_rr && !queue.is_idle_class() => {
+                Some((queue.level, self.slab.get(slot).sector))
             }
             _ => None,
-        };
-        let current = q.cooperator_key;
-        if wanted == current {
-            return;
         }
-        if let Some((level, sector)) = current {
-            self.cooperators.positions.remove(&(level, sector, queue));
+    }
+
+    /// The queues of `level` nearest `sector` other than `exclude`, in (sector, queue) order: the
+    /// first at or after it, and the last before it (the kernel's prio-tree lookup).
+    fn neighbours(&self, level: u8, sector: u64, exclude: QueueId) -> [Option<(u64, QueueId)>; 2] {
+        let mut at_or_after: Option<(u64, QueueId)> = None;
+        let mut before: Option<(u64, QueueId)> = None;
+        for (id, q) in self.queues.live() {
+            if id == exclude {
+                continue;
+            }
+            let Some((q_level, start)) = self.cooperator_position(q) else {
+                continue;
+            };
+            if q_level != level {
+                continue;
+            }
+            let key = (start, id);
+            if start >= sector {
+                if at_or_after.is_none_or(|best| key < best) {
+                    at_or_after = Some(key);
+                }
+            } else if before.is_none_or(|best| key > best) {
+                before = Some(key);
+            }
         }
-        if let Some((level, sector)) = wanted {
-            self.cooperators.positions.insert((level, sector, queue));
-        }
-        self.queues[queue].cooperator_key = wanted;
+        [at_or_after, before]
     }
 
     /// The queue at the same level whose next request starts nearest the head, if within
@@ -70,8 +63,7 @@ impl Cfq {
     fn closest_queue(&self, queue: QueueId) -> Option<QueueId> {
         let head = self.last_position;
         let level = self.queues[queue].level;
-        self.cooperators
-            .neighbours(level, head, queue)
+        self.neighbours(level, head, queue)
             .into_iter()
             .flatten()
             .map(|(sector, other)| (sector.abs_diff(head), other))

@@ -197,7 +197,7 @@ impl Cfq {
             return None;
         }
         q.fifo_checked = true;
-        let &(due, _, slot) = q.fifo.first()?;
+        let (due, slot) = self.fifo_first(queue)?;
         (now >= due).then_some(slot)
     }
 

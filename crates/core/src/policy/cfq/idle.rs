@@ -63,8 +63,13 @@ impl ThinkTime {
         let elapsed = now.saturating_sub(self.last_end).min(cap);
         self.samples = (7 * self.samples + 256) / 8;
         self.total = (7 * self.total + EWMA_SCALE * u128::from(elapsed)) / 8;
-        let mean = (self.total + 128) / u128::from(self.samples);
-        self.mean = u64::try_from(mean).unwrap_or(u64::MAX);
+        let rounded = self.total + 128;
+        // The same quotient in 64 bits whenever the sum fits, which it does unless think times
+        // run to years: a 128-bit division is a library call, done per request.
+        self.mean = match u64::try_from(rounded) {
+            Ok(rounded) => rounded / self.samples,
+            Err(_) => u64::try_from(rounded / u128::from(self.samples)).unwrap_or(u64::MAX),
+        };
     }
 
     /// Whether enough samples were seen to trust the mean.

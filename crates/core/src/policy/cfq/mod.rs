@@ -50,6 +50,7 @@
 
 mod cooperator;
 mod dispatch;
+mod fifo;
 mod group;
 mod hw_tag;
 mod idle;
@@ -59,6 +60,7 @@ mod preempt;
 mod queue;
 mod service_tree;
 mod slice;
+mod sort_list;
 #[cfg(test)]
 mod testing;
 mod tracing;
@@ -66,7 +68,8 @@ mod version;
 mod workload;
 
 use crate::trace::Traced;
-use std::collections::BTreeMap;
+use foldhash::fast::FixedState;
+use std::collections::HashMap;
 
 use crate::merge::{RequestSlab, SlotKey};
 use crate::scheduler::SchedulerContext;
@@ -79,7 +82,6 @@ use crate::{
     Scheduler, TraceEvent,
 };
 
-use cooperator::CooperatorIndex;
 use group::{CfqGroup, GroupServiceTree};
 use hw_tag::HwTag;
 use idle::ThinkTime;
@@ -198,8 +200,8 @@ pub struct Cfq {
     slots: Vec<SlotInfo>,
     /// Every queue, sync and async.
     queues: Queues,
-    /// Every process seen, by id.
-    processes: BTreeMap<ProcessId, ProcessState>,
+    /// Every process seen, by id (looked up, never walked, so a hash keeps no order).
+    processes: HashMap<ProcessId, ProcessState, FixedState>,
     /// Per group (indexed by [`crate::GroupId::index`]): weights, service trees, vdisktime.
     groups: Vec<CfqGroup>,
     /// The device-wide tree of groups with busy queues, by vdisktime.
@@ -220,16 +222,15 @@ pub struct Cfq {
     in_driver: usize,
     /// Requests at the device by queue kind: `[async, sync]`.
     in_flight: [usize; 2],
-    /// The queue and group each request at the device was dispatched from.
-    owners: BTreeMap<RequestId, (QueueId, GroupId)>,
+    /// The queue and group each request at the device was dispatched from (looked up by id at
+    /// completion, never walked, so a hash keeps no order).
+    owners: HashMap<RequestId, (QueueId, GroupId), FixedState>,
     /// End sector of the last dispatched request: where the head will be.
     last_position: u64,
     /// Last completion of a sync request that had waited longer than `fifo_expire_sync`.
     last_delayed_sync: Option<Nanos>,
     /// Whether the device queues commands (NCQ), as observed.
     hw_tag: HwTag,
-    /// Sync queues by the position of their next request, for finding cooperators.
-    cooperators: CooperatorIndex,
     /// Source of tie-breaking insertion numbers.
     sequence: u64,
     /// Slices, idling, preemptions and group choices, when tracing is on.
@@ -365,7 +366,7 @@ impl Cfq {
             slab: RequestSlab::default(),
             slots: Vec::new(),
             queues: Queues::default(),
-            processes: BTreeMap::new(),
+            processes: HashMap::default(),
             groups,
             group_tree: GroupServiceTree::default(),
             serving: Serving::default(),
@@ -376,11 +377,10 @@ impl Cfq {
             busy_sync_queues: 0,
             in_driver: 0,
             in_flight: [0; 2],
-            owners: BTreeMap::new(),
+            owners: HashMap::default(),
             last_position: 0,
             last_delayed_sync: None,
             hw_tag: HwTag::default(),
-            cooperators: CooperatorIndex::default(),
             sequence: 0,
             trace: TraceBuffer::default(),
             idle_kind: IdleKind::Queue,

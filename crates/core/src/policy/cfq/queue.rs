@@ -4,14 +4,15 @@
 //! requests go to queues shared per group, class and level. A request merges only with requests
 //! of the queue it would join, as the kernel's `cfq_allow_merge` wants.
 
-use std::collections::BTreeSet;
 use std::ops::{Index, IndexMut};
 
-use crate::merge::{MergeIndex, MergeKind, SlotKey};
+use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
 use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, RequestId, TraceEvent};
 
+use super::fifo::Fifo;
 use super::idle::SeekHistory;
 use super::service_tree::TreePosition;
+use super::sort_list::SortList;
 use super::{Cfq, ProcessState, QueueId};
 
 /// Which queue holds a queued request, and its place on that queue's FIFO.
@@ -24,9 +25,6 @@ pub(super) struct SlotInfo {
     /// Insertion order, keeping FIFO order among equal due times.
     pub(super) fifo_seq: u64,
 }
-
-/// A FIFO entry: due time, insertion order, slot.
-type FifoKey = (Nanos, u64, SlotKey);
 
 /// The time slice of a queue.
 #[derive(Debug, Clone, Default)]
@@ -64,9 +62,9 @@ pub(super) struct Queue {
     /// Its level 0–7 (7 for the IDLE class).
     pub(super) level: u8,
     /// Queued requests by start sector.
-    pub(super) sort_list: BTreeSet<(u64, SlotKey)>,
+    pub(super) sort_list: SortList,
     /// Queued requests by due time.
-    pub(super) fifo: BTreeSet<FifoKey>,
+    pub(super) fifo: Fifo,
     /// Merge candidates among its queued requests.
     pub(super) merges: MergeIndex,
     /// The request it would serve next in sector order.
@@ -77,8 +75,6 @@ pub(super) struct Queue {
     pub(super) on_rr: bool,
     /// Its service tree and key while on one.
     pub(super) tree_position: Option<TreePosition>,
-    /// Its key in the cooperator index while in it.
-    pub(super) cooperator_key: Option<(u8, u64)>,
     /// Its time slice.
     pub(super) slice: Slice,
     /// Whether CFQ idles for it when it runs dry (SYNC tree) or not (SYNC_NOIDLE tree).
@@ -121,14 +117,13 @@ impl Queue {
             origin: None,
             class: priority.class,
             level,
-            sort_list: BTreeSet::new(),
-            fifo: BTreeSet::new(),
+            sort_list: SortList::default(),
+            fifo: Fifo::default(),
             merges: MergeIndex::default(),
             next_request: None,
             dispatched: 0,
             on_rr: false,
             tree_position: None,
-            cooperator_key: None,
             slice: Slice::default(),
             idle_window: sync && priority.class != PriorityClass::Idle,
             deep: false,
@@ -196,6 +191,14 @@ impl Queues {
     /// The queue with this id, if it is live.
     pub(super) fn get(&self, id: QueueId) -> Option<&Queue> {
         self.slots.get(id).and_then(Option::as_ref)
+    }
+
+    /// Every live queue with its id, in id order.
+    pub(super) fn live(&self) -> impl Iterator<Item = (QueueId, &Queue)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(id, queue)| Some((id, queue.as_ref()?)))
     }
 
     /// Forget a queue nothing refers to any more.
@@ -366,7 +369,7 @@ impl Cfq {
             },
         );
         let q = &mut self.queues[queue];
-        q.sort_list.insert((sector, slot));
+        q.sort_list.insert(sector, slot);
         q.fifo.insert((fifo_time, fifo_seq, slot));
         q.merges.add(slot, self.slab.get(slot));
         if !q.on_rr {
@@ -388,34 +391,43 @@ impl Cfq {
         self.unlink(queue, slot);
         let request = self.slab.remove(slot);
         self.queues[queue].merges.remove(slot, &request);
-        self.reposition_cooperator(queue);
         request
     }
 
     /// Take a request off its queue's sort list and FIFO (it stays in the slab).
     fn unlink(&mut self, queue: QueueId, slot: SlotKey) {
         let sector = self.slab.get(slot).sector;
-        let SlotInfo {
-            fifo_time,
-            fifo_seq,
-            ..
-        } = self.slots[slot];
+        let fifo_seq = self.slots[slot].fifo_seq;
         let q = &mut self.queues[queue];
-        q.sort_list.remove(&(sector, slot));
-        q.fifo.remove(&(fifo_time, fifo_seq, slot));
+        q.sort_list.remove(sector, slot);
+        let (slab, slots) = (&self.slab, &self.slots);
+        q.fifo.forget(|&(_, seq, other)| {
+            // The leaving request counts as gone from here on.
+            (other, seq) != (slot, fifo_seq) && fifo_entry_live(slab, slots, other, seq)
+        });
     }
 
-    /// Set the queue's next request; the cooperator index follows its position.
+    /// The queue's FIFO entry due first, if any.
+    pub(super) fn fifo_first(&mut self, queue: QueueId) -> Option<(Nanos, SlotKey)> {
+        let (slab, slots) = (&self.slab, &self.slots);
+        self.queues[queue]
+            .fifo
+            .first(|&(_, seq, slot)| fifo_entry_live(slab, slots, slot, seq))
+            .map(|(due, _, slot)| (due, slot))
+    }
+
+    /// Set the queue's next request.
     pub(super) fn set_next_request(&mut self, queue: QueueId, next: Option<SlotKey>) {
         self.queues[queue].next_request = next;
-        self.reposition_cooperator(queue);
     }
 
     /// The request to serve after `last` leaves (the kernel's `cfq_find_next_rq`): the better,
     /// from `last`'s position, of its neighbours in sector order (wrapping to the first).
     pub(super) fn find_next_request(&self, queue: QueueId, last: SlotKey) -> Option<SlotKey> {
-        let sort_list = &self.queues[queue].sort_list;
-        self.config.seek.next_after(&self.slab, sort_list, last)
+        let sector = self.slab.get(last).sector;
+        self.queues[queue]
+            .sort_list
+            .next_after(&self.config.seek, &self.slab, sector, last)
     }
 
     /// The better of two requests to serve with the head at `head` (the kernel's
@@ -462,8 +474,8 @@ impl Cfq {
     fn request_moved(&mut self, queue: QueueId, slot: SlotKey, old_sector: u64) {
         let sector = self.slab.get(slot).sector;
         let q = &mut self.queues[queue];
-        q.sort_list.remove(&(old_sector, slot));
-        q.sort_list.insert((sector, slot));
+        q.sort_list.remove(old_sector, slot);
+        q.sort_list.insert(sector, slot);
         let current = q.next_request;
         let next = self.choose_request(current, Some(slot), self.last_position);
         self.set_next_request(queue, next);
@@ -502,9 +514,19 @@ impl Cfq {
         if inherited.fifo_time >= own.fifo_time {
             return;
         }
-        let fifo = &mut self.queues[queue].fifo;
-        fifo.remove(&(own.fifo_time, own.fifo_seq, survivor));
-        fifo.insert((inherited.fifo_time, inherited.fifo_seq, survivor));
         self.slots[survivor] = SlotInfo { queue, ..inherited };
+        self.queues[queue]
+            .fifo
+            .insert((inherited.fifo_time, inherited.fifo_seq, survivor));
+        let (slab, slots) = (&self.slab, &self.slots);
+        self.queues[queue]
+            .fifo
+            .forget(|&(_, seq, slot)| fifo_entry_live(slab, slots, slot, seq));
     }
+}
+
+/// Whether a FIFO entry still stands for a queued request: the slot is queued under the entry's
+/// insertion number (numbers are never reused, so a reused slot's old entries are stale).
+fn fifo_entry_live(slab: &RequestSlab, slots: &[SlotInfo], slot: SlotKey, seq: u64) -> bool {
+    slab.contains(slot) && slots.get(slot).is_some_and(|info| info.fifo_seq == seq)
 }

@@ -206,7 +206,6 @@ impl Cfq {
         if let Some(position) = self.queues[queue].tree_position.take() {
             self.groups[group.index()].trees[position.tree.index()].remove(position, queue);
         }
-        self.reposition_cooperator(queue);
         self.notify_queue_del(group);
         self.busy_queues = self.busy_queues.saturating_sub(1);
         if self.queues[queue].sync {
@@ -218,7 +217,6 @@ impl Cfq {
     pub(super) fn resort(&mut self, queue: QueueId, now: Nanos) {
         if self.queues[queue].on_rr {
             self.service_tree_add(queue, false, now);
-            self.reposition_cooperator(queue);
         }
     }
 }
