@@ -122,10 +122,19 @@ impl Simulation<'_> {
         bytes: u64,
         after: Nanos,
     ) {
+        self.processes[index as usize].zbd.at_device += 1;
+        // Not the device's: no time in its queue.
+        let id = self.open_io(index, &unit, bytes, true);
+        self.push_event(self.now + after, Event::Buffered(id));
+    }
+
+    /// An I/O of process `index` begins now: it takes the next request id, counts as
+    /// issued at the process's depth, and waits in `pending` for its completion (`buffered`:
+    /// one the device's queue never holds). Returns its id.
+    pub(super) fn open_io(&mut self, index: u32, unit: &IoUnit, bytes: u64, buffered: bool) -> u64 {
         let id = self.next_request_id;
         self.next_request_id += 1;
         let process = &mut self.processes[index as usize];
-        process.zbd.at_device += 1;
         let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
         process.stats.record_depth(in_flight);
         process.stats.issued[direction_index(unit.direction)] += 1;
@@ -137,12 +146,11 @@ impl Simulation<'_> {
                 bytes,
                 offset: unit.offset,
                 submit_time: self.now,
-                // Not the device's: no time in its queue.
-                buffered: true,
+                buffered,
             },
         );
         self.submitted += 1;
-        self.push_event(self.now + after, Event::Buffered(id));
+        id
     }
 
     /// The process reaps a completion after the host's latency (or its null engine's).

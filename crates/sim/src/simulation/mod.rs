@@ -31,7 +31,7 @@ use ioslice_core::{
 use ioslice_fio::jobfile::{check_discard, check_simulable, check_supported};
 use ioslice_fio::logs::JobLogs;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
-use ioslice_fio::workload::{direction_index, JobClock, Step};
+use ioslice_fio::workload::{JobClock, Step};
 use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -620,8 +620,11 @@ impl<'a> Simulation<'a> {
             DataDirection::Write => Direction::Write,
             DataDirection::Trim => Direction::Discard,
         };
-        let id = self.next_request_id;
-        self.next_request_id += 1;
+        let buffered = !process.null_engine
+            && (!process.sync_writes && direction == Direction::Write
+                || process.buffered_reads && direction == Direction::Read);
+        let id = self.open_io(index, &unit, unit.length, buffered);
+        let process = &self.processes[index as usize];
         let request = Request {
             id: RequestId(id),
             process: process.pid,
@@ -640,24 +643,7 @@ impl<'a> Simulation<'a> {
             merged: Vec::new(),
         };
         let process_sync_writes = process.sync_writes;
-        let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
-        process.stats.record_depth(in_flight);
-        process.stats.issued[direction_index(unit.direction)] += 1;
-        self.pending.insert(
-            id,
-            PendingIo {
-                process: index,
-                direction: unit.direction,
-                bytes: unit.length,
-                offset: unit.offset,
-                submit_time: self.now,
-                buffered: !process.null_engine
-                    && (!process.sync_writes && direction == Direction::Write
-                        || process.buffered_reads && direction == Direction::Read),
-            },
-        );
-        self.submitted += 1;
-        if self.processes[index as usize].null_engine {
+        if process.null_engine {
             self.insert(request);
             return;
         }
