@@ -2,18 +2,11 @@
 //! by default `jobname.jobnum.filenum`, else by `filename_format=` with its keywords
 //! replaced, in the directory the run is given. Skips, saying so, where fio is not installed.
 
+#[allow(dead_code)]
+mod common;
+
 use std::path::Path;
 use std::process::Command;
-
-fn have_fio() -> bool {
-    match Command::new("fio").arg("--version").output() {
-        Ok(out) if out.status.success() => true,
-        _ => {
-            eprintln!("skipped: fio is not installed (apt-get install fio)");
-            false
-        }
-    }
-}
 
 /// The sorted names of the files in `dir`.
 fn listing(dir: &Path) -> Vec<String> {
@@ -72,7 +65,7 @@ fn files_of(options: &str) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn files_are_named_as_fio_names_them() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     for options in [

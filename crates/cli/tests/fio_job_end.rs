@@ -5,20 +5,13 @@
 //! target or criterion every run meets (or none can) is what is compared. Skips, saying
 //! so, where fio is not installed.
 
+#[allow(dead_code)]
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn have_fio() -> bool {
-    match Command::new("fio").arg("--version").output() {
-        Ok(out) if out.status.success() => true,
-        _ => {
-            eprintln!("skipped: fio is not installed (apt-get install fio)");
-            false
-        }
-    }
-}
 
 /// The one job of a fio-style JSON report.
 fn job_of(out: &Output) -> Value {
@@ -69,7 +62,7 @@ fn int(job: &Value, key: &str) -> u64 {
 /// the final window (one `latency_window`, well short of the runtime).
 #[test]
 fn a_met_target_settles_at_iodepth_and_reports_the_final_window() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -90,7 +83,7 @@ fn a_met_target_settles_at_iodepth_and_reports_the_final_window() {
 /// ETIMEDOUT at depth 1, and the run fails.
 #[test]
 fn an_unmet_target_at_100_percent_ends_the_job_with_etimedout() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -142,7 +135,7 @@ fn steady_states(options: &str) -> (Value, Value) {
 /// reached when the window is full and the job ends long before its runtime.
 #[test]
 fn a_met_criterion_ends_the_job_early() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     let options = "ioengine=psync\nruntime=20\ntime_based=1\nss=iops:1000%\nss_dur=2\n";
@@ -158,7 +151,7 @@ fn a_met_criterion_ends_the_job_early() {
 /// A slope limit of 0 cannot be met: both run their whole runtime and say so.
 #[test]
 fn an_unmet_criterion_runs_to_the_runtime() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     let options = "ioengine=psync\nruntime=3\ntime_based=1\nss=bw_slope:0\nss_dur=2\n";

@@ -2,18 +2,11 @@
 //! file: fio's helper thread samples every 500 ms while a job runs, so a window that ends with
 //! the job has no sample. Skips, saying so, where fio is not installed.
 
+#[allow(dead_code)]
+mod common;
+
 use std::path::Path;
 use std::process::Command;
-
-fn have_fio() -> bool {
-    match Command::new("fio").arg("--version").output() {
-        Ok(out) if out.status.success() => true,
-        _ => {
-            eprintln!("skipped: fio is not installed (apt-get install fio)");
-            false
-        }
-    }
-}
 
 /// `bw_samples` and `iops_samples` of the one job in a fio-style JSON report.
 fn samples(stdout: &[u8]) -> (u64, u64) {
@@ -44,7 +37,7 @@ fn job(dir: &Path, runtime: &str) -> String {
 
 #[test]
 fn a_real_run_reports_as_many_samples_as_fio() {
-    if !have_fio() {
+    if !common::have_fio() {
         return;
     }
     for runtime in ["2s", "1200ms"] {

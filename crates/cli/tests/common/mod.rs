@@ -1,4 +1,5 @@
-//! What the CLI tests share: running the binary and reading what it said.
+//! What the CLI tests share: running the binary and reading what it said, and whether fio is
+//! there to compare with.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -32,5 +33,18 @@ pub fn assert_user_error(output: &Output, what: &[&str]) {
     assert!(!err.contains("panicked"), "{err}");
     for needle in what {
         assert!(err.contains(needle), "'{needle}' missing from: {err}");
+    }
+}
+
+/// Whether fio is installed; without it, says that the test is skipped and why. (Only the
+/// tests that compare with fio call it.)
+#[allow(dead_code)]
+pub fn have_fio() -> bool {
+    match Command::new("fio").arg("--version").output() {
+        Ok(out) if out.status.success() => true,
+        _ => {
+            eprintln!("skipped: fio is not installed (apt-get install fio)");
+            false
+        }
     }
 }
