@@ -1,5 +1,11 @@
 //! Groups (cgroups) and their hierarchy. Group 0 is the root; every other group has a parent,
 //! a name that is its path from the root (`a/b`), and a weight.
+//!
+//! Groups may be added and removed while a run goes on, as `mkdir` and `rmdir` in a cgroup
+//! hierarchy do ([`GroupTree::add`], [`GroupTree::remove`]). Ids are never reused: a removed
+//! group keeps its id, and its slot in per-group arrays, for the rest of the run, and is no
+//! longer found by its path; a group made again at the same path is a new group with a new
+//! id, as a new cgroup at a removed one's path is a new cgroup.
 
 use std::fmt;
 
@@ -47,6 +53,18 @@ pub enum GroupError {
     /// The path has an empty component, `..`, or odd characters.
     #[error("invalid group name '{0}': expected names of letters, digits, '-', '_' or '.', separated by '/'")]
     InvalidPath(String),
+    /// A group is added where one already is.
+    #[error("group '{0}' already exists")]
+    Exists(String),
+    /// A group is added under a parent that does not exist.
+    #[error("cannot add group '{0}': its parent group does not exist (add it first)")]
+    NoParent(String),
+    /// The root group cannot be removed.
+    #[error("the root group cannot be removed")]
+    RemoveRoot,
+    /// A group with child groups cannot be removed (`rmdir` says `EBUSY`).
+    #[error("group '{0}' has child groups: remove them first")]
+    HasChildren(String),
     /// The weight is outside the accepted range.
     #[error("group weight {weight} for '{path}' is out of range: expected {min}..={max}", min = WEIGHT_RANGE.start(), max = WEIGHT_RANGE.end())]
     InvalidWeight {
@@ -62,6 +80,8 @@ pub enum GroupError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupTree {
     groups: Vec<Group>,
+    /// Per group, whether it was removed ([`GroupTree::remove`]).
+    removed: Vec<bool>,
     default_weight: u32,
     /// Which controller enforces the weights.
     controller: Controller,
@@ -88,6 +108,7 @@ impl GroupTree {
                 limits: Limits::default(),
                 depth: 0,
             }],
+            removed: vec![false],
             default_weight,
             controller: Controller::Elevator,
         }
@@ -139,7 +160,45 @@ impl GroupTree {
             limits: Limits::default(),
             depth,
         });
+        self.removed.push(false);
         id
+    }
+
+    /// Add the group at `path` under its parent, which must exist, as `mkdir` makes a
+    /// cgroup: with the default weight and no limits. A path already in the tree, a missing
+    /// parent or a bad name is an error and adds nothing.
+    pub fn add(&mut self, path: &str) -> Result<GroupId, GroupError> {
+        let trimmed = path.trim_matches('/');
+        if trimmed.is_empty() || self.find(trimmed).is_some() {
+            return Err(GroupError::Exists(absolute(trimmed)));
+        }
+        if !trimmed.split('/').all(valid_component) {
+            return Err(GroupError::InvalidPath(path.to_string()));
+        }
+        let parent_path = trimmed.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let parent = self
+            .find(parent_path)
+            .ok_or_else(|| GroupError::NoParent(absolute(trimmed)))?;
+        Ok(self.push(trimmed, parent))
+    }
+
+    /// Remove a group, as `rmdir` removes a cgroup: it must not be the root and must have no
+    /// child groups left. Whether it still holds processes or requests is for the driver to
+    /// check, which knows them. Its id stays in the tree ([`GroupTree::is_removed`]).
+    pub fn remove(&mut self, id: GroupId) -> Result<(), GroupError> {
+        if id == GroupId::ROOT {
+            return Err(GroupError::RemoveRoot);
+        }
+        if self.children(id).next().is_some() {
+            return Err(GroupError::HasChildren(absolute(&self.get(id).path)));
+        }
+        self.removed[id.index()] = true;
+        Ok(())
+    }
+
+    /// Whether the group was removed.
+    pub fn is_removed(&self, id: GroupId) -> bool {
+        self.removed.get(id.index()).copied().unwrap_or(false)
     }
 
     /// Set a group's weight.
@@ -166,12 +225,13 @@ impl GroupTree {
         self.groups.iter().any(|g| !g.limits.is_unlimited())
     }
 
-    /// The group with this path, if any.
+    /// The group with this path, if any (a removed group is not found).
     pub fn find(&self, path: &str) -> Option<GroupId> {
         let trimmed = path.trim_matches('/');
         self.groups
             .iter()
-            .position(|g| g.path == trimmed)
+            .zip(&self.removed)
+            .position(|(g, &removed)| !removed && g.path == trimmed)
             .map(|i| GroupId(i as u32))
     }
 
@@ -197,7 +257,8 @@ impl GroupTree {
         self.groups.len() == 1
     }
 
-    /// All groups with their ids, in id order (parents before children).
+    /// All groups with their ids, in id order (parents before children), removed ones
+    /// included: ids index per-group arrays.
     pub fn iter(&self) -> impl Iterator<Item = (GroupId, &Group)> {
         self.groups
             .iter()
@@ -205,10 +266,10 @@ impl GroupTree {
             .map(|(i, g)| (GroupId(i as u32), g))
     }
 
-    /// The direct children of a group, in id order.
+    /// The direct children of a group that are not removed, in id order.
     pub fn children(&self, id: GroupId) -> impl Iterator<Item = GroupId> + '_ {
         self.iter()
-            .filter(move |(_, g)| g.parent == Some(id))
+            .filter(move |&(child, g)| g.parent == Some(id) && !self.is_removed(child))
             .map(|(child, _)| child)
     }
 
@@ -223,6 +284,11 @@ impl GroupTree {
         chain.reverse();
         chain
     }
+}
+
+/// A path as errors name it: `/a/b`.
+fn absolute(path: &str) -> String {
+    format!("/{path}")
 }
 
 fn valid_component(component: &str) -> bool {
@@ -267,5 +333,32 @@ mod tests {
         assert!(tree.set_weight(a, 0).is_err());
         tree.set_weight(a, 800).unwrap();
         assert_eq!(tree.get(a).weight, 800);
+    }
+
+    #[test]
+    fn groups_are_added_and_removed_as_mkdir_and_rmdir_do() {
+        let mut tree = GroupTree::default();
+        let a = tree.add("a").unwrap();
+        assert_eq!(tree.add("/a/"), Err(GroupError::Exists("/a".into())));
+        assert_eq!(tree.add("x/y"), Err(GroupError::NoParent("/x/y".into())));
+        assert!(matches!(
+            tree.add("a/../b"),
+            Err(GroupError::InvalidPath(_))
+        ));
+        let b = tree.add("a/b").unwrap();
+        assert_eq!((a, b), (GroupId(1), GroupId(2)));
+        assert_eq!(tree.get(b).depth, 2);
+        assert_eq!(tree.remove(a), Err(GroupError::HasChildren("/a".into())));
+        assert_eq!(tree.remove(GroupId::ROOT), Err(GroupError::RemoveRoot));
+        tree.remove(b).unwrap();
+        assert!(tree.is_removed(b));
+        assert_eq!(tree.find("a/b"), None);
+        assert_eq!(tree.children(a).count(), 0);
+        // The path is free again, for a new group with a new id; the old id keeps its slot.
+        assert_eq!(tree.add("a/b"), Ok(GroupId(3)));
+        assert_eq!(tree.len(), 4);
+        tree.remove(GroupId(3)).unwrap();
+        tree.remove(a).unwrap();
+        assert_eq!(tree.find("a"), None);
     }
 }

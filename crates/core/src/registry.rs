@@ -159,10 +159,12 @@ pub fn build_scheduler(
         rotational: context.rotational,
         queue_depth: context.queue_depth,
     };
+    let build = info.build;
+    let make = move || build(&tunables, &within);
     let elevators = (0..context.groups.len())
-        .map(|_| (info.build)(&tunables, &within))
+        .map(|_| make())
         .collect::<Result<Vec<_>, _>>()?;
-    let layer = ElvFq::new(elevators, &context.groups, settings);
+    let layer = ElvFq::new(elevators, &context.groups, settings).with_factory(Box::new(make));
     let layer = crate::iolatency::wrap(Box::new(layer), context);
     Ok(crate::limit::wrap(layer, &context.groups))
 }

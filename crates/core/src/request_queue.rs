@@ -142,6 +142,35 @@ impl<S: TraceSink> RequestQueue<S> {
         answer
     }
 
+    /// Tell the policy, and the trace, that `group` was added to `groups` at `now`.
+    ///
+    /// # Errors
+    /// The policy's refusal of the group's settings; the trace is then not told.
+    pub fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        let answer = self.policy.add_group(group, groups, now);
+        if answer.is_ok() {
+            if let Some(trace) = &mut self.trace {
+                trace.groups_changed(groups);
+            }
+        }
+        self.collect(now);
+        answer
+    }
+
+    /// Tell the policy, and the trace, that `group` was removed from `groups` at `now`.
+    pub fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.policy.remove_group(group, groups, now);
+        if let Some(trace) = &mut self.trace {
+            trace.groups_changed(groups);
+        }
+        self.collect(now);
+    }
+
     /// Hand what the policy recorded in its last call, made at `now`, to the trace.
     pub fn collect(&mut self, now: Nanos) {
         if let Some(trace) = &mut self.trace {

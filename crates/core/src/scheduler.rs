@@ -106,6 +106,31 @@ pub trait Scheduler: Send {
         Ok(())
     }
 
+    /// A group was added while requests are in flight, as `mkdir` makes a cgroup: `groups`
+    /// is the tree as it now is, `group` its newest member (its parent known to the policy
+    /// already), with the weight and limits it starts with. Requests of the group may follow
+    /// at once. A policy that keeps state per group makes room for it: BFQ and elv-fq give it
+    /// an entity under its parent's, CFQ a group ready for the group service tree, the limit
+    /// layer and io.latency their per-group nodes, iocost and dm-ioband a share by its
+    /// weight. A weight the policy does not accept is refused, and the driver then removes
+    /// the group again. The default, for a policy that keeps nothing per group, takes it.
+    fn add_group(
+        &mut self,
+        _group: GroupId,
+        _groups: &GroupTree,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        Ok(())
+    }
+
+    /// A group was removed, as `rmdir` removes a cgroup: the driver has checked that it has
+    /// no child groups, no process that submits in it and no request queued or in flight.
+    /// `groups` is the tree as it now is. Nothing of the group is queued, so it competes
+    /// for nothing; a policy drops what would make it count (iocost's and dm-ioband's
+    /// shares are recomputed without it, io.latency stops scaling its siblings for its
+    /// target). Its id is never used again. The default ignores the news.
+    fn remove_group(&mut self, _group: GroupId, _groups: &GroupTree, _now: Nanos) {}
+
     /// Turn recording of this policy's decisions on or off ([`crate::trace`]). Off, which
     /// is how a policy starts, recording costs one branch per decision and builds nothing.
     /// The default, for a policy that traces nothing, ignores it.

@@ -36,6 +36,22 @@ struct Slot {
     last_process: Option<(ProcessId, IoPriority)>,
 }
 
+impl Slot {
+    /// A group's slot with nothing queued, in flight or learnt yet.
+    fn new(elevator: Box<dyn Scheduler>, queue: EntityId, weight: u32) -> Self {
+        Slot {
+            elevator,
+            queue,
+            weight,
+            in_flight: 0,
+            drained_at: None,
+            think: ThinkTime::default(),
+            last_sync: true,
+            last_process: None,
+        }
+    }
+}
+
 /// The group being served.
 #[derive(Debug, Clone, Copy)]
 struct Active {
@@ -56,9 +72,14 @@ enum Step {
     Expired,
 }
 
+/// Builds the elevator of a group added while the run goes on.
+pub type ElevatorFactory = Box<dyn Fn() -> Result<Box<dyn Scheduler>, TunableError> + Send>;
+
 /// One elevator per group under hierarchical B-WF2Q+ (see the [module doc](super)).
 pub struct ElvFq {
     settings: ElvFqSettings,
+    /// How a group added later gets its elevator; without it, it is served as the root.
+    factory: Option<ElevatorFactory>,
     slots: Vec<Slot>,
     wf2q: Wf2q,
     /// Each group's entity in the tree, by group index.
@@ -114,19 +135,11 @@ impl ElvFq {
                 GROUP_CLASS,
                 u64::from(weight),
             );
-            slots.push(Slot {
-                elevator,
-                queue,
-                weight,
-                in_flight: 0,
-                drained_at: None,
-                think: ThinkTime::default(),
-                last_sync: true,
-                last_process: None,
-            });
+            slots.push(Slot::new(elevator, queue, weight));
         }
         Self {
             settings,
+            factory: None,
             slots,
             wf2q,
             root: group_entity[0],
@@ -135,6 +148,46 @@ impl ElvFq {
             dispatched: BTreeMap::new(),
             trace: TraceBuffer::default(),
         }
+    }
+
+    /// The layer, able to give a group added while the run goes on an elevator of its own,
+    /// made by `factory`.
+    pub fn with_factory(mut self, factory: ElevatorFactory) -> Self {
+        self.factory = Some(factory);
+        self
+    }
+
+    /// Entities for the groups of `groups` the layer lacks, and an elevator for each when
+    /// every group so far has one and the layer can make them.
+    fn grow(&mut self, groups: &GroupTree) -> Result<(), TunableError> {
+        for (id, group) in groups.iter().skip(self.group_entity.len()) {
+            let weight = group.weight.max(1);
+            let parent = group.parent.map(|p| self.group_entity[p.index()]);
+            let entity = self.wf2q.add(
+                Owner::Group(id.index()),
+                parent,
+                GROUP_CLASS,
+                u64::from(weight),
+            );
+            self.group_entity.push(entity);
+            let Some(factory) = self
+                .factory
+                .as_ref()
+                .filter(|_| self.slots.len() == id.index())
+            else {
+                continue;
+            };
+            let mut elevator = factory()?;
+            elevator.set_tracing(self.trace.is_enabled());
+            let queue = self.wf2q.add(
+                Owner::Queue(id.index()),
+                Some(entity),
+                GROUP_CLASS,
+                u64::from(weight),
+            );
+            self.slots.push(Slot::new(elevator, queue, weight));
+        }
+        Ok(())
     }
 
     /// Record what the elevator of `slot` recorded, its queues put back in the group.
@@ -523,6 +576,18 @@ impl Scheduler for ElvFq {
             self.wf2q.get_mut(queue).new_weight = u64::from(weight);
         }
         Ok(())
+    }
+
+    /// The group gets an entity under its parent's and, when the layer was built from a
+    /// named policy, an elevator of its own (else it is served as the root group, as a group
+    /// past the last elevator is).
+    fn add_group(
+        &mut self,
+        _group: GroupId,
+        groups: &GroupTree,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.grow(groups)
     }
 
     /// The group's weight in the tree (its `cgroup_weight`, else the tree's default); `None`

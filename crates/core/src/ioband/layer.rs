@@ -18,6 +18,15 @@ fn share(bucket: u64, weight: u32, weights: &[u32]) -> i64 {
     i64::try_from(bucket * u64::from(weight) / total + 1).unwrap_or(i64::MAX)
 }
 
+/// A group's weight as dm-ioband takes it: its own when set, else the default.
+fn band_weight(group: &Group) -> u32 {
+    if group.weight_set {
+        group.weight
+    } else {
+        DEFAULT_WEIGHT
+    }
+}
+
 /// One ioband group.
 #[derive(Debug, Clone)]
 struct Band {
@@ -85,6 +94,15 @@ impl std::fmt::Debug for IobandLayer {
 }
 
 impl IobandLayer {
+    /// Every band's tokens per epoch, from the weights as they now are.
+    fn reshare(&mut self) {
+        let weights: Vec<u32> = self.bands.iter().map(|band| band.weight).collect();
+        let bucket = u64::try_from(self.bucket).unwrap_or(0);
+        for (band, &weight) in self.bands.iter_mut().zip(&weights) {
+            band.initial = share(bucket, weight, &weights);
+        }
+    }
+
     /// dm-ioband with `settings` above `inner`, one ioband group per group of `groups`.
     pub fn new(inner: Box<dyn Scheduler>, groups: &GroupTree, settings: IobandSettings) -> Self {
         let shift = settings.policy.unit_shift();
@@ -94,16 +112,7 @@ impl IobandLayer {
             0 => DEFAULT_TOKEN_POOL << shift,
             token => token,
         };
-        let weights: Vec<u32> = groups
-            .iter()
-            .map(|(_, group)| {
-                if group.weight_set {
-                    group.weight
-                } else {
-                    DEFAULT_WEIGHT
-                }
-            })
-            .collect();
+        let weights: Vec<u32> = groups.iter().map(|(_, group)| band_weight(group)).collect();
         let bands = weights
             .iter()
             .map(|&weight| {
@@ -422,17 +431,56 @@ impl Scheduler for IobandLayer {
         let Some(band) = self.bands.get_mut(group.index()) else {
             return Ok(());
         };
-        band.weight = if settings.weight_set {
-            settings.weight
-        } else {
-            DEFAULT_WEIGHT
-        };
-        let weights: Vec<u32> = self.bands.iter().map(|band| band.weight).collect();
-        let bucket = u64::try_from(self.bucket).unwrap_or(0);
-        for (band, &weight) in self.bands.iter_mut().zip(&weights) {
-            band.initial = share(bucket, weight, &weights);
-        }
+        band.weight = band_weight(settings);
+        self.reshare();
         Ok(())
+    }
+
+    /// A new band with its share of every epoch's tokens, and that share to start with, as
+    /// dm-ioband's `ioband_group_init` gives a new group `token_initial`; every other band's
+    /// share is worked out again with it.
+    fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.inner.add_group(group, groups, now)?;
+        self.trace.pull(self.inner.as_mut());
+        while self.bands.len() <= group.index() {
+            let id = GroupId(self.bands.len() as u32);
+            self.bands.push(Band {
+                weight: band_weight(groups.get(id)),
+                initial: 0,
+                tokens: 0,
+                epoch: self.epoch,
+                consumed: 0,
+                held: VecDeque::new(),
+            });
+        }
+        self.reshare();
+        let band = &mut self.bands[group.index()];
+        band.tokens = band.initial;
+        Ok(())
+    }
+
+    /// A removed band takes no share: the others' are worked out again without it, as
+    /// `ioband_group_destroy` does.
+    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.inner.remove_group(group, groups, now);
+        self.trace.pull(self.inner.as_mut());
+        let index = group.index();
+        if let Some(band) = self.bands.get_mut(index) {
+            band.weight = 0;
+            band.tokens = 0;
+            self.reshare();
+        }
+        if self.current.is_some_and(|(band, _)| band == index) {
+            self.current = None;
+        }
+        if self.dominant == Some(index) {
+            self.dominant = None;
+        }
     }
 
     /// dm-ioband's weight of the group (its `cgroup_weight`, else 100); `None` for the

@@ -74,28 +74,39 @@ pub(super) fn io_weight(weight: u32, set: bool) -> u64 {
     u64::from(if set { weight } else { WEIGHT_DEFAULT })
 }
 
+impl Iocg {
+    /// A group's state before its first request: idle, with the whole device as its share.
+    fn idle(group: &crate::Group) -> Self {
+        Iocg {
+            weight: io_weight(group.weight, group.weight_set),
+            parent: group.parent.map(|p| p.index()),
+            active: false,
+            account: Account::default(),
+            cursor: None,
+            held: VecDeque::new(),
+            wake: 0,
+            in_flight: 0,
+            hw_active: WEIGHT_ONE,
+            hw_inuse: WEIGHT_ONE,
+            usage: None,
+            usage_abs: 0,
+            busy: false,
+        }
+    }
+}
+
 impl Groups {
     /// The groups of `tree`, all idle.
     pub fn new(tree: &GroupTree) -> Groups {
-        let list = tree
-            .iter()
-            .map(|(_, group)| Iocg {
-                weight: io_weight(group.weight, group.weight_set),
-                parent: group.parent.map(|p| p.index()),
-                active: false,
-                account: Account::default(),
-                cursor: None,
-                held: VecDeque::new(),
-                wake: 0,
-                in_flight: 0,
-                hw_active: WEIGHT_ONE,
-                hw_inuse: WEIGHT_ONE,
-                usage: None,
-                usage_abs: 0,
-                busy: false,
-            })
-            .collect();
+        let list = tree.iter().map(|(_, group)| Iocg::idle(group)).collect();
         Groups { list }
+    }
+
+    /// Take the groups of `tree` this list lacks (added while the run goes on), idle.
+    pub fn grow(&mut self, tree: &GroupTree) {
+        let known = self.list.len();
+        self.list
+            .extend(tree.iter().skip(known).map(|(_, group)| Iocg::idle(group)));
     }
 
     /// Works out every active group's `hweight_active` from the tree of active groups and

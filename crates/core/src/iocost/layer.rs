@@ -27,8 +27,8 @@ use super::{MILLION, VTIME_PER_SEC, VTIME_PER_USEC};
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
 use crate::{
-    Completion, Direction, Dispatch, Group, GroupId, Inserted, Nanos, Request, RequestId,
-    Scheduler, SchedulerContext, TraceEvent,
+    Completion, Direction, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, Request,
+    RequestId, Scheduler, SchedulerContext, TraceEvent,
 };
 
 /// Request slots of a queue with an elevator: twice the device's depth, up to 128 commands.
@@ -533,6 +533,33 @@ impl Scheduler for IocostLayer {
             self.groups.recompute();
         }
         Ok(())
+    }
+
+    /// The new group is idle until its first request activates it, as `ioc_pd_init` leaves
+    /// a new iocg (block/blk-iocost.c, 5.x–6.x).
+    fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.inner.add_group(group, groups, now)?;
+        self.trace.pull(self.inner.as_mut());
+        self.groups.grow(groups);
+        Ok(())
+    }
+
+    /// A removed group stops counting among the active ones, and the shares are worked out
+    /// again without it, as `ioc_pd_free` deactivates an iocg that is still active.
+    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.inner.remove_group(group, groups, now);
+        self.trace.pull(self.inner.as_mut());
+        if let Some(g) = self.groups.list.get_mut(group.index()) {
+            if g.active {
+                g.active = false;
+                self.groups.recompute();
+            }
+        }
     }
 
     /// The group's `io.weight`; `None` for the root, which has no siblings.

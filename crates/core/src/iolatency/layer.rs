@@ -13,8 +13,8 @@ use super::stat::LatencyStat;
 use crate::trace::TraceBuffer;
 use crate::tunable::TunableError;
 use crate::{
-    Completion, Dispatch, Group, GroupId, Inserted, Nanos, Request, RequestId, Scheduler,
-    SchedulerContext, TraceEvent,
+    Completion, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, Request, RequestId,
+    Scheduler, SchedulerContext, TraceEvent,
 };
 
 /// What a parent keeps for its children (`child_latency_info`).
@@ -68,6 +68,17 @@ struct Node {
     children: Children,
 }
 
+impl Node {
+    /// A group's node with no target, nothing measured and nothing in flight.
+    fn of(group: &Group) -> Self {
+        Node {
+            parent: group.parent.map(GroupId::index),
+            cookie: DEFAULT_COOKIE,
+            ..Node::default()
+        }
+    }
+}
+
 /// A request past the layer: its group and when it was submitted.
 #[derive(Debug, Clone, Copy)]
 struct Flight {
@@ -108,10 +119,8 @@ impl IolatencyLayer {
             .groups
             .iter()
             .map(|(_, group)| Node {
-                parent: group.parent.map(GroupId::index),
                 target: group.limits.latency.filter(|&t| t > 0),
-                cookie: DEFAULT_COOKIE,
-                ..Node::default()
+                ..Node::of(group)
             })
             .collect();
         Self {
@@ -449,6 +458,33 @@ impl Scheduler for IolatencyLayer {
             self.set_target(group.index(), settings.limits.latency);
         }
         Ok(())
+    }
+
+    /// The policy makes room for the group as it does; here it gets a node, and a latency
+    /// target it starts with starts its parent's scaling over, as a target written does.
+    fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.inner.add_group(group, groups, now)?;
+        self.trace.pull(self.inner.as_mut());
+        while self.nodes.len() <= group.index() {
+            let id = group_id(self.nodes.len());
+            self.nodes.push(Node::of(groups.get(id)));
+            self.set_target(id.index(), groups.get(id).limits.latency);
+        }
+        Ok(())
+    }
+
+    /// A removed group's target no longer holds its siblings back.
+    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.inner.remove_group(group, groups, now);
+        self.trace.pull(self.inner.as_mut());
+        if group.index() < self.nodes.len() {
+            self.set_target(group.index(), None);
+        }
     }
 
     fn set_tracing(&mut self, on: bool) {

@@ -633,7 +633,8 @@ fn merged_count(request: &Request) -> u32 {
 
 /// Where a driver sends a run's trace.
 pub trait TraceSink {
-    /// The run starts; its groups are these (events name groups by their index in it).
+    /// The run starts, or its groups changed (one was added or removed while it runs): its
+    /// groups are now these (events name groups by their index in it).
     fn start(&mut self, _groups: &GroupTree) {}
 
     /// One event, `time` nanoseconds after the start of the run.
@@ -725,6 +726,11 @@ impl<S: TraceSink> Tracer<S> {
             origin,
             scratch: Vec::new(),
         }
+    }
+
+    /// The run's groups changed (one was added or removed): the sink learns the new tree.
+    pub fn groups_changed(&mut self, groups: &GroupTree) {
+        self.sink.start(groups);
     }
 
     /// Record the driver's own event at `now`.

@@ -13,9 +13,9 @@
 //! wait, the held requests are taken out and inserted again in arrival (id) order: those of
 //! groups no longer limited go straight into the policy.
 
-use super::{structure, LimitLayer, Throttle};
+use super::{structure, LimitLayer, Node, Throttle};
 use crate::limit::Lane;
-use crate::{Group, GroupId, Nanos, Request, Scheduler};
+use crate::{Group, GroupId, GroupTree, Nanos, Request, Scheduler};
 
 impl LimitLayer {
     /// Take `settings` (the group's limits and weight as they now are) for `group` at `now`.
@@ -30,13 +30,35 @@ impl LimitLayer {
             // The driver checked the weight against the tree's range; a refused one keeps the old.
             let _ = self.tree.set_weight(group, settings.weight);
         }
+        self.reshape(limits_changed.then_some(index), now);
+    }
+
+    /// Take `groups`, which has a group the layer does not know yet or one fewer, as the
+    /// tree from now on: a new group's buckets start full and its nodes hold nothing; a
+    /// removed one holds nothing and keeps its slot.
+    pub(super) fn regroup(&mut self, groups: &GroupTree, now: Nanos) {
+        self.tree = groups.clone();
+        for d in 0..2 {
+            while self.nodes[d].len() < self.tree.len() {
+                self.nodes[d].push(Node::default());
+                self.in_policy_per_top[d].push(0);
+            }
+        }
+        self.reshape(None, now);
+    }
+
+    /// Rebuild the layer's shape from its tree: every group's buckets keep their content
+    /// unless the group is `fresh` or its own buckets changed in number.
+    fn reshape(&mut self, fresh: Option<usize>, now: Nanos) {
         let (infos, mut buckets, tops) = structure(&self.tree);
         for (g, info) in infos.iter().enumerate() {
-            if g == index && limits_changed {
+            if Some(g) == fresh {
                 continue;
             }
+            let Some(old) = self.groups.get(g) else {
+                continue;
+            };
             for d in 0..2 {
-                let old = &self.groups[g];
                 if old.own[d] != info.own[d] {
                     continue;
                 }
@@ -48,6 +70,11 @@ impl LimitLayer {
         let reshaped = infos.iter().zip(&self.groups).any(|(new, old)| {
             new.top != old.top || new.throttle != old.throttle || new.path != old.path
         });
+        for (g, info) in infos.iter().enumerate().skip(self.groups.len()) {
+            for d in 0..2 {
+                self.nodes[d][g].lane = lane_for(info.throttle[d]);
+            }
+        }
         self.groups = infos;
         self.buckets = buckets;
         self.tops = tops;

@@ -83,12 +83,20 @@ impl Bfq {
     }
 
     /// The process's sync queue, or the group's async queue for the request's priority;
-    /// created on first use.
+    /// created on first use. A process whose request names another group than its sync
+    /// queue's was moved (its pid written to another cgroup's `cgroup.procs`): as the
+    /// kernel's `bfq_bic_update_cgroup` does (block/bfq-cgroup.c, 5.x), it drops its
+    /// reference to the old queue and its next request creates one in the new group.
     fn queue_for(&mut self, request: &Request, now: Nanos) -> QueueId {
         let group = self.known_group(request.group);
         if request.sync {
             if let Some(&id) = self.sync_queues.get(&request.process) {
-                return self.split_if_seeky(id, request, now);
+                if self.queue(id).group == group {
+                    return self.split_if_seeky(id, request, now);
+                }
+                // The process moved to another group: it lets go of its queue, whose
+                // requests are served where they were queued, and gets a new one here.
+                self.exited(request.process, now);
             }
             let id = self.create_queue(Some(request.process), true, group, request, now);
             self.sync_queues.insert(request.process, id);

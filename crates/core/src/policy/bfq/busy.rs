@@ -42,6 +42,11 @@ impl BusyCounts {
         }
     }
 
+    /// A group was added: it has nothing pending.
+    pub(super) fn add_group(&mut self) {
+        self.group_pending.push(0);
+    }
+
     /// Busy queues.
     #[inline]
     pub(super) fn queues(&self) -> usize {

@@ -474,6 +474,27 @@ fn build_groups(engine: &mut Wf2q, groups: &GroupTree) -> Result<Vec<EntityId>, 
     Ok(entities)
 }
 
+impl Bfq {
+    /// Entities for the groups of `groups` up to `group`, each under its parent's.
+    fn grow_groups(&mut self, group: GroupId, groups: &GroupTree) -> Result<(), TunableError> {
+        while self.group_entities.len() <= group.index() {
+            let id = GroupId(self.group_entities.len() as u32);
+            let settings = groups.get(id);
+            let weight = bfq_group_weight(settings)?;
+            let parent = settings
+                .parent
+                .and_then(|p| self.group_entities.get(p.index()).copied())
+                .unwrap_or(self.root);
+            let entity =
+                self.engine
+                    .add(Owner::Group(id.index()), Some(parent), 1, u64::from(weight));
+            self.group_entities.push(entity);
+            self.busy.add_group();
+        }
+        Ok(())
+    }
+}
+
 impl Scheduler for Bfq {
     fn name(&self) -> &'static str {
         "bfq"
@@ -532,6 +553,18 @@ impl Scheduler for Bfq {
             self.engine.get_mut(entity).new_weight = u64::from(weight);
         }
         Ok(())
+    }
+
+    /// A new group entity under its parent's, idle until a queue of the group becomes
+    /// busy, as `bfq_pd_alloc`/`bfq_pd_init` make a `bfq_group` when a cgroup is created
+    /// (block/bfq-cgroup.c, 5.x–6.x).
+    fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        _now: Nanos,
+    ) -> Result<(), TunableError> {
+        self.grow_groups(group, groups)
     }
 }
 

@@ -112,14 +112,25 @@ impl CfqGroup {
 /// CFQ's state for every group of the run, in id order.
 pub(super) fn build_groups(tree: &GroupTree) -> Vec<CfqGroup> {
     tree.iter()
-        .map(|(id, group)| {
-            if id == GroupId::ROOT {
-                CfqGroup::new(None, ROOT_WEIGHT, ROOT_WEIGHT)
-            } else {
-                CfqGroup::new(group.parent, cfq_weight(group.weight), LEAF_WEIGHT)
-            }
-        })
+        .map(|(id, group)| cfq_group(id, group))
         .collect()
+}
+
+/// CFQ's state for the groups of `tree` up to `group` that `groups` lacks: added while the
+/// run goes on.
+pub(super) fn grow_groups(groups: &mut Vec<CfqGroup>, group: GroupId, tree: &GroupTree) {
+    while groups.len() <= group.index() {
+        let id = GroupId(groups.len() as u32);
+        groups.push(cfq_group(id, tree.get(id)));
+    }
+}
+
+fn cfq_group(id: GroupId, group: &crate::Group) -> CfqGroup {
+    if id == GroupId::ROOT {
+        CfqGroup::new(None, ROOT_WEIGHT, ROOT_WEIGHT)
+    } else {
+        CfqGroup::new(group.parent, cfq_weight(group.weight), LEAF_WEIGHT)
+    }
 }
 
 /// A group weight as CFQ uses it: clamped to 10..=1000.

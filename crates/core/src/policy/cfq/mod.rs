@@ -78,8 +78,8 @@ use crate::time::ms;
 use crate::trace::{IdleKind, ServiceEnd, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
 use crate::{
-    Completion, Dispatch, Group, GroupId, Inserted, Nanos, ProcessId, Request, RequestId,
-    Scheduler, TraceEvent,
+    Completion, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
+    RequestId, Scheduler, TraceEvent,
 };
 
 use group::{CfqGroup, GroupServiceTree};
@@ -624,6 +624,21 @@ impl Scheduler for Cfq {
         }
         if let Some(state) = self.groups.get_mut(group.index()) {
             state.new_weight = Some(group::cfq_weight(settings.weight));
+        }
+        Ok(())
+    }
+
+    /// A group ready for the group service tree, off it until a queue of the group joins
+    /// the round robin, as `cfq_pd_init` makes a `cfq_group` when a cgroup is created
+    /// (block/cfq-iosched.c, 4.x). The 2.6.10 engine has no groups and ignores it.
+    fn add_group(
+        &mut self,
+        group: GroupId,
+        groups: &GroupTree,
+        _now: Nanos,
+    ) -> Result<(), crate::tunable::TunableError> {
+        if self.legacy.is_none() {
+            group::grow_groups(&mut self.groups, group, groups);
         }
         Ok(())
     }
