@@ -245,7 +245,7 @@ pub fn parse_all(values: &[String]) -> Result<Vec<CgroupArg>, String> {
 }
 
 /// A group path as the group tree accepts it, the root excluded.
-fn parse_name(name: &str) -> Result<String, String> {
+pub(crate) fn parse_name(name: &str) -> Result<String, String> {
     let path = name.trim().trim_matches('/');
     if path.is_empty() {
         return Err(no_group_name());

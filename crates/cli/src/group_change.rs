@@ -1,29 +1,40 @@
-//! `; ioslice-at: TIME cgroup NAME SETTINGS`: a change to a group's weight and limits at a
-//! simulated time, written in a job file's comments ([`crate::scenario`]). `TIME` is a
-//! duration with a unit from the start of the run (`10s`, `2500ms`); `SETTINGS` are those of
-//! `--cgroup` ([`crate::cgroup_arg`]): `weight=W`, `rbps=`, `wbps=`, `riops=`, `wiops=`,
-//! `burst=`, `throttle=`, separated by commas or spaces. As a write to `io.max` does, a change
-//! sets only the limits it names; the group keeps the others (from `--cgroup` or an earlier
-//! change).
+//! `; ioslice-at: TIME …`: a change to the groups at a simulated time, written in a job
+//! file's comments ([`crate::scenario`]). `TIME` is a duration with a unit from the start of
+//! the run (`10s`, `2500ms`). What follows is one of:
+//!
+//! - `cgroup NAME SETTINGS`: the group's weight and limits, in `--cgroup`'s settings
+//!   ([`crate::cgroup_arg`]): `weight=W`, `rbps=`, `wbps=`, `riops=`, `wiops=`, `burst=`,
+//!   `throttle=`, `latency=`, separated by commas or spaces. As a write to `io.max` does, a
+//!   change sets only the limits it names; the group keeps the others (from `--cgroup` or an
+//!   earlier change).
+//! - `cgroup NAME create [SETTINGS]`: the group is made under its parent, as `mkdir` makes
+//!   a cgroup, with those settings.
+//! - `cgroup NAME remove`: the group is removed, as `rmdir` removes a cgroup; it must have
+//!   no child group then, and no job still running in it (the run stops with an error
+//!   naming the job if one is).
+//! - `job NAME cgroup=PATH`: every process of the job moves into the group, as writing
+//!   their pids to its `cgroup.procs` does.
 
 use ioslice_core::limit::Limits;
 use ioslice_core::spec::{parse_duration, DURATION_UNITS};
 use ioslice_core::Nanos;
 use ioslice_fio::JobFile;
-use ioslice_sim::simulation::GroupChange;
+use ioslice_sim::simulation::{GroupAction, GroupChange};
 
 use crate::cgroup_arg::{self, CgroupArg};
 
 /// What the directive expects, for errors.
-const EXPECTED: &str = "expected 'TIME cgroup NAME SETTINGS', e.g. '10s cgroup grp1 weight=800' or '5s cgroup grp1 rbps=8M,wbps=max'";
+const EXPECTED: &str = "expected 'TIME cgroup NAME SETTINGS', 'TIME cgroup NAME create [SETTINGS]', 'TIME cgroup NAME remove' or 'TIME job NAME cgroup=PATH', e.g. '10s cgroup grp1 weight=800'";
 
 /// One directive as written: when, what, and where (`file:line`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduledChange {
     /// From the start of the run.
     pub at: Nanos,
-    /// The group and the settings it changes.
+    /// The group and the settings it is given (none for a removal or a move).
     pub change: CgroupArg,
+    /// What happens to the group.
+    pub action: GroupAction,
     /// `file:line` of the directive.
     pub origin: String,
 }
@@ -39,70 +50,204 @@ pub fn parse(value: &str, origin: &str) -> Result<ScheduledChange, String> {
             "time '{time}': expected a duration with a unit: {DURATION_UNITS} (e.g. 10s, 2500ms)"
         )
     })?;
-    if kind != "cgroup" {
-        return Err(format!("'{kind}': {EXPECTED}"));
-    }
     let rest: Vec<&str> = words.collect();
-    if rest.len() < 2 {
-        return Err(EXPECTED.to_string());
-    }
-    let change = cgroup_arg::parse_value(&rest.join(" "))?;
+    let (change, action) = match kind {
+        "cgroup" => cgroup_change(&rest)?,
+        "job" => job_move(&rest)?,
+        _ => return Err(format!("'{kind}': {EXPECTED}")),
+    };
     Ok(ScheduledChange {
         at,
         change,
+        action,
         origin: origin.to_string(),
     })
 }
 
-/// The changes for the simulator: each group checked against the job file's cgroups, and
-/// limits made whole by carrying forward those the group had (from `initial`, the
-/// `--cgroup` limits, then the earlier changes in time order).
+/// `NAME SETTINGS`, `NAME create [SETTINGS]` or `NAME remove`.
+fn cgroup_change(words: &[&str]) -> Result<(CgroupArg, GroupAction), String> {
+    let bare = |name: &str| -> Result<CgroupArg, String> {
+        Ok(CgroupArg {
+            path: cgroup_arg::parse_name(name)?,
+            weight: None,
+            limits: Vec::new(),
+        })
+    };
+    match words {
+        [] | [_] => Err(EXPECTED.to_string()),
+        [name, "remove"] => Ok((bare(name)?, GroupAction::Remove)),
+        [name, "remove", ..] => Err(format!("'{name} remove' takes no settings: {EXPECTED}")),
+        [name, "create"] => Ok((bare(name)?, GroupAction::Create)),
+        [name, "create", settings @ ..] => Ok((
+            cgroup_arg::parse_value(&format!("{name} {}", settings.join(" ")))?,
+            GroupAction::Create,
+        )),
+        _ => Ok((cgroup_arg::parse_value(&words.join(" "))?, GroupAction::Set)),
+    }
+}
+
+/// `NAME cgroup=PATH`.
+fn job_move(words: &[&str]) -> Result<(CgroupArg, GroupAction), String> {
+    let [job, target] = words else {
+        return Err(EXPECTED.to_string());
+    };
+    let path = target
+        .strip_prefix("cgroup=")
+        .ok_or_else(|| format!("'{target}': {EXPECTED}"))?;
+    let change = CgroupArg {
+        path: cgroup_arg::parse_name(path)?,
+        weight: None,
+        limits: Vec::new(),
+    };
+    let job = job.to_string();
+    Ok((change, GroupAction::Move { job }))
+}
+
+/// The changes for the simulator, checked against the job file in time order: a group
+/// changed, removed or moved into must exist then (a job's cgroup and its ancestors from the
+/// start, or one made by an earlier change and not removed since), a group made must not
+/// and its parent must, a group removed must have no child group left, a job moved must be
+/// in the job file. Limits are made whole by carrying forward those the group had (from
+/// `initial`, the `--cgroup` limits, then the earlier changes in time order).
 pub fn sim_changes(
     changes: &[ScheduledChange],
     initial: &[(String, Limits)],
     job_file: &JobFile,
 ) -> Result<Vec<GroupChange>, String> {
-    let named = cgroup_arg::job_cgroups(job_file);
+    let mut groups = Groups::of(job_file);
     let mut limits: Vec<(String, Limits)> = initial.to_vec();
     let mut ordered: Vec<&ScheduledChange> = changes.iter().collect();
     ordered.sort_by_key(|c| c.at);
     let mut out = Vec::with_capacity(ordered.len());
     for scheduled in ordered {
         let path = &scheduled.change.path;
-        let known = named
-            .iter()
-            .any(|g| g == path || g.starts_with(&format!("{path}/")));
-        if !known {
-            return Err(format!(
-                "{}: ioslice-at: no job is in cgroup '{path}' or below it (the job file's cgroups: {})",
-                scheduled.origin,
-                if named.is_empty() { "none".to_string() } else { named.join(", ") }
-            ));
+        let fail = |why: String| format!("{}: ioslice-at: {why}", scheduled.origin);
+        groups
+            .take(&scheduled.action, path, job_file)
+            .map_err(fail)?;
+        if scheduled.action == GroupAction::Remove {
+            limits.retain(|(p, _)| p != path);
         }
-        let whole = if scheduled.change.limits.is_empty() {
-            None
-        } else {
-            let index = match limits.iter().position(|(p, _)| p == path) {
-                Some(index) => index,
-                None => {
-                    limits.push((path.clone(), Limits::default()));
-                    limits.len() - 1
-                }
-            };
-            for setting in &scheduled.change.limits {
-                setting.apply(&mut limits[index].1);
-            }
-            Some(limits[index].1)
-        };
+        let whole = whole_limits(&mut limits, &scheduled.change, &scheduled.action);
         out.push(GroupChange {
             at: scheduled.at,
             group: path.clone(),
+            action: scheduled.action.clone(),
             weight: scheduled.change.weight,
             limits: whole,
             origin: scheduled.origin.clone(),
         });
     }
     Ok(out)
+}
+
+/// The group's limits after the change, if it sets any: those it had, with the change's.
+fn whole_limits(
+    limits: &mut Vec<(String, Limits)>,
+    change: &CgroupArg,
+    action: &GroupAction,
+) -> Option<Limits> {
+    if change.limits.is_empty() {
+        return None;
+    }
+    let path = &change.path;
+    let index = match limits.iter().position(|(p, _)| p == path) {
+        Some(index) if *action != GroupAction::Create => index,
+        Some(index) => {
+            limits[index].1 = Limits::default();
+            index
+        }
+        None => {
+            limits.push((path.clone(), Limits::default()));
+            limits.len() - 1
+        }
+    };
+    for setting in &change.limits {
+        setting.apply(&mut limits[index].1);
+    }
+    Some(limits[index].1)
+}
+
+/// The groups that exist at a point of the run, as the job file and the changes so far
+/// make them.
+struct Groups {
+    paths: Vec<String>,
+}
+
+impl Groups {
+    /// The job file's cgroups and their ancestors.
+    fn of(job_file: &JobFile) -> Self {
+        let mut paths: Vec<String> = Vec::new();
+        for path in cgroup_arg::job_cgroups(job_file) {
+            let mut prefix = String::new();
+            for component in path.split('/') {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(component);
+                if !paths.contains(&prefix) {
+                    paths.push(prefix.clone());
+                }
+            }
+        }
+        Self { paths }
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        self.paths.iter().any(|p| p == path)
+    }
+
+    /// Check `action` on `path` against the groups now, and make what it makes.
+    fn take(&mut self, action: &GroupAction, path: &str, job_file: &JobFile) -> Result<(), String> {
+        let listed = || {
+            if self.paths.is_empty() {
+                "none".to_string()
+            } else {
+                self.paths.join(", ")
+            }
+        };
+        match action {
+            GroupAction::Create => {
+                if self.exists(path) {
+                    return Err(format!("cgroup '{path}' already exists then"));
+                }
+                let parent = path.rsplit_once('/').map(|(parent, _)| parent);
+                if parent.is_some_and(|parent| !self.exists(parent)) {
+                    return Err(format!(
+                        "cgroup '{path}': its parent does not exist then (the groups then: {})",
+                        listed()
+                    ));
+                }
+                self.paths.push(path.to_string());
+            }
+            _ if !self.exists(path) => {
+                return Err(format!(
+                    "no cgroup '{path}' then (the groups then: {}; a job's cgroup, or one made by an earlier 'create')",
+                    listed()
+                ));
+            }
+            GroupAction::Remove => {
+                let below = format!("{path}/");
+                if let Some(child) = self.paths.iter().find(|p| p.starts_with(&below)) {
+                    return Err(format!(
+                        "cgroup '{path}' still has the group '{child}' below it: remove that first"
+                    ));
+                }
+                self.paths.retain(|p| p != path);
+            }
+            GroupAction::Move { job } => {
+                if !job_file.jobs.iter().any(|spec| &spec.name == job) {
+                    let names: Vec<&str> = job_file.jobs.iter().map(|j| j.name.as_str()).collect();
+                    return Err(format!(
+                        "no job '{job}' in the job file (its jobs: {})",
+                        names.join(", ")
+                    ));
+                }
+            }
+            GroupAction::Set => {}
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +267,34 @@ mod tests {
     }
 
     #[test]
+    fn groups_made_removed_and_jobs_moved() {
+        let create =
+            parse("5s cgroup tenants/b create weight=300,rbps=8M", "j.fio:2").expect("valid");
+        assert_eq!(create.action, GroupAction::Create);
+        assert_eq!(create.change.path, "tenants/b");
+        assert_eq!(create.change.weight, Some(300));
+        assert_eq!(create.change.limits.len(), 1);
+        let bare = parse("5s cgroup b create", "j.fio:3").expect("valid");
+        assert_eq!(
+            (bare.action, bare.change.weight),
+            (GroupAction::Create, None)
+        );
+        let remove = parse("20s cgroup /b/ remove", "j.fio:4").expect("valid");
+        assert_eq!(
+            (remove.action, remove.change.path.as_str()),
+            (GroupAction::Remove, "b")
+        );
+        let moved = parse("6s job reader cgroup=tenants/b", "j.fio:5").expect("valid");
+        assert_eq!(
+            moved.action,
+            GroupAction::Move {
+                job: "reader".into()
+            }
+        );
+        assert_eq!(moved.change.path, "tenants/b");
+    }
+
+    #[test]
     fn bad_directives_say_what_is_expected() {
         for (bad, says) in [
             ("10s", "expected 'TIME cgroup NAME SETTINGS'"),
@@ -134,6 +307,13 @@ mod tests {
                 "weight '0' is not an integer in 1..=10000",
             ),
             ("10s cgroup g speed=3", "unknown setting 'speed'"),
+            (
+                "10s cgroup g remove weight=3",
+                "'g remove' takes no settings",
+            ),
+            ("10s job reader", "expected 'TIME cgroup NAME SETTINGS'"),
+            ("10s job reader group=b", "'group=b': expected"),
+            ("10s job reader cgroup=a//b", "invalid group name 'a//b'"),
         ] {
             let error = parse(bad, "j.fio:1").expect_err(bad);
             assert!(error.contains(says), "{bad}: {error}");

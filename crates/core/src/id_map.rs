@@ -60,4 +60,9 @@ impl<V> IdMap<V> {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Every value, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.values()
+    }
 }

@@ -1,9 +1,12 @@
-//! Two tenants sharing one file or block device under a policy, as a storage engine would run
+//! Tenants sharing one file or block device under a policy, as a storage engine would run
 //! them: a latency-sensitive reader and a bulk writer in groups weighted 300 and 100, the
 //! writer also capped in bandwidth. Halfway through, the writer's weight and cap are changed
 //! while requests are in flight (`Handle::set_group`, as writing its cgroup files would):
 //! its weight to `--writer-weight-after` (600 unless given), its cap to `--cap-mib-after`
-//! (half the first unless given). Prints each group's throughput in each half, and latency.
+//! (half the first unless given). A third tenant comes and goes: a group `batch` weighted
+//! 200 is added a third of the way through (`Handle::add_group`, as `mkdir` would), reads
+//! until two thirds, and is removed once its client is gone (`Handle::remove_group`, as
+//! `rmdir`). Prints each group's throughput in each half, and latency.
 //!
 //!     cargo run --release -p ioslice-engine --example tenants -- [PATH] [--sched bfq]
 //!         [--depth 32] [--seconds 2] [--direct] [--cap-mib 64] [--writer-weight-after 600]
@@ -146,6 +149,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let halfway = started + Duration::from_secs_f64(options.seconds / 2.0);
     let changer = handle.clone();
     let cap_after = options.cap_mib_after.unwrap_or(options.cap_mib / 2).max(1);
+    let third = started + Duration::from_secs_f64(options.seconds / 3.0);
+    let two_thirds = started + Duration::from_secs_f64(options.seconds * 2.0 / 3.0);
 
     let first_half = std::thread::scope(|scope| -> Result<_, String> {
         let read = scope.spawn(move || -> Result<(), String> {
@@ -179,6 +184,24 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         });
+        // A third of the way: a new tenant, in a group made while the others' requests are
+        // in flight, reading the first half until two thirds of the way.
+        std::thread::sleep(third.saturating_duration_since(Instant::now()));
+        changer
+            .add_group("batch", Some(200), None)
+            .map_err(|e| e.to_string())?;
+        let batch = changer
+            .client(3, "batch", IoPriority::default())
+            .map_err(|e| e.to_string())?;
+        let batch = scope.spawn(move || -> Result<(), String> {
+            let mut block = half / 2;
+            while Instant::now() < two_thirds {
+                let request = batch.read((block % half) * BLOCK as u64, BLOCK);
+                request.wait().map_err(|e| e.to_string())?;
+                block += 1;
+            }
+            Ok(())
+        });
         // Halfway: the writer's new weight and cap, taken while both tenants have requests
         // in flight; the policy applies them as the kernel does.
         std::thread::sleep(halfway.saturating_duration_since(Instant::now()));
@@ -193,6 +216,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 }),
             )
             .map_err(|e| e.to_string())?;
+        // The batch tenant leaves: its client gone with its thread, its group removed.
+        batch.join().map_err(|_| "the batch reader panicked")??;
+        changer.remove_group("batch").map_err(|e| e.to_string())?;
         read.join().map_err(|_| "the reader panicked")??;
         write.join().map_err(|_| "the writer panicked")??;
         Ok(first_half)
@@ -213,6 +239,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         options.cap_mib,
         cap_after,
         first_half.elapsed.as_secs_f64()
+    );
+    println!(
+        "batch: added at {:.1} s, removed after {:.1} s",
+        options.seconds / 3.0,
+        options.seconds * 2.0 / 3.0
     );
     println!(
         "{:<8} {:>10} {:>14} {:>14} {:>10} {:>10}",

@@ -31,6 +31,15 @@ pub enum EngineError {
         /// The groups declared, comma-separated.
         known: String,
     },
+    /// A group cannot be removed while a client is in it or a request of it is queued or
+    /// in flight (`rmdir` of a cgroup with tasks says `EBUSY`).
+    #[error("group '{group}' is busy: {why}")]
+    GroupBusy {
+        /// The group's path.
+        group: String,
+        /// What is still in it.
+        why: String,
+    },
     /// The target's geometry or a size cannot work.
     #[error("invalid engine configuration: {0}")]
     Config(String),

@@ -23,6 +23,7 @@ use crate::completion::{Completer, CompletionQueue, IoError, IoErrorKind, IoFutu
 use crate::counters::Counters;
 use crate::dispatcher::{Lane, Shared};
 use crate::error::EngineError;
+use crate::members::Members;
 use crate::request::{Message, Submission, Transfer};
 use crate::stats::Snapshot;
 
@@ -35,7 +36,9 @@ pub struct Handle {
 impl Handle {
     /// A client for `process` (its queue in the policy) in the group at path `group` (`""`
     /// or `"/"` for the root), submitting at `priority`. The group must have been declared
-    /// on the builder; it is resolved once, here.
+    /// on the builder or added since ([`Handle::add_group`]); it is resolved once, here.
+    /// Another client for the same process in another group moves the process there
+    /// ([`Client::moved_to`]).
     pub fn client(
         &self,
         process: u32,
@@ -43,23 +46,25 @@ impl Handle {
         priority: IoPriority,
     ) -> Result<Client, EngineError> {
         let shared = &self.shared;
-        let id = self.group_id(group)?;
+        let mut members = shared.members.lock();
+        let (id, label) = {
+            let core = shared.lock();
+            let id = find(&core.groups, group)?;
+            (id, group_label(&core.groups, id))
+        };
+        Members::join(&mut members, id);
         Ok(Client {
             shared: Arc::clone(shared),
             process: ProcessId(process),
             group: id,
-            group_path: Arc::from(group_label(&shared.groups, id)),
+            group_path: Arc::from(label),
             priority,
         })
     }
 
     /// The group at path `group`, or an error naming the engine's groups.
-    fn group_id(&self, group: &str) -> Result<GroupId, EngineError> {
-        let groups = &self.shared.groups;
-        groups.find(group).ok_or_else(|| EngineError::UnknownGroup {
-            group: group.to_string(),
-            known: known_groups(groups),
-        })
+    pub(crate) fn group_id(&self, group: &str) -> Result<GroupId, EngineError> {
+        find(&self.shared.lock().groups, group)
     }
 
     /// Statistics now: totals, per group, per process, in flight.
@@ -84,8 +89,9 @@ impl Handle {
     /// an unknown group, and every group of a policy that does not weigh groups (noop,
     /// deadline, anticipatory).
     pub fn group_weight(&self, group: &str) -> Option<u32> {
-        let id = self.shared.groups.find(group)?;
-        self.shared.lock().queue.policy().group_weight(id)
+        let core = self.shared.lock();
+        let id = core.groups.find(group)?;
+        core.queue.policy().group_weight(id)
     }
 
     /// Change the weight and/or the limits of the group at path `group` while requests are
@@ -116,6 +122,14 @@ impl Handle {
     }
 }
 
+/// The group at path `group` in `groups`, or an error naming them.
+fn find(groups: &GroupTree, group: &str) -> Result<GroupId, EngineError> {
+    groups.find(group).ok_or_else(|| EngineError::UnknownGroup {
+        group: group.to_string(),
+        known: known_groups(groups),
+    })
+}
+
 /// How a group is named in statistics: its path, `/` for the root.
 pub(crate) fn group_label(groups: &GroupTree, id: GroupId) -> String {
     let path = &groups.get(id).path;
@@ -129,14 +143,16 @@ pub(crate) fn group_label(groups: &GroupTree, id: GroupId) -> String {
 fn known_groups(groups: &GroupTree) -> String {
     groups
         .iter()
+        .filter(|&(id, _)| !groups.is_removed(id))
         .map(|(id, _)| group_label(groups, id))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// Submits I/O for one process, in one group, at one priority. Cloneable; every clone is
-/// the same process to the policy.
-#[derive(Debug, Clone)]
+/// the same process to the policy. While a client (or a clone) lives, its group cannot be
+/// removed.
+#[derive(Debug)]
 pub struct Client {
     shared: Arc<Shared>,
     process: ProcessId,
@@ -145,7 +161,31 @@ pub struct Client {
     priority: IoPriority,
 }
 
+impl Clone for Client {
+    fn clone(&self) -> Self {
+        Members::join(&mut self.shared.members.lock(), self.group);
+        Client {
+            shared: Arc::clone(&self.shared),
+            process: self.process,
+            group: self.group,
+            group_path: Arc::clone(&self.group_path),
+            priority: self.priority,
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.shared.members.leave(self.group);
+    }
+}
+
 impl Client {
+    /// The engine this client submits to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The process this client submits for.
     pub fn process(&self) -> u32 {
         self.process.0

@@ -248,6 +248,7 @@ mod dispatcher;
 pub mod engine;
 mod error;
 pub mod handle;
+mod members;
 #[cfg(all(test, ioslice_model))]
 mod model_check;
 pub mod open;
@@ -257,6 +258,7 @@ mod settings;
 pub mod stats;
 mod submitter;
 mod sync;
+mod tenants;
 
 pub use backend::{Backend, IoDone, IoOp, Notifier};
 pub use batch::{Batch, Transfer};

@@ -60,14 +60,17 @@ impl RunSpec {
     }
 }
 
-/// A change to a group's weight and/or limits at a time from the start of the run (a job
-/// file's `; ioslice-at: 10s cgroup NAME weight=800`).
+/// A change to the groups at a time from the start of the run (a job file's
+/// `; ioslice-at: 10s cgroup NAME weight=800`): a group's weight and/or limits set, a group
+/// made or removed, or a job moved into a group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupChange {
     /// When, from the start of the run.
     pub at: Nanos,
     /// The group's path.
     pub group: String,
+    /// What happens to it.
+    pub action: GroupAction,
     /// Its new weight, if the change sets one.
     pub weight: Option<u32>,
     /// Its limits from then on (all of them, not only those the change names), if the
@@ -75,4 +78,25 @@ pub struct GroupChange {
     pub limits: Option<Limits>,
     /// Where the change was written (`file:line`), for errors.
     pub origin: String,
+}
+
+/// What a [`GroupChange`] does to its group.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum GroupAction {
+    /// Its weight and/or limits are set, as writing its cgroup files does
+    /// (`cgroup NAME SETTINGS`).
+    #[default]
+    Set,
+    /// It is made under its parent, which must exist then, with the weight and limits
+    /// given (`cgroup NAME create [SETTINGS]`), as `mkdir` makes a cgroup.
+    Create,
+    /// It is removed (`cgroup NAME remove`), as `rmdir` removes a cgroup: it must have no
+    /// child group and no job still running in it then.
+    Remove,
+    /// Every process of the job with this name moves into it (`job NAME cgroup=PATH`), as
+    /// writing their pids to its `cgroup.procs` does: their next requests are its.
+    Move {
+        /// The job's name (its section in the job file).
+        job: String,
+    },
 }

@@ -7,7 +7,7 @@
 //! writes into it; neither is needed to build one.
 
 use ioslice_core::{Nanos, SchedSpec};
-pub use ioslice_fio::run_spec::{GroupChange, RunSpec};
+pub use ioslice_fio::run_spec::{GroupAction, GroupChange, RunSpec};
 
 use crate::page_cache::PageCacheConfig;
 use crate::preset::DeviceSpec;

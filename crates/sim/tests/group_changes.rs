@@ -13,7 +13,7 @@ use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
 use ioslice_core::TraceEvent;
 use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run_traced, GroupChange, SimConfig};
+use ioslice_sim::simulation::{run_traced, GroupAction, GroupChange, SimConfig};
 
 const SECOND: u64 = 1_000_000_000;
 
@@ -43,6 +43,7 @@ fn change(at_s: u64, group: &str, weight: Option<u32>, limits: Option<Limits>) -
     GroupChange {
         at: at_s * SECOND,
         group: group.to_string(),
+        action: GroupAction::Set,
         weight,
         limits,
         origin: "job.fio:1".to_string(),

@@ -13,7 +13,7 @@ use ioslice_core::limit::Limits;
 use ioslice_core::time::{ms, us, SECOND};
 use ioslice_core::{GroupId, GroupTree, Nanos, TraceEvent, TraceSink};
 use ioslice_fio::jobfile::{parse_file, ParseOptions};
-use ioslice_fio::run_spec::GroupChange;
+use ioslice_fio::run_spec::{GroupAction, GroupChange};
 use ioslice_sim::simulation::{run_traced, SimConfig};
 
 /// What the tests need of a run's trace, kept small (the greedy reader completes millions).
@@ -228,6 +228,7 @@ fn a_target_set_during_the_run_takes_effect_then() {
         config.run.group_changes = vec![GroupChange {
             at: 2 * SECOND,
             group: "protected".to_string(),
+            action: GroupAction::Set,
             weight: None,
             limits: Some(Limits {
                 latency: Some(us(250)),

@@ -154,6 +154,7 @@ use ioslice_core::{GroupTree, Scheduler, TraceSink};
 use crate::backend::{Backend, Doorbell, Notifier, Waiter};
 use crate::completion::{IoErrorKind, Serves, Slot};
 use crate::counters::Counters;
+use crate::members::Members;
 use crate::stats::{Gauges, Recorder, Sample};
 use crate::sync::{AtomicBool, Condvar, Mutex, MutexGuard};
 
@@ -232,7 +233,8 @@ pub(crate) struct Shared {
     /// Set, under the lock, whenever a turn leaves operations queued at the backend; lets
     /// [`Shared::flush`] skip the lock when nothing is (a stale `true` only costs the lock).
     deferred: AtomicBool,
-    pub groups: GroupTree,
+    /// Live clients per group (see the `tenants` module).
+    pub members: Members,
     pub logical_block_size: u64,
     pub capacity: u64,
     pub recorder: Arc<Recorder>,
@@ -309,7 +311,7 @@ impl Shared {
             accepting: AtomicBool::new(true),
             panicked: AtomicBool::new(false),
             deferred: AtomicBool::new(false),
-            groups: parts.groups,
+            members: Members::default(),
             logical_block_size: parts.logical_block_size,
             capacity: parts.capacity,
             recorder: parts.recorder,

@@ -37,7 +37,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{BlockLayer, DirectWrites};
-pub use crate::config::{GroupChange, SimConfig};
+pub use crate::config::{GroupAction, GroupChange, SimConfig};
 use crate::device::driver_queue::DriverQueue;
 use crate::device::{Command, DeviceModel};
 use crate::id_hash::IdMap;
@@ -331,6 +331,8 @@ struct Simulation<'a> {
     group_changes: VecDeque<regroup::DueChange>,
     /// fio's write pointers on a zoned device (`zonemode=zbd`); `None` on other devices.
     zbd: Option<zoned::ZbdWriter>,
+    /// Why the run stopped short (a scheduled group removal found a job still in it).
+    failure: Option<SimError>,
 }
 
 impl<'a> Simulation<'a> {
@@ -359,7 +361,8 @@ impl<'a> Simulation<'a> {
             queue_depth: info.queue_depth,
         };
         let epoch = ioslice_fio::plan::mix(config.run.seed) % 1_000_000_000;
-        let group_changes = regroup::resolve(&config.run.group_changes, &context, config, epoch)?;
+        let group_changes =
+            regroup::resolve(&config.run.group_changes, &context, config, job_file, epoch)?;
         let scheduler = build_scheduler(&scheduler_spec, &context)?;
         let scheduler = regroup::with_limit_layer(scheduler, &context, &group_changes);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
@@ -421,6 +424,7 @@ impl<'a> Simulation<'a> {
             groups,
             group_changes,
             zbd: info.zones.map(zoned::ZbdWriter::new),
+            failure: None,
         })
     }
 
@@ -474,7 +478,7 @@ impl<'a> Simulation<'a> {
             self.start_phase(0);
         }
         let mut turns = 0u32;
-        while let Some(at) = self.next_time() {
+        while let Some(at) = self.next_time().filter(|_| self.failure.is_none()) {
             turns = turns.wrapping_add(1);
             if turns.is_multiple_of(stop::CHECK_EVERY) {
                 self.check_stop();

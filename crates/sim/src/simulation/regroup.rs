@@ -1,36 +1,56 @@
-//! Changes to groups' weights and limits at scheduled simulated times
+//! Changes to the groups at scheduled simulated times
 //! ([`SimConfig::group_changes`](crate::simulation::SimConfig::group_changes), the job file's
-//! `; ioslice-at:` directives): checked before the run (the group exists, the tree and the
-//! policy accept the weight), then handed to the policy
-//! ([`Scheduler::update_group`](ioslice_core::Scheduler::update_group)) when their time
-//! comes, before the events due at that instant. A change due after everything else has
-//! finished does not prolong the run.
+//! `; ioslice-at:` directives): a group's weight and limits set, a group made or removed, a
+//! job's processes moved into a group. Checked before the run against the tree as the
+//! earlier changes leave it (the group exists, or for a new one its parent does and it does
+//! not; a removed one has no child group; the tree and the policy accept the weight; a moved
+//! job exists), then handed to the policy ([`Scheduler::update_group`],
+//! [`Scheduler::add_group`], [`Scheduler::remove_group`]) when their time comes, before the
+//! events due at that instant. Whether a removed group still has a job running in it is
+//! known only then: the run stops with an error naming the job, as `rmdir` says `EBUSY`. A
+//! change due after everything else has finished does not prolong the run.
 
 use std::collections::VecDeque;
 
 use ioslice_core::iolatency::{self, IolatencyLayer};
 use ioslice_core::limit::{LimitLayer, Limits};
-use ioslice_core::{build_scheduler, GroupId, Nanos, Scheduler, SchedulerContext};
+use ioslice_core::{build_scheduler, GroupId, GroupTree, Nanos, Scheduler, SchedulerContext};
+use ioslice_fio::report::CgroupSettings;
+use ioslice_fio::JobFile;
 
-use super::{SimConfig, SimError, Simulation};
-use crate::config::GroupChange;
+use super::{Lifecycle, SimConfig, SimError, Simulation};
+use crate::config::{GroupAction, GroupChange};
 
 /// A change resolved against the run's groups, at its absolute simulated time.
 #[derive(Debug, Clone)]
 pub(super) struct DueChange {
     at: Nanos,
     group: GroupId,
+    action: Due,
     weight: Option<u32>,
     limits: Option<Limits>,
+    origin: String,
+}
+
+/// What a change does, resolved.
+#[derive(Debug, Clone)]
+enum Due {
+    Set,
+    /// The group is made at this path (its id is the one resolved).
+    Add(String),
+    Remove,
+    /// The job with this index moves into the group.
+    Move(usize),
 }
 
 /// The run's changes in time order (those at one time in the order given), each at
-/// `epoch + at`: an unknown group, a weight outside the tree's range or one the policy
-/// refuses is an error naming the change.
+/// `epoch + at`: a group that does not exist then, a weight outside the tree's range or
+/// one the policy refuses, a job not in the job file, is an error naming the change.
 pub(super) fn resolve(
     changes: &[GroupChange],
     context: &SchedulerContext,
     config: &SimConfig,
+    job_file: &JobFile,
     epoch: Nanos,
 ) -> Result<VecDeque<DueChange>, SimError> {
     let mut ordered: Vec<&GroupChange> = changes.iter().collect();
@@ -39,30 +59,79 @@ pub(super) fn resolve(
     let mut due = VecDeque::with_capacity(ordered.len());
     for change in ordered {
         let fail = |why: String| SimError::Job(format!("{}: {why}", change.origin));
-        let group = tree
-            .find(&change.group)
-            .filter(|&id| id != GroupId::ROOT)
-            .ok_or_else(|| fail(format!("no group '{}' in the run", change.group)))?;
+        let (group, action) = match &change.action {
+            GroupAction::Create => {
+                let group = tree.add(&change.group).map_err(|e| fail(e.to_string()))?;
+                (group, Due::Add(change.group.clone()))
+            }
+            action => {
+                let group = tree
+                    .find(&change.group)
+                    .filter(|&id| id != GroupId::ROOT)
+                    .ok_or_else(|| fail(format!("no group '{}' in the run then", change.group)))?;
+                (
+                    group,
+                    resolve_action(action, group, &mut tree, job_file).map_err(fail)?,
+                )
+            }
+        };
         if let Some(weight) = change.weight {
             tree.set_weight(group, weight)
                 .map_err(|e| fail(e.to_string()))?;
-            let changed = SchedulerContext {
-                groups: tree.clone(),
-                ..context.clone()
-            };
-            build_scheduler(&config.run.scheduler, &changed).map_err(|e| fail(e.to_string()))?;
         }
         if let Some(limits) = change.limits {
             tree.set_limits(group, limits);
         }
+        if change.weight.is_some() || matches!(action, Due::Add(_)) {
+            accepted(&tree, context, config).map_err(fail)?;
+        }
         due.push_back(DueChange {
             at: epoch.saturating_add(change.at),
             group,
+            action,
             weight: change.weight,
             limits: change.limits,
+            origin: change.origin.clone(),
         });
     }
     Ok(due)
+}
+
+/// A removal or a move of an existing group, checked against `tree` and the job file.
+fn resolve_action(
+    action: &GroupAction,
+    group: GroupId,
+    tree: &mut GroupTree,
+    job_file: &JobFile,
+) -> Result<Due, String> {
+    match action {
+        GroupAction::Set | GroupAction::Create => Ok(Due::Set),
+        GroupAction::Remove => {
+            tree.remove(group).map_err(|e| e.to_string())?;
+            Ok(Due::Remove)
+        }
+        GroupAction::Move { job } => job_file
+            .jobs
+            .iter()
+            .position(|spec| &spec.name == job)
+            .map(Due::Move)
+            .ok_or_else(|| format!("no job '{job}' in the job file")),
+    }
+}
+
+/// Whether the policy takes the tree's weights.
+fn accepted(
+    tree: &GroupTree,
+    context: &SchedulerContext,
+    config: &SimConfig,
+) -> Result<(), String> {
+    let changed = SchedulerContext {
+        groups: tree.clone(),
+        ..context.clone()
+    };
+    build_scheduler(&config.run.scheduler, &changed)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The policy the run uses: under the limit layer as well when a change sets a limit and
@@ -105,18 +174,76 @@ impl Simulation<'_> {
             .cloned()
         {
             self.group_changes.pop_front();
-            if let Some(weight) = change.weight {
-                // Checked before the run: the tree takes it.
-                let _ = self.groups.set_weight(change.group, weight);
-            }
-            if let Some(limits) = change.limits {
-                self.groups.set_limits(change.group, limits);
-            }
-            let settings = self.groups.get(change.group).clone();
-            // Checked before the run: the policy takes it.
-            let _ = self.queue.update_group(change.group, &settings, self.now);
             applied = true;
+            if let Err(error) = self.apply(&change) {
+                self.failure = Some(error);
+                break;
+            }
         }
         applied
+    }
+
+    /// One change, checked before the run but for a removal's jobs.
+    fn apply(&mut self, change: &DueChange) -> Result<(), SimError> {
+        let group = change.group;
+        match &change.action {
+            Due::Remove => return self.remove_group(change),
+            Due::Move(job) => {
+                for process in &mut self.processes {
+                    if process.spec_index == *job {
+                        process.group = group;
+                    }
+                }
+                return Ok(());
+            }
+            Due::Add(path) => {
+                // Checked before the run: made with the same id.
+                let _ = self.groups.add(path);
+            }
+            Due::Set => {}
+        }
+        if let Some(weight) = change.weight {
+            // Checked before the run: the tree takes it.
+            let _ = self.groups.set_weight(group, weight);
+        }
+        if let Some(limits) = change.limits {
+            self.groups.set_limits(group, limits);
+        }
+        if matches!(change.action, Due::Add(_)) {
+            // Checked before the run: the policy takes it.
+            let _ = self.queue.add_group(group, &self.groups, self.now);
+            let settings =
+                CgroupSettings::of_run(&self.groups, |id| self.queue.policy().group_weight(id));
+            self.cgroups
+                .extend(settings.into_iter().skip(self.cgroups.len()));
+        } else {
+            let settings = self.groups.get(group).clone();
+            // Checked before the run: the policy takes it.
+            let _ = self.queue.update_group(group, &settings, self.now);
+        }
+        Ok(())
+    }
+
+    /// Remove a group, unless a job still runs in it or has I/O in flight there.
+    fn remove_group(&mut self, change: &DueChange) -> Result<(), SimError> {
+        let group = change.group;
+        let busy = self.processes.iter().find(|process| {
+            process.group == group
+                && (process.lifecycle != Lifecycle::Done
+                    || self.pending.values().any(|io| io.process == process.pid.0))
+        });
+        if let Some(process) = busy {
+            let job = &self.job_file.jobs[process.spec_index].name;
+            return Err(SimError::Job(format!(
+                "{}: cgroup '{}' is busy at {} ms: job '{job}' still runs in it (remove it after the job ends, or move the job out first)",
+                change.origin,
+                self.groups.get(group).path,
+                (self.now - self.epoch) / 1_000_000
+            )));
+        }
+        // Checked before the run: no child group is left.
+        let _ = self.groups.remove(group);
+        self.queue.remove_group(group, &self.groups, self.now);
+        Ok(())
     }
 }

@@ -17,6 +17,9 @@ use crate::readahead::FileReadahead;
 
 impl Simulation<'_> {
     pub(super) fn finish(mut self, config: &SimConfig) -> Result<SimOutcome, SimError> {
+        if let Some(failure) = self.failure.take() {
+            return Err(failure);
+        }
         let elapsed = self.now - self.epoch;
         let mut jobs = Vec::with_capacity(self.processes.len());
         for process in &mut self.processes {

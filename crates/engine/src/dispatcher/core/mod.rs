@@ -97,6 +97,8 @@ pub(crate) struct Core {
     pub(crate) groups: GroupTree,
     /// Whether the policy runs under the limit layer: some group had a limit at the start.
     pub(crate) limit_layer: bool,
+    /// Whether io.latency runs: some group had a latency target at the start.
+    pub(crate) latency_layer: bool,
     pub(crate) recorder: Arc<Recorder>,
     pub(crate) started: Instant,
     pub(crate) depth: usize,
@@ -181,6 +183,7 @@ impl Core {
             queue: RequestQueue::new(policy, trace, 0, groups),
             groups: groups.clone(),
             limit_layer: groups.has_limits(),
+            latency_layer: ioslice_core::iolatency::has_targets(groups),
             recorder,
             started,
             depth,

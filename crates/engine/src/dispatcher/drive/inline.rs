@@ -81,6 +81,34 @@ impl Shared {
         answer
     }
 
+    /// Add a group under the lock, at the engine's time.
+    pub(crate) fn add_group(
+        &self,
+        path: &str,
+        weight: Option<u32>,
+        limits: Option<ioslice_core::limit::Limits>,
+    ) -> Result<ioslice_core::GroupId, crate::error::EngineError> {
+        let mut core = self.lock();
+        let answer = core.add_group(path, weight, limits);
+        self.unlock_and_deliver(core);
+        answer
+    }
+
+    /// Remove a group under the lock, at the engine's time, then run a turn: what was
+    /// waiting for the group's share goes now.
+    pub(crate) fn remove_group(
+        &self,
+        group: ioslice_core::GroupId,
+    ) -> Result<(), crate::error::EngineError> {
+        let mut core = self.lock();
+        let answer = core.remove_group(group);
+        if answer.is_ok() && !core.closed {
+            self.client_turn(&mut core);
+        }
+        self.unlock_and_deliver(core);
+        answer
+    }
+
     /// [`Core::turn`] whose system calls wait for [`Shared::unlock_and_deliver`]: the caller
     /// must release the lock through it.
     pub(crate) fn turn_unlocked_syscalls(core: &mut Core, reap: bool) {
