@@ -61,7 +61,7 @@ impl Cfq {
     /// The queue at the same level whose next request starts nearest the head, if within
     /// 8192 sectors (the kernel's `cfqq_close`).
     fn closest_queue(&self, queue: QueueId) -> Option<QueueId> {
-        let head = self.last_position;
+        let head = self.device.last_position;
         let level = self.queues[queue].level;
         self.neighbours(level, head, queue)
             .into_iter()
@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(first.process, ProcessId(1));
         // Process 1 ran dry with process 2's next request right at the head: no idling ...
         finish(&mut cfq, &first, us(200));
-        assert_eq!(cfq.idle_timer, None);
+        assert_eq!(cfq.idle.timer, None);
         // ... the slice goes to process 2, and process 1's queue is set to merge into it.
         let second = take(&mut cfq, us(200));
         assert_eq!(second.process, ProcessId(2));

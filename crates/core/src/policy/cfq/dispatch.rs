@@ -14,12 +14,56 @@
 //! request is judged again at once, as the kernel's driver asks again at once: if it would not
 //! wait, the next queue becomes active while the device is still busy.
 
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
 use crate::merge::SlotKey;
 use crate::trace::ServiceEnd;
 use crate::trace::Traced;
-use crate::{Nanos, Request, TraceEvent};
+use crate::{GroupId, Nanos, Request, RequestId, TraceEvent};
 
 use super::{Cfq, QueueId};
+
+/// What is at the device: how many requests, of which kind, whose, and where the head will
+/// be once they are done.
+#[derive(Debug, Clone, Default)]
+pub(super) struct AtDevice {
+    /// Requests at the device.
+    pub(super) in_driver: usize,
+    /// Requests at the device by queue kind: `[async, sync]`.
+    pub(super) in_flight: [usize; 2],
+    /// The queue and group each request at the device was dispatched from (looked up by id at
+    /// completion, never walked, so a hash keeps no order).
+    pub(super) owners: HashMap<RequestId, (QueueId, GroupId), FixedState>,
+    /// End sector of the last dispatched request: where the head will be.
+    pub(super) last_position: u64,
+    /// Last completion of a sync request that had waited longer than `fifo_expire_sync`.
+    pub(super) last_delayed_sync: Option<Nanos>,
+}
+
+impl AtDevice {
+    /// `request`, from `queue` of `group`, goes to the device.
+    fn issue(&mut self, request: &Request, queue: QueueId, group: GroupId, sync: bool) {
+        self.in_flight[usize::from(sync)] += 1;
+        self.in_driver += 1;
+        self.owners.insert(request.id, (queue, group));
+        self.last_position = request.end_sector();
+    }
+
+    /// The queue and group the request with this id was dispatched from, if it is at the
+    /// device.
+    pub(super) fn owner(&self, id: RequestId) -> Option<(QueueId, GroupId)> {
+        self.owners.get(&id).copied()
+    }
+
+    /// The request with this id, from a queue of kind `sync`, is done.
+    pub(super) fn complete(&mut self, id: RequestId, sync: bool) {
+        self.owners.remove(&id);
+        self.in_driver = self.in_driver.saturating_sub(1);
+        self.in_flight[usize::from(sync)] = self.in_flight[usize::from(sync)].saturating_sub(1);
+    }
+}
 
 /// What to do with the active queue.
 enum Verdict {
@@ -125,7 +169,7 @@ impl Cfq {
             }
             return Verdict::HandOver(cooperator);
         }
-        if self.idle_timer.is_some() {
+        if self.idle.timer.is_some() {
             return Verdict::Wait;
         }
         self.stop_idling_for_fast_seeker(queue, now);
@@ -165,7 +209,7 @@ impl Cfq {
         q.fifo_checked = false;
         self.active = Some(queue);
         self.active_process = None;
-        self.idle_timer = None;
+        self.idle.timer = None;
         self.emit(|cfq| TraceEvent::SliceStart {
             queue: cfq.queue_ref(queue),
         });
@@ -207,7 +251,7 @@ impl Cfq {
         if q.must_dispatch {
             return true;
         }
-        let [async_in_flight, sync_in_flight] = self.in_flight;
+        let [async_in_flight, sync_in_flight] = self.device.in_flight;
         if async_in_flight > 0 && self.should_idle(queue) {
             return false;
         }
@@ -248,7 +292,7 @@ impl Cfq {
     /// waited longer than `fifo_expire_sync`; at least one when none is in flight.
     fn async_depth(&self, queue: QueueId, now: Nanos) -> usize {
         // Before any delayed sync completion, as if the last was a second before the start.
-        let since = match self.last_delayed_sync {
+        let since = match self.device.last_delayed_sync {
             Some(at) => now.saturating_sub(at),
             None => now.saturating_add(crate::time::SECOND),
         };
@@ -269,12 +313,9 @@ impl Cfq {
         let q = &mut self.queues[queue];
         q.dispatched += 1;
         let sync = q.sync;
-        self.groups[q.group.index()].dispatched += 1;
-        self.in_flight[usize::from(sync)] += 1;
-        self.in_driver += 1;
-        self.owners
-            .insert(request.id, (queue, self.queues[queue].group));
-        self.last_position = request.end_sector();
+        let group = q.group;
+        self.groups[group.index()].dispatched += 1;
+        self.device.issue(&request, queue, group, sync);
         self.active_process.get_or_insert(request.process);
         request
     }

@@ -54,7 +54,7 @@ impl HwTag {
 impl super::Cfq {
     /// Sample the device queue depth at a completion (before it is counted out).
     pub(super) fn sample_hw_tag(&mut self) {
-        let in_driver = self.in_driver;
+        let in_driver = self.device.in_driver;
         let active_too_shallow = self.active.is_some_and(|active| {
             let q = &self.queues[active];
             q.idle_window && q.dispatched + q.queued() < HW_QUEUE_MIN && in_driver < HW_QUEUE_MIN

@@ -21,6 +21,27 @@ use crate::{Nanos, ProcessId};
 
 use super::{Cfq, QueueId};
 
+/// The idle window: the timer, what it waits for, and whether the trace shows it open.
+#[derive(Debug, Clone)]
+pub(super) struct IdleWindow {
+    /// When the timer fires, if armed.
+    pub(super) timer: Option<Nanos>,
+    /// What the armed timer waits for (the trace's kind of idle window).
+    pub(super) kind: IdleKind,
+    /// The trace shows an idle window open.
+    pub(super) traced: bool,
+}
+
+impl Default for IdleWindow {
+    fn default() -> Self {
+        Self {
+            timer: None,
+            kind: IdleKind::Queue,
+            traced: false,
+        }
+    }
+}
+
 /// Think-time samples (×256) above which the mean is trusted: three samples.
 const VALID_SAMPLES: u64 = 80;
 /// Fixed point of the think-time EWMA.
@@ -229,8 +250,8 @@ impl Cfq {
         } else {
             self.config.slice_idle
         };
-        self.idle_timer = Some(now.saturating_add(wait));
-        self.idle_kind = if group_idle {
+        self.idle.timer = Some(now.saturating_add(wait));
+        self.idle.kind = if group_idle {
             IdleKind::Group
         } else {
             IdleKind::Queue
@@ -285,7 +306,7 @@ impl Cfq {
         }
         self.end_idle_window(queue, IdleEnd::RequestArrived);
         if bytes > PAGE_SIZE || self.busy_queues > 1 {
-            self.idle_timer = None;
+            self.idle.timer = None;
             self.queues[queue].wait_request = false;
         } else {
             self.queues[queue].must_dispatch = true;
@@ -313,10 +334,10 @@ impl Cfq {
     /// Fire the idle timer if it is due (the kernel's `cfq_idle_slice_timer`): the queue's
     /// slice ends unless a request arrived meanwhile.
     pub(super) fn fire_idle_timer(&mut self, now: Nanos) {
-        if self.idle_timer.is_none_or(|deadline| now < deadline) {
+        if self.idle.timer.is_none_or(|deadline| now < deadline) {
             return;
         }
-        self.idle_timer = None;
+        self.idle.timer = None;
         let Some(queue) = self.active else {
             return;
         };
@@ -361,7 +382,7 @@ impl Cfq {
             .saturating_add(self.config.fifo_expire_sync)
             <= now
         {
-            self.last_delayed_sync = Some(now);
+            self.device.last_delayed_sync = Some(now);
         }
     }
 

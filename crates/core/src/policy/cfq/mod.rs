@@ -75,16 +75,17 @@ use crate::merge::{RequestSlab, SlotKey};
 use crate::scheduler::SchedulerContext;
 use crate::sector_order::SeekCost;
 use crate::time::ms;
-use crate::trace::{IdleKind, ServiceEnd, TraceBuffer};
+use crate::trace::{ServiceEnd, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
 use crate::{
     Completion, Dispatch, Group, GroupId, GroupTree, Inserted, Nanos, ProcessId, Request,
-    RequestId, Scheduler, TraceEvent,
+    Scheduler, TraceEvent,
 };
 
+use dispatch::AtDevice;
 use group::{CfqGroup, GroupServiceTree};
 use hw_tag::HwTag;
-use idle::ThinkTime;
+use idle::{IdleWindow, ThinkTime};
 use legacy::LegacyCfq;
 use preempt::PreemptReason;
 use queue::{Queues, SlotInfo};
@@ -212,33 +213,20 @@ pub struct Cfq {
     active: Option<QueueId>,
     /// The process whose request the active queue dispatched first in this slice.
     active_process: Option<ProcessId>,
-    /// When the idle timer fires, if armed.
-    idle_timer: Option<Nanos>,
+    /// The idle window: when its timer fires, what it waits for, whether the trace shows it.
+    idle: IdleWindow,
     /// Queues on a service tree (with requests, or active).
     busy_queues: usize,
     /// Sync queues among them.
     busy_sync_queues: usize,
-    /// Requests at the device.
-    in_driver: usize,
-    /// Requests at the device by queue kind: `[async, sync]`.
-    in_flight: [usize; 2],
-    /// The queue and group each request at the device was dispatched from (looked up by id at
-    /// completion, never walked, so a hash keeps no order).
-    owners: HashMap<RequestId, (QueueId, GroupId), FixedState>,
-    /// End sector of the last dispatched request: where the head will be.
-    last_position: u64,
-    /// Last completion of a sync request that had waited longer than `fifo_expire_sync`.
-    last_delayed_sync: Option<Nanos>,
+    /// What is at the device, whose it is, and where the head will be.
+    device: AtDevice,
     /// Whether the device queues commands (NCQ), as observed.
     hw_tag: HwTag,
     /// Source of tie-breaking insertion numbers.
     sequence: u64,
     /// Slices, idling, preemptions and group choices, when tracing is on.
     trace: TraceBuffer,
-    /// What the armed idle timer waits for (the trace's kind of idle window).
-    idle_kind: IdleKind,
-    /// The trace shows an idle window open.
-    idle_traced: bool,
     /// The pre-group CFQ that runs instead, when `version` selects a release before 2.6.33.
     legacy: Option<Box<LegacyCfq>>,
 }
@@ -372,19 +360,13 @@ impl Cfq {
             serving: Serving::default(),
             active: None,
             active_process: None,
-            idle_timer: None,
+            idle: IdleWindow::default(),
             busy_queues: 0,
             busy_sync_queues: 0,
-            in_driver: 0,
-            in_flight: [0; 2],
-            owners: HashMap::default(),
-            last_position: 0,
-            last_delayed_sync: None,
+            device: AtDevice::default(),
             hw_tag: HwTag::default(),
             sequence: 0,
             trace: TraceBuffer::default(),
-            idle_kind: IdleKind::Queue,
-            idle_traced: false,
             legacy: legacy_for(tunables, context),
         }
     }
@@ -451,14 +433,14 @@ impl Cfq {
 
     /// The device finished a request (the kernel's `cfq_completed_request`).
     fn completed(&mut self, request: &Request, now: Nanos) {
-        let Some((queue, group)) = self.owners.remove(&request.id) else {
+        let Some((queue, group)) = self.device.owner(request.id) else {
             return;
         };
+        // The hardware-queueing sample counts this request as still at the device.
         self.sample_hw_tag();
         let sync = self.queues[queue].sync;
         let group = group.index();
-        self.in_driver = self.in_driver.saturating_sub(1);
-        self.in_flight[usize::from(sync)] = self.in_flight[usize::from(sync)].saturating_sub(1);
+        self.device.complete(request.id, sync);
         self.queues[queue].dispatched = self.queues[queue].dispatched.saturating_sub(1);
         self.groups[group].dispatched = self.groups[group].dispatched.saturating_sub(1);
         if request.sync {
@@ -542,7 +524,7 @@ impl Scheduler for Cfq {
         self.fire_idle_timer(now);
         match self.dispatch_one(now) {
             Some(request) => Dispatch::Request(request),
-            None => match self.idle_timer {
+            None => match self.idle.timer {
                 Some(deadline) => Dispatch::WaitUntil(deadline),
                 None => Dispatch::Empty,
             },

@@ -96,7 +96,7 @@ impl Cfq {
         if self.active_process.is_none() || !current.wait_request {
             return None;
         }
-        (sector.abs_diff(self.last_position) <= CLOSE_THRESHOLD)
+        (sector.abs_diff(self.device.last_position) <= CLOSE_THRESHOLD)
             .then_some(PreemptReason::CloseToHead)
     }
 
@@ -263,7 +263,7 @@ mod tests {
         cfq.dispatch(now + ms(20));
         let now = serve_alone(&mut cfq, 1, &[7 << 21], now + ms(20));
         assert_eq!(cfq.serving.workload, WorkloadType::SyncNoIdle);
-        assert!(cfq.idle_timer.is_some(), "service-tree idling");
+        assert!(cfq.idle.timer.is_some(), "service-tree idling");
         // Process 2, seeky, joins the same tree: two queues, the active one empty.
         assert_eq!(
             offer(&mut cfq, read(99, 2, 9 << 21), now),
@@ -291,7 +291,7 @@ mod tests {
             cfq.insert(read(1, 1, 1_000), 0);
             let first = take(&mut cfq, 0);
             finish(&mut cfq, &first, ms(1));
-            assert!(cfq.idle_timer.is_some());
+            assert!(cfq.idle.timer.is_some());
             cfq
         };
         let mut cfq = idling();

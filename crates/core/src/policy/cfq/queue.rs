@@ -376,7 +376,7 @@ impl Cfq {
             self.add_to_round_robin(queue, now);
         }
         let current = self.queues[queue].next_request;
-        let next = self.choose_request(current, Some(slot), self.last_position);
+        let next = self.choose_request(current, Some(slot), self.device.last_position);
         self.set_next_request(queue, next);
         slot
     }
@@ -477,7 +477,7 @@ impl Cfq {
         q.sort_list.remove(old_sector, slot);
         q.sort_list.insert(sector, slot);
         let current = q.next_request;
-        let next = self.choose_request(current, Some(slot), self.last_position);
+        let next = self.choose_request(current, Some(slot), self.device.last_position);
         self.set_next_request(queue, next);
     }
 

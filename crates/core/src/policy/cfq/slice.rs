@@ -151,7 +151,7 @@ impl Cfq {
         };
         self.end_idle_window(queue, idle_end_for(reason));
         if self.queues[queue].wait_request {
-            self.idle_timer = None;
+            self.idle.timer = None;
         }
         self.emit(|cfq| TraceEvent::SliceEnd {
             queue: cfq.queue_ref(queue),

@@ -26,10 +26,10 @@ impl Cfq {
     #[inline(always)]
     pub(super) fn start_idle_window(&mut self, queue: QueueId, window: Nanos) {
         if self.trace.is_enabled() {
-            self.idle_traced = true;
+            self.idle.traced = true;
             self.emit(|cfq| TraceEvent::IdleStart {
                 queue: cfq.queue_ref(queue),
-                kind: cfq.idle_kind,
+                kind: cfq.idle.kind,
                 window,
             });
         }
@@ -40,11 +40,11 @@ impl Cfq {
     /// although the timer stays armed until the queue's next completion re-arms it.)
     #[inline(always)]
     pub(super) fn end_idle_window(&mut self, queue: QueueId, reason: trace::IdleEnd) {
-        if self.idle_traced {
-            self.idle_traced = false;
+        if self.idle.traced {
+            self.idle.traced = false;
             self.emit(|cfq| TraceEvent::IdleEnd {
                 queue: cfq.queue_ref(queue),
-                kind: cfq.idle_kind,
+                kind: cfq.idle.kind,
                 reason,
             });
         }
