@@ -32,7 +32,7 @@ impl Bfq {
     pub(super) fn arrive(&mut self, request: Request, now: Nanos) -> Inserted {
         let mut id = self.queue_for(&request, now);
         // Parallel service has no queue in service to merge into: no early queue merging.
-        if request.sync && !self.parallel {
+        if request.sync && !self.parallel.on {
             id = self.cooperate(id, &request, now);
         }
         let queue = self.queue_mut(id);
@@ -100,7 +100,7 @@ impl Bfq {
             }
             let id = self.create_queue(Some(request.process), true, group, request, now);
             self.sync_queues.insert(request.process, id);
-            if !self.parallel {
+            if !self.parallel.on {
                 self.stable_merge_on_creation(id, group, now);
             }
             let in_burst = self.burst.created(id, group, now);
@@ -153,7 +153,7 @@ impl Bfq {
             weight,
         );
         // A new queue starts with two thirds of the largest budget.
-        let queue = Queue::new(kind, entity, self.max_budget * 2 / 3, now);
+        let queue = Queue::new(kind, entity, self.budgets.max * 2 / 3, now);
         if id == self.queues.len() {
             self.queues.push(Some(queue));
         } else {
@@ -245,9 +245,9 @@ impl Bfq {
                 .is_none_or(|t| now >= t.saturating_add(MIN_IDLE_TIME));
         let in_burst = queue.in_large_burst;
         let raise_started = self.raise_on_busy(id, idle_long, in_burst, now);
-        let (budget, back_shift) = if self.parallel {
+        let (budget, back_shift) = if self.parallel.on {
             // One request per turn; a lingering queue keeps its timestamps (`wf2q.rs`).
-            if self.trace.is_enabled() && self.lingering.contains_key(&id) {
+            if self.trace.is_enabled() && self.parallel.lingering.contains_key(&id) {
                 self.trace_linger_end(id, IdleEnd::RequestArrived);
             }
             self.forget_lingering(id);
@@ -256,7 +256,7 @@ impl Bfq {
             let (budget, back_shift) = self.activation_budget(id, in_time);
             // A raising period starts with a budget close to the queue's backlog, for latency.
             let cap = if raise_started {
-                2 * super::budget::min_budget(self.max_budget)
+                2 * super::budget::min_budget(self.budgets.max)
             } else {
                 u64::MAX
             };
@@ -426,7 +426,7 @@ impl Bfq {
             || queue.dispatched > 0
             || queue.busy
             || self.in_service == Some(id)
-            || self.lingering.contains_key(&id)
+            || self.parallel.lingering.contains_key(&id)
         {
             return;
         }

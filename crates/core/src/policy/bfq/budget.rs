@@ -23,6 +23,23 @@ use crate::Nanos;
 
 use super::queue::Expiration;
 
+/// The largest budget a queue may get, and the smoothed count of budgets assigned (which
+/// reaches 256), from which the largest budget follows the peak rate in auto mode.
+#[derive(Debug, Clone)]
+pub(super) struct Budgets {
+    /// The largest budget, in sectors.
+    pub(super) max: u64,
+    /// Smoothed count of assigned budgets.
+    pub(super) assigned: u64,
+}
+
+impl Budgets {
+    /// `max` as the largest budget, none assigned yet.
+    pub(super) fn new(max: u64) -> Self {
+        Self { max, assigned: 0 }
+    }
+}
+
 /// `max_budget` before the peak rate is known (`bfq_default_max_budget`, 8 MiB).
 pub(super) const DEFAULT_MAX_BUDGET: u64 = 16 * 1024;
 /// The smoothed count of assigned budgets after which `max_budget` follows the peak rate.

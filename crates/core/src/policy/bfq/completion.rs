@@ -32,8 +32,9 @@ impl Bfq {
         self.last_completed_queue = Some(id);
         self.measured_completed(id, request.id, now);
         self.soft_rt_after_last_completion(id, now);
-        if self.parallel {
-            self.service_time
+        if self.parallel.on {
+            self.parallel
+                .service_time
                 .add(now.saturating_sub(completion.dispatch_time));
             self.lingering_completed(id, now);
         }

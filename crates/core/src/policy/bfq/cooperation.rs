@@ -190,7 +190,7 @@ impl Bfq {
     /// for it, and free it once nothing refers to it.
     pub(super) fn no_process_left(&mut self, id: QueueId, now: Nanos) {
         self.queue_mut(id).process_gone = true;
-        if self.trace.is_enabled() && self.lingering.contains_key(&id) {
+        if self.trace.is_enabled() && self.parallel.lingering.contains_key(&id) {
             self.trace_linger_end(id, IdleEnd::ProcessExited);
         }
         self.stop_lingering(id);

@@ -29,6 +29,16 @@ use crate::{Nanos, Request, RequestId, TraceEvent};
 use super::queue::QueueId;
 use super::Bfq;
 
+/// What injection measures and remembers.
+#[derive(Debug, Clone, Default)]
+pub(super) struct InjectionState {
+    /// A request was injected since the measurement of the in-service queue's total service
+    /// time started.
+    pub(super) injected_since_measure: bool,
+    /// Most requests seen at the device at once (the injection limit's ceiling).
+    pub(super) max_in_flight_seen: usize,
+}
+
 /// An injected request this large counts as large on flash (`BFQQ_SECT_THR_NONROT`).
 const LARGE_ON_FLASH: u32 = 64;
 /// How often a queue's baseline is forgotten and its limit starts over.
@@ -46,7 +56,7 @@ impl Bfq {
             .or_else(|| self.any_injectable(in_service, now))?;
         let slot = self.queue(chosen).next_request?;
         let request = self.serve(chosen, slot, now, true);
-        self.injected_since_measure = true;
+        self.injection.injected_since_measure = true;
         self.emit(|bfq| TraceEvent::Inject {
             request: request.id,
             queue: bfq.queue_ref(chosen),
@@ -154,7 +164,7 @@ impl Bfq {
     pub(super) fn measure_on_arrival(&mut self, id: QueueId, request: RequestId, now: Nanos) {
         let short = self.short_think_time(id);
         let device_empty = self.in_flight.is_empty();
-        let injected = self.injected_since_measure;
+        let injected = self.injection.injected_since_measure;
         let in_service = self.in_service == Some(id);
         let queue = self.queue_mut(id);
         if now >= queue.inject_limit_changed.saturating_add(LIMIT_RESET) {
@@ -171,7 +181,7 @@ impl Bfq {
         if in_service && worth_measuring && may_measure {
             queue.measured_request = Some((request, now));
             if device_empty {
-                self.injected_since_measure = false;
+                self.injection.injected_since_measure = false;
             }
         }
     }
@@ -180,8 +190,8 @@ impl Bfq {
     /// adapt the limit and the baseline.
     pub(super) fn measured_completed(&mut self, id: QueueId, completed: RequestId, now: Nanos) {
         let device_empty = self.in_flight.is_empty();
-        let injected = self.injected_since_measure;
-        let ceiling = self.max_in_flight_seen;
+        let injected = self.injection.injected_since_measure;
+        let ceiling = self.injection.max_in_flight_seen;
         let queue = self.queue_mut(id);
         let Some((measured, arrival)) = queue.measured_request else {
             return;
@@ -210,6 +220,6 @@ impl Bfq {
         } else if !injected && device_empty {
             queue.last_service_time = total;
         }
-        self.injected_since_measure = false;
+        self.injection.injected_since_measure = false;
     }
 }

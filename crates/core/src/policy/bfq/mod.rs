@@ -179,9 +179,8 @@ pub struct Bfq {
     /// The idle timer: BFQ waits for the in-service queue's next request (`idling.rs`).
     idle: IdleTimer,
     in_flight: IdMap<InFlight>,
-    /// A request was injected since the measurement of the in-service queue's total service
-    /// time started (`injection.rs`).
-    injected_since_measure: bool,
+    /// What injection measures and remembers (`injection.rs`).
+    injection: injection::InjectionState,
     queued: usize,
     last_position: u64,
     /// Where the queue in service's last request ended (`in_serv_last_pos`): early queue
@@ -191,24 +190,16 @@ pub struct Bfq {
     activations: u64,
     hw_tag: HwTag,
     peak: PeakRate,
-    max_budget: u64,
-    /// Smoothed count of assigned budgets (reaches 256).
-    budgets_assigned: u64,
+    /// The largest budget and how many were assigned (`budget.rs`).
+    budgets: budget::Budgets,
     /// What the busy queues are, for the asymmetry test (`busy.rs`).
     busy: BusyCounts,
     burst: BurstDetector,
     last_completion: Nanos,
     last_completed_queue: Option<QueueId>,
-    /// Most requests seen at the device at once (the injection limit's ceiling).
-    max_in_flight_seen: usize,
-    /// Parallel service is on (`parallel.rs`): a non-rotational device, `parallel=1`, and not
-    /// `strict_guarantees`.
-    parallel: bool,
-    /// Parallel service: the queues expected back, with when BFQ stops waiting for each
-    /// (`None` while it has requests at the device).
-    lingering: BTreeMap<QueueId, Option<Nanos>>,
-    /// The device's mean service time (parallel service: whom to linger for).
-    service_time: parallel::ServiceTime,
+    /// Parallel service: whether it is on, whom it lingers for, the device's service time
+    /// (`parallel.rs`).
+    parallel: parallel::Parallel,
     /// Budgets, idling, weight raising, preemption and injection, when tracing is on.
     trace: TraceBuffer,
 }
@@ -344,22 +335,18 @@ impl Bfq {
             in_service: None,
             idle: IdleTimer::default(),
             in_flight: IdMap::default(),
-            injected_since_measure: false,
+            injection: injection::InjectionState::default(),
             queued: 0,
             last_position: 0,
             in_service_last_position: 0,
             activations: 0,
             hw_tag: HwTag::default(),
             peak: PeakRate::new(context.rotational),
-            max_budget,
-            budgets_assigned: 0,
+            budgets: budget::Budgets::new(max_budget),
             burst: BurstDetector::default(),
             last_completion: 0,
             last_completed_queue: None,
-            max_in_flight_seen: 0,
-            parallel,
-            lingering: BTreeMap::new(),
-            service_time: parallel::ServiceTime::default(),
+            parallel: parallel::Parallel::new(parallel),
             trace: TraceBuffer::default(),
         })
     }

@@ -40,6 +40,8 @@
 //! a lead cost such readers a sixth of their throughput. What the lead buys is measured in
 //! `docs/bfq-fast-devices.md`.
 
+use std::collections::BTreeMap;
+
 use crate::trace::Traced;
 use crate::trace::{IdleEnd, IdleKind};
 use crate::{Dispatch, Nanos, TraceEvent};
@@ -53,6 +55,30 @@ use super::Bfq;
 pub(super) const LINGER_FLOOR: Nanos = crate::time::us(50);
 /// A process thinking longer than this many device service times is not lingered for.
 pub(super) const LINGER_THINK_FACTOR: u64 = 2;
+
+/// What parallel service keeps: whether it is on, the queues it lingers for, and the device's
+/// service time.
+#[derive(Debug, Clone)]
+pub(super) struct Parallel {
+    /// On (a non-rotational device, `parallel=1`, and not `strict_guarantees`).
+    pub(super) on: bool,
+    /// The queues expected back, with when BFQ stops waiting for each (`None` while it has
+    /// requests at the device).
+    pub(super) lingering: BTreeMap<QueueId, Option<Nanos>>,
+    /// The device's mean service time (whom to linger for).
+    pub(super) service_time: ServiceTime,
+}
+
+impl Parallel {
+    /// Parallel service, on or off, lingering for nobody yet.
+    pub(super) fn new(on: bool) -> Self {
+        Self {
+            on,
+            lingering: BTreeMap::new(),
+            service_time: ServiceTime::default(),
+        }
+    }
+}
 
 /// The device's mean service time (dispatch to completion), a moving average weighing the
 /// newest sample ⅛.
@@ -133,7 +159,7 @@ impl Bfq {
         }
         if linger {
             let deadline = self.linger_deadline(id, now);
-            self.lingering.insert(id, deadline);
+            self.parallel.lingering.insert(id, deadline);
             self.emit(|bfq| TraceEvent::IdleStart {
                 queue: bfq.queue_ref(id),
                 kind: IdleKind::Linger,
@@ -149,8 +175,8 @@ impl Bfq {
     fn worth_lingering(&self, id: QueueId) -> bool {
         let queue = self.queue(id);
         let thinks_long = queue.think_time.valid()
-            && self.service_time.sampled
-            && queue.think_time.mean > LINGER_THINK_FACTOR * self.service_time.mean;
+            && self.parallel.service_time.sampled
+            && queue.think_time.mean > LINGER_THINK_FACTOR * self.parallel.service_time.mean;
         self.config.slice_idle > 0
             && queue.sync
             && !queue.process_gone
@@ -176,26 +202,26 @@ impl Bfq {
     }
 
     fn first_linger_deadline(&self) -> Option<Nanos> {
-        self.lingering.values().flatten().min().copied()
+        self.parallel.lingering.values().flatten().min().copied()
     }
 
     /// A lingering queue's request completed: with none left at the device, its window starts.
     pub(super) fn lingering_completed(&mut self, id: QueueId, now: Nanos) {
-        if self.lingering.get(&id) == Some(&None) && self.queue(id).dispatched == 0 {
+        if self.parallel.lingering.get(&id) == Some(&None) && self.queue(id).dispatched == 0 {
             let deadline = self.linger_deadline(id, now);
-            self.lingering.insert(id, deadline);
+            self.parallel.lingering.insert(id, deadline);
         }
     }
 
     /// A lingering queue got a request (its entity is activated by the caller) or its process
     /// exited: it no longer lingers.
     pub(super) fn forget_lingering(&mut self, id: QueueId) {
-        self.lingering.remove(&id);
+        self.parallel.lingering.remove(&id);
     }
 
     /// A lingering queue will not be waited for any more.
     pub(super) fn stop_lingering(&mut self, id: QueueId) {
-        if self.lingering.remove(&id).is_some() {
+        if self.parallel.lingering.remove(&id).is_some() {
             let entity = self.queue(id).entity;
             self.engine.stop_lingering(entity);
             self.release_if_unused(id);
@@ -205,7 +231,7 @@ impl Bfq {
     /// Stop waiting for every lingering queue, and release any entity the engine still keeps
     /// lingering.
     fn stop_all_lingering(&mut self) {
-        let queues: Vec<QueueId> = self.lingering.keys().copied().collect();
+        let queues: Vec<QueueId> = self.parallel.lingering.keys().copied().collect();
         for id in queues {
             self.trace_linger_end(id, IdleEnd::Released);
             self.stop_lingering(id);
@@ -219,6 +245,7 @@ impl Bfq {
             return;
         }
         let ended: Vec<QueueId> = self
+            .parallel
             .lingering
             .iter()
             .filter(|(_, deadline)| deadline.is_some_and(|at| at <= now))

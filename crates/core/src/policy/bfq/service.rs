@@ -31,7 +31,7 @@ impl Bfq {
         if self.config.strict_guarantees && !self.in_flight.is_empty() {
             return Dispatch::Empty;
         }
-        if self.parallel {
+        if self.parallel.on {
             return self.dispatch_parallel(now);
         }
         loop {
@@ -60,7 +60,7 @@ impl Bfq {
         let id = self.engine.select(self.root, now)?;
         self.in_service = Some(id);
         self.idle.stop();
-        self.budgets_assigned = (self.budgets_assigned * 7 + 256) / 8;
+        self.budgets.assigned = (self.budgets.assigned * 7 + 256) / 8;
         let timeout = self.config.timeout_sync;
         let queue = self.queue_mut(id);
         queue.fifo_checked = false;
@@ -203,12 +203,13 @@ impl Bfq {
             self.update_max_budget();
         }
         self.in_flight.insert(request.id.0, InFlight { queue: id });
-        self.max_in_flight_seen = self.max_in_flight_seen.max(self.in_flight.len());
+        self.injection.max_in_flight_seen =
+            self.injection.max_in_flight_seen.max(self.in_flight.len());
         if self.queue(id).is_empty() && self.in_service != Some(id) {
             self.leave_engine(id);
         }
         if self.in_service == Some(id)
-            && !self.parallel
+            && !self.parallel.on
             && self.queue(id).class_index() == CLASSES - 1
             && self.busy_queues() > 1
         {
@@ -220,9 +221,9 @@ impl Bfq {
 
     /// In auto mode, `max_budget` follows the peak rate once enough budgets were assigned.
     pub(super) fn update_max_budget(&mut self) {
-        if self.config.max_budget.is_none() && self.budgets_assigned >= budget::MIN_BUDGETS_FOR_AUTO
+        if self.config.max_budget.is_none() && self.budgets.assigned >= budget::MIN_BUDGETS_FOR_AUTO
         {
-            self.max_budget = self.peak.max_budget(self.config.timeout_sync).max(1);
+            self.budgets.max = self.peak.max_budget(self.config.timeout_sync).max(1);
         }
     }
 
@@ -324,12 +325,12 @@ impl Bfq {
             sync: queue.sync,
             raised: queue.raising.coefficient > 1,
         }
-        .charge(self.max_budget, self.config.timeout_sync)
+        .charge(self.budgets.max, self.config.timeout_sync)
     }
 
     /// The queue's next budget from how its turn ended.
     fn feedback(&mut self, id: QueueId, reason: Expiration, service: u64) -> u64 {
-        let max_budget = self.max_budget;
+        let max_budget = self.budgets.max;
         let in_flight = self.queue(id).dispatched;
         let next_cost = self.next_cost(id);
         let queue = self.queue_mut(id);

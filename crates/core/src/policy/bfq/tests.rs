@@ -80,7 +80,7 @@ fn while_idling_for_a_seeky_queue_another_queue_is_injected() {
     let (mut policy, heavy_queue, now) = idling_for_a_seeky_queue(&[]);
     let injected = policy.inject(heavy_queue, now).expect("a request injected");
     assert_eq!(injected.process, ProcessId(2));
-    assert!(policy.injected_since_measure);
+    assert!(policy.injection.injected_since_measure);
 }
 
 #[test]
@@ -155,17 +155,17 @@ fn max_budget_follows_the_measured_peak_rate_in_auto_mode() {
         now += us(1000);
         done(&mut policy, sent, now);
     }
-    assert!(policy.budgets_assigned >= budget::MIN_BUDGETS_FOR_AUTO);
+    assert!(policy.budgets.assigned >= budget::MIN_BUDGETS_FOR_AUTO);
     let expected = policy.peak.max_budget(ms(125));
-    assert_eq!(policy.max_budget, expected);
+    assert_eq!(policy.budgets.max, expected);
     assert!(
-        policy.max_budget > budget::DEFAULT_MAX_BUDGET,
+        policy.budgets.max > budget::DEFAULT_MAX_BUDGET,
         "{}",
-        policy.max_budget
+        policy.budgets.max
     );
 
     let fixed = bfq(&[("max_budget", "4096")]);
-    assert_eq!(fixed.max_budget, 4096);
+    assert_eq!(fixed.budgets.max, 4096);
 }
 
 #[test]
