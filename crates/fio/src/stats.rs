@@ -416,12 +416,14 @@ impl JobStats {
         self.directions.iter().map(|d| d.errors).sum()
     }
 
-    /// Count a submission made with `in_flight` requests outstanding (this one included).
+    /// Count a submission made with `in_flight` requests outstanding (this one included), in
+    /// the largest bucket not above it, as fio's `io_u_mark_depth` does (io_u.c: 2–3 in `2`,
+    /// 4–7 in `4`, …, 64 and more in `>=64`).
     pub fn record_depth(&mut self, in_flight: u32) {
         let bucket = DEPTH_BUCKETS
             .iter()
-            .position(|&b| in_flight <= b)
-            .unwrap_or(DEPTH_BUCKETS.len() - 1);
+            .rposition(|&b| b <= in_flight)
+            .unwrap_or(0);
         self.depth_counts[bucket] += 1;
     }
 
@@ -583,9 +585,10 @@ mod tests {
     #[test]
     fn depth_buckets() {
         let mut job = JobStats::default();
-        job.record_depth(1);
-        job.record_depth(3);
-        job.record_depth(100);
-        assert_eq!(job.depth_counts, [1, 0, 1, 0, 0, 0, 1]);
+        for depth in [0, 1, 2, 3, 4, 7, 8, 15, 31, 32, 63, 64, 100] {
+            job.record_depth(depth);
+        }
+        // fio's io_u_mark_depth: 1 (and nothing) in 1, 2–3 in 2, 4–7 in 4, 8–15 in 8, …
+        assert_eq!(job.depth_counts, [2, 2, 2, 2, 1, 2, 2]);
     }
 }

@@ -304,7 +304,10 @@ impl Worker {
         state: &mut State,
     ) {
         let d = direction_index(unit.direction);
-        state.stats.record_depth(depth);
+        let issued = state.stats.issued.iter().sum();
+        state
+            .stats
+            .record_depth(self.spec.reported_depth(depth, issued));
         state.stats.issued[d] += 1;
         let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
         let pending = Pending {
