@@ -6,10 +6,10 @@
 //!
 //! The index looks requests up by exact sector, as the kernel's merge hash does, so it is a
 //! hash of sectors to the slots there (in slot order, so a lookup finds the same candidate
-//! whatever the hash); a policy that also wants its queue in sector order (bfq's sort list)
-//! asks for a [`MergeIndex::sorted`] one, which keeps an ordered set beside the hashes.
+//! whatever the hash). A policy that also wants its queue in sector order keeps that order
+//! itself (bfq's sort list is a [`crate::sector_tree`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 use smallvec::SmallVec;
@@ -136,8 +136,6 @@ pub struct MergeIndex {
     by_end: SectorHash,
     /// Requests indexed.
     len: usize,
-    /// The same requests in sector order, for a policy that sorts its queue by the index.
-    order: Option<BTreeSet<(u64, SlotKey)>>,
     /// Largest merged request, in sectors (the kernel's max_sectors_kb × 2).
     pub max_sectors: u32,
     /// Whether front merges are attempted (deadline's `front_merges`).
@@ -162,20 +160,9 @@ impl MergeIndex {
             by_start: SectorHash::default(),
             by_end: SectorHash::default(),
             len: 0,
-            order: None,
             max_sectors,
             front_merges: true,
             enabled: true,
-        }
-    }
-
-    /// An index that also keeps its requests in sector order ([`MergeIndex::sort_list`]),
-    /// for a policy that keeps one index per queue, never disables it, and sorts the queue
-    /// by it.
-    pub fn sorted() -> Self {
-        Self {
-            order: Some(BTreeSet::new()),
-            ..Self::default()
         }
     }
 
@@ -184,13 +171,6 @@ impl MergeIndex {
         if self.enabled {
             self.link(key, request.sector, request.end_sector());
         }
-    }
-
-    /// The indexed requests in sector order, as `(start sector, slot)`; empty unless the index
-    /// was made [`MergeIndex::sorted`].
-    pub fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
-        static NONE: BTreeSet<(u64, SlotKey)> = BTreeSet::new();
-        self.order.as_ref().unwrap_or(&NONE)
     }
 
     /// Forget a queued request (before it leaves the slab or changes its extent).
@@ -205,9 +185,6 @@ impl MergeIndex {
             self.len += 1;
         }
         self.by_end.insert(end, key);
-        if let Some(order) = &mut self.order {
-            order.insert((start, key));
-        }
     }
 
     fn unlink(&mut self, key: SlotKey, start: u64, end: u64) {
@@ -215,9 +192,6 @@ impl MergeIndex {
             self.len -= 1;
         }
         self.by_end.remove(end, key);
-        if let Some(order) = &mut self.order {
-            order.remove(&(start, key));
-        }
     }
 
     fn fits(&self, a: &Request, b: &Request) -> bool {
