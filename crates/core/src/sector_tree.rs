@@ -27,8 +27,8 @@ struct Node {
     sector: u64,
     priority: u64,
     parent: usize,
-    left: usize,
-    right: usize,
+    /// The lower and the higher child.
+    child: [usize; 2],
 }
 
 impl Node {
@@ -36,9 +36,21 @@ impl Node {
         sector: 0,
         priority: 0,
         parent: NIL,
-        left: NIL,
-        right: NIL,
+        child: [NIL; 2],
     };
+
+    /// Which side of this node `(sector, slot)` belongs on: 0 before it, 1 after. Computed
+    /// without a branch: the walk down follows it at every level, and a random sector would
+    /// make a branch's guess wrong half the time.
+    fn side(&self, at: usize, sector: u64, slot: SlotKey) -> usize {
+        let after = (sector > self.sector) | ((sector == self.sector) & (slot > at));
+        usize::from(after)
+    }
+
+    /// Which child of this node `child` is.
+    fn side_of(&self, child: usize) -> usize {
+        usize::from(self.child[1] == child)
+    }
 }
 
 /// One sort list: the root of its tree and how many requests it holds.
@@ -89,26 +101,23 @@ impl SectorTree {
         let priority = self.draw();
         let mut parent = NIL;
         let mut at = list.root;
-        let mut to_left = false;
+        let mut side = 0;
         while at != NIL {
             parent = at;
             let node = &self.nodes[at];
-            to_left = (sector, slot) < (node.sector, at);
-            at = if to_left { node.left } else { node.right };
+            side = node.side(at, sector, slot);
+            at = node.child[side];
         }
         self.nodes[slot] = Node {
             sector,
             priority,
             parent,
-            left: NIL,
-            right: NIL,
+            child: [NIL; 2],
         };
         if parent == NIL {
             list.root = slot;
-        } else if to_left {
-            self.nodes[parent].left = slot;
         } else {
-            self.nodes[parent].right = slot;
+            self.nodes[parent].child[side] = slot;
         }
         while self.nodes[slot].parent != NIL
             && self.nodes[self.nodes[slot].parent].priority < priority
@@ -121,7 +130,7 @@ impl SectorTree {
     /// Take the request in `slot` off `list`, which holds it.
     pub fn remove(&mut self, list: &mut SortList, slot: SlotKey) {
         loop {
-            let Node { left, right, .. } = self.nodes[slot];
+            let [left, right] = self.nodes[slot].child;
             if left == NIL || right == NIL {
                 let child = if left == NIL { right } else { left };
                 let parent = self.nodes[slot].parent;
@@ -149,32 +158,20 @@ impl SectorTree {
 
     /// The request after the one in `slot` on its list, in sector order.
     pub fn next(&self, slot: SlotKey) -> Option<SlotKey> {
-        let right = self.nodes[slot].right;
-        if right != NIL {
-            return Some(self.leftmost(right));
-        }
-        let mut at = slot;
-        loop {
-            let parent = self.nodes[at].parent;
-            if parent == NIL {
-                return None;
-            }
-            if self.nodes[parent].left == at {
-                return Some(parent);
-            }
-            at = parent;
-        }
+        self.neighbour(slot, 1)
     }
 
     /// The request before the one in `slot` on its list, in sector order.
     pub fn prev(&self, slot: SlotKey) -> Option<SlotKey> {
-        let left = self.nodes[slot].left;
-        if left != NIL {
-            let mut at = left;
-            while self.nodes[at].right != NIL {
-                at = self.nodes[at].right;
-            }
-            return Some(at);
+        self.neighbour(slot, 0)
+    }
+
+    /// The neighbour on `side` (0 before, 1 after): the outermost node of that subtree
+    /// towards `slot`, or else the first ancestor `slot` lies on the other side of.
+    fn neighbour(&self, slot: SlotKey, side: usize) -> Option<SlotKey> {
+        let down = self.nodes[slot].child[side];
+        if down != NIL {
+            return Some(self.outermost(down, 1 - side));
         }
         let mut at = slot;
         loop {
@@ -182,7 +179,7 @@ impl SectorTree {
             if parent == NIL {
                 return None;
             }
-            if self.nodes[parent].right == at {
+            if self.nodes[parent].child[1 - side] == at {
                 return Some(parent);
             }
             at = parent;
@@ -191,7 +188,7 @@ impl SectorTree {
 
     /// The list's first request in sector order.
     pub fn first(&self, list: &SortList) -> Option<SlotKey> {
-        (list.root != NIL).then(|| self.leftmost(list.root))
+        (list.root != NIL).then(|| self.outermost(list.root, 0))
     }
 
     /// The list's requests in sector order, as `(start sector, slot)`.
@@ -200,9 +197,10 @@ impl SectorTree {
             .map(|slot| (self.nodes[slot].sector, slot))
     }
 
-    fn leftmost(&self, mut at: usize) -> usize {
-        while self.nodes[at].left != NIL {
-            at = self.nodes[at].left;
+    /// The last node down `side` links from `at`.
+    fn outermost(&self, mut at: usize, side: usize) -> usize {
+        while self.nodes[at].child[side] != NIL {
+            at = self.nodes[at].child[side];
         }
         at
     }
@@ -220,10 +218,9 @@ impl SectorTree {
     fn replace_child(&mut self, list: &mut SortList, parent: usize, old: usize, new: usize) {
         if parent == NIL {
             list.root = new;
-        } else if self.nodes[parent].left == old {
-            self.nodes[parent].left = new;
         } else {
-            self.nodes[parent].right = new;
+            let side = self.nodes[parent].side_of(old);
+            self.nodes[parent].child[side] = new;
         }
     }
 
@@ -231,21 +228,13 @@ impl SectorTree {
     fn rotate_up(&mut self, list: &mut SortList, node: usize) {
         let parent = self.nodes[node].parent;
         let grandparent = self.nodes[parent].parent;
-        if self.nodes[parent].left == node {
-            let moved = self.nodes[node].right;
-            self.nodes[parent].left = moved;
-            if moved != NIL {
-                self.nodes[moved].parent = parent;
-            }
-            self.nodes[node].right = parent;
-        } else {
-            let moved = self.nodes[node].left;
-            self.nodes[parent].right = moved;
-            if moved != NIL {
-                self.nodes[moved].parent = parent;
-            }
-            self.nodes[node].left = parent;
+        let side = self.nodes[parent].side_of(node);
+        let moved = self.nodes[node].child[1 - side];
+        self.nodes[parent].child[side] = moved;
+        if moved != NIL {
+            self.nodes[moved].parent = parent;
         }
+        self.nodes[node].child[1 - side] = parent;
         self.nodes[parent].parent = node;
         self.nodes[node].parent = grandparent;
         self.replace_child(list, grandparent, parent, node);
