@@ -6,8 +6,11 @@
 //!
 //! The index looks requests up by exact sector, as the kernel's merge hash does, so it is a
 //! hash of sectors to the slots there (in slot order, so a lookup finds the same candidate
-//! whatever the hash). A policy that also wants its queue in sector order keeps that order
-//! itself (bfq's sort list is a [`crate::sector_tree`]).
+//! whatever the hash). A policy that also keeps its queue in sector order can find requests
+//! by start sector there, as the kernel's elevators find front merges in their sort lists
+//! (`elv_rb_find`) and keep only the hash by end: it asks for an index
+//! [`MergeIndex::by_end_only`] and looks up by start itself (bfq, in its
+//! [`crate::sector_tree`]).
 
 use std::collections::HashMap;
 
@@ -132,7 +135,10 @@ impl SectorHash {
 /// Queued requests by start and by end sector.
 #[derive(Debug, Clone)]
 pub struct MergeIndex {
+    /// Empty, and never looked at, in an index made [`MergeIndex::by_end_only`].
     by_start: SectorHash,
+    /// Whether `by_start` is kept.
+    starts: bool,
     by_end: SectorHash,
     /// Requests indexed.
     len: usize,
@@ -158,11 +164,23 @@ impl MergeIndex {
     pub fn new(max_sectors: u32) -> Self {
         Self {
             by_start: SectorHash::default(),
+            starts: true,
             by_end: SectorHash::default(),
             len: 0,
             max_sectors,
             front_merges: true,
             enabled: true,
+        }
+    }
+
+    /// An index by end sector only, for a policy that finds requests by start sector in its
+    /// own sort list: [`MergeIndex::find`] then finds back merges only, and
+    /// [`MergeIndex::coalesce_candidate`] only after front merges; the policy looks for the
+    /// others itself, with [`MergeIndex::fits`] and its own test.
+    pub fn by_end_only() -> Self {
+        Self {
+            starts: false,
+            ..Self::default()
         }
     }
 
@@ -181,20 +199,25 @@ impl MergeIndex {
     }
 
     fn link(&mut self, key: SlotKey, start: u64, end: u64) {
-        if self.by_start.insert(start, key) {
+        if self.starts {
+            self.by_start.insert(start, key);
+        }
+        if self.by_end.insert(end, key) {
             self.len += 1;
         }
-        self.by_end.insert(end, key);
     }
 
     fn unlink(&mut self, key: SlotKey, start: u64, end: u64) {
-        if self.by_start.remove(start, key) {
+        if self.starts {
+            self.by_start.remove(start, key);
+        }
+        if self.by_end.remove(end, key) {
             self.len -= 1;
         }
-        self.by_end.remove(end, key);
     }
 
-    fn fits(&self, a: &Request, b: &Request) -> bool {
+    /// Whether `a` followed by `b` stays within the largest merged request.
+    pub fn fits(&self, a: &Request, b: &Request) -> bool {
         a.sectors.saturating_add(b.sectors) <= self.max_sectors
     }
 
@@ -222,7 +245,7 @@ impl MergeIndex {
         if let Some(key) = ending_here {
             return Some((key, MergeKind::Back));
         }
-        if !self.front_merges {
+        if !self.front_merges || !self.starts {
             return None;
         }
         let end = incoming.end_sector();

@@ -186,6 +186,28 @@ impl SectorTree {
         }
     }
 
+    /// The list's requests that start at `sector`, in slot order (the order of the list).
+    pub fn starting_at<'a>(
+        &'a self,
+        list: &SortList,
+        sector: u64,
+    ) -> impl Iterator<Item = SlotKey> + 'a {
+        let mut found = NIL;
+        let mut at = list.root;
+        while at != NIL {
+            let node = &self.nodes[at];
+            if node.sector == sector {
+                found = at;
+            }
+            at = node.child[usize::from(sector > node.sector)];
+        }
+        let first = (found != NIL).then_some(found);
+        std::iter::successors(first, move |&slot| {
+            self.next(slot)
+                .filter(|&next| self.nodes[next].sector == sector)
+        })
+    }
+
     /// The list's first request in sector order.
     pub fn first(&self, list: &SortList) -> Option<SlotKey> {
         (list.root != NIL).then(|| self.outermost(list.root, 0))
@@ -320,6 +342,13 @@ mod tests {
                             prop_assert_eq!(tree.next(slot), after);
                             prop_assert_eq!(tree.prev(slot), before);
                             prop_assert_eq!(tree.sector(slot), sector);
+                            let starting: Vec<SlotKey> = set
+                                .range((sector, 0)..=(sector, SlotKey::MAX))
+                                .map(|&(_, s)| s)
+                                .collect();
+                            prop_assert!(tree.starting_at(&lists[list], sector).eq(starting));
+                            let absent = sector + 64;
+                            prop_assert_eq!(tree.starting_at(&lists[list], absent).next(), None);
                         }
                     }
                 }

@@ -76,7 +76,8 @@ pub(super) struct Queue {
     /// lazily, when they reach the head; an entry is live while its slot still carries its
     /// sequence number.
     pub(super) fifo: VecDeque<(Nanos, u64, SlotKey)>,
-    /// Merge candidates.
+    /// Merge candidates by end sector; by start sector they are found in the sort list, as
+    /// the kernel's `bfq_request_merge` does with `elv_rb_find`.
     pub(super) merges: MergeIndex,
     /// Queued requests by start sector (the kernel's `sort_list`), in the store's tree.
     pub(super) sort_list: SortList,
@@ -178,7 +179,7 @@ impl Queue {
             orig_weight: weight_of(kind.priority),
             entity,
             fifo: VecDeque::new(),
-            merges: MergeIndex::default(),
+            merges: MergeIndex::by_end_only(),
             sort_list: SortList::default(),
             next_request: None,
             dispatched: 0,
@@ -292,6 +293,16 @@ impl RequestStore {
         request
     }
 
+    /// The queue's requests that start at `sector`, in slot order.
+    fn starting_at<'a>(&'a self, queue: &Queue, sector: u64) -> impl Iterator<Item = SlotKey> + 'a {
+        self.tree.starting_at(&queue.sort_list, sector)
+    }
+
+    /// Whether `second` may be appended to `first`, both of `queue`.
+    fn mergeable(&self, queue: &Queue, first: &Request, second: &Request) -> bool {
+        queue.merges.fits(first, second) && same_kind(first, second)
+    }
+
     /// The queue's requests in sector order, as `(start sector, slot)`.
     #[cfg(test)]
     pub(super) fn sorted<'a>(&'a self, queue: &Queue) -> impl Iterator<Item = (u64, SlotKey)> + 'a {
@@ -340,7 +351,16 @@ impl RequestStore {
     /// Merge a request into a queued one of `queue`, coalescing a neighbour it then touches.
     /// Returns what it did, or the request back.
     pub(super) fn merge(&mut self, queue: &mut Queue, request: Request) -> Result<Merged, Request> {
-        let Some((slot, kind)) = queue.merges.find(&self.slab, &request, same_kind) else {
+        let found = queue
+            .merges
+            .find(&self.slab, &request, same_kind)
+            .or_else(|| {
+                let end = request.end_sector();
+                self.starting_at(queue, end)
+                    .find(|&slot| self.mergeable(queue, self.slab.get(slot), &request))
+                    .map(|slot| (slot, MergeKind::Front))
+            });
+        let Some((slot, kind)) = found else {
             return Err(request);
         };
         let into = self.slab.get(slot).id;
@@ -370,10 +390,19 @@ impl RequestStore {
         slot: SlotKey,
         kind: MergeKind,
     ) -> (SlotKey, Option<crate::RequestId>) {
-        let Some((survivor, absorbed)) = queue
-            .merges
-            .coalesce_candidate(&self.slab, slot, kind, same_kind)
-        else {
+        let candidate = match kind {
+            MergeKind::Front => queue
+                .merges
+                .coalesce_candidate(&self.slab, slot, kind, same_kind),
+            MergeKind::Back => {
+                let grown = self.slab.get(slot);
+                self.starting_at(queue, grown.end_sector())
+                    .filter(|&other| other != slot)
+                    .find(|&other| self.mergeable(queue, grown, self.slab.get(other)))
+                    .map(|other| (slot, other))
+            }
+        };
+        let Some((survivor, absorbed)) = candidate else {
             return (slot, None);
         };
         let absorbed_id = self.slab.get(absorbed).id;
@@ -452,6 +481,32 @@ mod tests {
         assert_eq!(store.expired_head(&queue, 39), None);
         assert_eq!(store.expired_head(&queue, 40), Some(d));
         assert_eq!(queue.queued(), 1);
+    }
+
+    #[test]
+    fn front_merges_are_found_by_start_sector_in_the_sort_list() {
+        let (mut store, mut queue) = (RequestStore::default(), queue());
+        let far = store.add(&mut queue, read(1, 64), 10);
+        let grown = store.add(&mut queue, read(2, 16), 20);
+        // [8, 16) ends where [16, 24) starts: a front merge, which moves its start to 8.
+        let merged = store.merge(&mut queue, read(3, 8)).expect("merges");
+        assert_eq!(
+            (merged.into, merged.position, merged.coalesced),
+            (RequestId(2), MergeKind::Front, None)
+        );
+        let sorted: Vec<(u64, SlotKey)> = store.sorted(&queue).collect();
+        assert_eq!(sorted, vec![(8, grown), (64, far)]);
+        // The sort list follows the new start: [0, 8) front-merges again.
+        let merged = store.merge(&mut queue, read(4, 0)).expect("merges");
+        assert_eq!(
+            (merged.into, merged.position),
+            (RequestId(2), MergeKind::Front)
+        );
+        assert_eq!(store.slab.get(grown).sectors, 24);
+        // [56, 64) ends where [64, 72) starts, but a write does not join a read.
+        let write = Request::new(RequestId(5), ProcessId(1), Direction::Write, 56, 8);
+        assert!(store.merge(&mut queue, write).is_err());
+        assert_eq!(queue.queued(), 2);
     }
 
     #[test]
