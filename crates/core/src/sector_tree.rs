@@ -6,8 +6,9 @@
 //!
 //! Because the node of a request is found from its slot, removing a request, and finding the
 //! requests just before and after it in sector order, need no search from the root: a
-//! removal rotates the node down to a leaf and unlinks it, and the neighbours are one walk
-//! along parent or child links. Only an insertion walks down from the root.
+//! removal rotates the node down until it has at most one child and splices it out, and the
+//! neighbours are one walk along parent or child links. Only an insertion, and a lookup by
+//! sector (the requests that start where a merge candidate must), walk down from the root.
 //!
 //! The balance is a treap's: every node draws a priority from a fixed pseudo-random sequence
 //! when it is inserted, and the tree is kept a heap on those priorities, so its expected
