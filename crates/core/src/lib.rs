@@ -31,6 +31,7 @@ pub mod request;
 pub mod request_queue;
 pub mod scheduler;
 pub mod sector_order;
+pub mod sector_tree;
 pub mod sorted_set;
 pub mod spec;
 pub mod stop;

@@ -6,10 +6,13 @@
 //!
 //! The index looks requests up by exact sector, as the kernel's merge hash does, so it is a
 //! hash of sectors to the slots there (in slot order, so a lookup finds the same candidate
-//! whatever the hash); a policy that also wants its queue in sector order (bfq's sort list)
-//! asks for a [`MergeIndex::sorted`] one, which keeps an ordered set beside the hashes.
+//! whatever the hash). A policy that also keeps its queue in sector order can find requests
+//! by start sector there, as the kernel's elevators find front merges in their sort lists
+//! (`elv_rb_find`) and keep only the hash by end: it asks for an index
+//! [`MergeIndex::by_end_only`] and looks up by start itself (bfq, in its
+//! [`crate::sector_tree`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 use smallvec::SmallVec;
@@ -132,12 +135,13 @@ impl SectorHash {
 /// Queued requests by start and by end sector.
 #[derive(Debug, Clone)]
 pub struct MergeIndex {
+    /// Empty, and never looked at, in an index made [`MergeIndex::by_end_only`].
     by_start: SectorHash,
+    /// Whether `by_start` is kept.
+    starts: bool,
     by_end: SectorHash,
     /// Requests indexed.
     len: usize,
-    /// The same requests in sector order, for a policy that sorts its queue by the index.
-    order: Option<BTreeSet<(u64, SlotKey)>>,
     /// Largest merged request, in sectors (the kernel's max_sectors_kb × 2).
     pub max_sectors: u32,
     /// Whether front merges are attempted (deadline's `front_merges`).
@@ -160,21 +164,22 @@ impl MergeIndex {
     pub fn new(max_sectors: u32) -> Self {
         Self {
             by_start: SectorHash::default(),
+            starts: true,
             by_end: SectorHash::default(),
             len: 0,
-            order: None,
             max_sectors,
             front_merges: true,
             enabled: true,
         }
     }
 
-    /// An index that also keeps its requests in sector order ([`MergeIndex::sort_list`]),
-    /// for a policy that keeps one index per queue, never disables it, and sorts the queue
-    /// by it.
-    pub fn sorted() -> Self {
+    /// An index by end sector only, for a policy that finds requests by start sector in its
+    /// own sort list: [`MergeIndex::find`] then finds back merges only, and
+    /// [`MergeIndex::coalesce_candidate`] only after front merges; the policy looks for the
+    /// others itself, with [`MergeIndex::fits`] and its own test.
+    pub fn by_end_only() -> Self {
         Self {
-            order: Some(BTreeSet::new()),
+            starts: false,
             ..Self::default()
         }
     }
@@ -186,13 +191,6 @@ impl MergeIndex {
         }
     }
 
-    /// The indexed requests in sector order, as `(start sector, slot)`; empty unless the index
-    /// was made [`MergeIndex::sorted`].
-    pub fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
-        static NONE: BTreeSet<(u64, SlotKey)> = BTreeSet::new();
-        self.order.as_ref().unwrap_or(&NONE)
-    }
-
     /// Forget a queued request (before it leaves the slab or changes its extent).
     pub fn remove(&mut self, key: SlotKey, request: &Request) {
         if self.enabled {
@@ -201,26 +199,25 @@ impl MergeIndex {
     }
 
     fn link(&mut self, key: SlotKey, start: u64, end: u64) {
-        if self.by_start.insert(start, key) {
-            self.len += 1;
+        if self.starts {
+            self.by_start.insert(start, key);
         }
-        self.by_end.insert(end, key);
-        if let Some(order) = &mut self.order {
-            order.insert((start, key));
+        if self.by_end.insert(end, key) {
+            self.len += 1;
         }
     }
 
     fn unlink(&mut self, key: SlotKey, start: u64, end: u64) {
-        if self.by_start.remove(start, key) {
-            self.len -= 1;
+        if self.starts {
+            self.by_start.remove(start, key);
         }
-        self.by_end.remove(end, key);
-        if let Some(order) = &mut self.order {
-            order.remove(&(start, key));
+        if self.by_end.remove(end, key) {
+            self.len -= 1;
         }
     }
 
-    fn fits(&self, a: &Request, b: &Request) -> bool {
+    /// Whether `a` followed by `b` stays within the largest merged request.
+    pub fn fits(&self, a: &Request, b: &Request) -> bool {
         a.sectors.saturating_add(b.sectors) <= self.max_sectors
     }
 
@@ -248,7 +245,7 @@ impl MergeIndex {
         if let Some(key) = ending_here {
             return Some((key, MergeKind::Back));
         }
-        if !self.front_merges {
+        if !self.front_merges || !self.starts {
             return None;
         }
         let end = incoming.end_sector();

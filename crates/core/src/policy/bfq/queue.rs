@@ -3,9 +3,11 @@
 //! time, seekiness, budget, weight raising, injection). Each process has one sync queue;
 //! async requests go to queues shared per group, class and level.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::merge::{MergeIndex, MergeKind, RequestSlab, SlotKey};
+use crate::sector_order::SeekCost;
+use crate::sector_tree::{SectorTree, SortList};
 use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request};
 
 use super::idling::{SeekHistory, ThinkTime};
@@ -74,8 +76,11 @@ pub(super) struct Queue {
     /// lazily, when they reach the head; an entry is live while its slot still carries its
     /// sequence number.
     pub(super) fifo: VecDeque<(Nanos, u64, SlotKey)>,
-    /// Merge candidates; its index by start sector is also the queue's sort list.
+    /// Merge candidates by end sector; by start sector they are found in the sort list, as
+    /// the kernel's `bfq_request_merge` does with `elv_rb_find`.
     pub(super) merges: MergeIndex,
+    /// Queued requests by start sector (the kernel's `sort_list`), in the store's tree.
+    pub(super) sort_list: SortList,
     /// The request it would serve next.
     pub(super) next_request: Option<SlotKey>,
     /// Its requests at the device.
@@ -174,7 +179,8 @@ impl Queue {
             orig_weight: weight_of(kind.priority),
             entity,
             fifo: VecDeque::new(),
-            merges: MergeIndex::sorted(),
+            merges: MergeIndex::by_end_only(),
+            sort_list: SortList::default(),
             next_request: None,
             dispatched: 0,
             outstanding: 0,
@@ -213,19 +219,14 @@ impl Queue {
         }
     }
 
-    /// Queued requests by start sector (the merge index is never disabled in BFQ).
-    pub(super) fn sort_list(&self) -> &BTreeSet<(u64, SlotKey)> {
-        self.merges.sort_list()
-    }
-
     /// Number of queued requests.
     pub(super) fn queued(&self) -> usize {
-        self.sort_list().len()
+        self.sort_list.len()
     }
 
     /// Whether nothing is queued.
     pub(super) fn is_empty(&self) -> bool {
-        self.sort_list().is_empty()
+        self.sort_list.is_empty()
     }
 
     /// Its class as the scheduling engine counts them (0 RT, 1 BE, 2 IDLE).
@@ -260,6 +261,8 @@ pub(super) struct RequestStore {
     pub(super) slab: RequestSlab,
     /// Per slot: queue and FIFO key.
     slots: Vec<Option<SlotInfo>>,
+    /// The nodes of every queue's sort list, by slot.
+    tree: SectorTree,
     sequence: u64,
 }
 
@@ -274,7 +277,9 @@ impl RequestStore {
         }
         self.slots[slot] = Some(SlotInfo { fifo_key });
         queue.fifo.push_back((due, self.sequence, slot));
-        queue.merges.add(slot, self.slab.get(slot));
+        let request = self.slab.get(slot);
+        queue.merges.add(slot, request);
+        self.tree.insert(&mut queue.sort_list, slot, request.sector);
         slot
     }
 
@@ -282,9 +287,44 @@ impl RequestStore {
     pub(super) fn remove(&mut self, queue: &mut Queue, slot: SlotKey) -> Request {
         let request = self.slab.remove(slot);
         queue.merges.remove(slot, &request);
+        self.tree.remove(&mut queue.sort_list, slot);
         self.slots[slot] = None;
         self.drop_stale_fifo_head(queue);
         request
+    }
+
+    /// The queue's requests that start at `sector`, in slot order.
+    fn starting_at<'a>(&'a self, queue: &Queue, sector: u64) -> impl Iterator<Item = SlotKey> + 'a {
+        self.tree.starting_at(&queue.sort_list, sector)
+    }
+
+    /// Whether `second` may be appended to `first`, both of `queue`.
+    fn mergeable(&self, queue: &Queue, first: &Request, second: &Request) -> bool {
+        queue.merges.fits(first, second) && same_kind(first, second)
+    }
+
+    /// The queue's requests in sector order, as `(start sector, slot)`.
+    #[cfg(test)]
+    pub(super) fn sorted<'a>(&'a self, queue: &Queue) -> impl Iterator<Item = (u64, SlotKey)> + 'a {
+        self.tree.iter(&queue.sort_list)
+    }
+
+    /// The request to serve after `last` leaves its queue: the better, from `last`'s
+    /// position, of its neighbours in sector order, wrapping to the first (the kernel's
+    /// `bfq_find_next_rq`). The neighbours are read off `last`'s own node, with no search.
+    pub(super) fn next_after(
+        &self,
+        queue: &Queue,
+        seek: &SeekCost,
+        last: SlotKey,
+    ) -> Option<SlotKey> {
+        let after = self.tree.next(last).or_else(|| {
+            self.tree
+                .first(&queue.sort_list)
+                .filter(|&first| first != last)
+        });
+        let before = self.tree.prev(last);
+        seek.choose_slot(&self.slab, self.tree.sector(last), after, before)
     }
 
     /// Whether a FIFO entry still stands for a queued request.
@@ -311,11 +351,26 @@ impl RequestStore {
     /// Merge a request into a queued one of `queue`, coalescing a neighbour it then touches.
     /// Returns what it did, or the request back.
     pub(super) fn merge(&mut self, queue: &mut Queue, request: Request) -> Result<Merged, Request> {
-        let Some((slot, kind)) = queue.merges.find(&self.slab, &request, same_kind) else {
+        let found = queue
+            .merges
+            .find(&self.slab, &request, same_kind)
+            .or_else(|| {
+                let end = request.end_sector();
+                self.starting_at(queue, end)
+                    .find(|&slot| self.mergeable(queue, self.slab.get(slot), &request))
+                    .map(|slot| (slot, MergeKind::Front))
+            });
+        let Some((slot, kind)) = found else {
             return Err(request);
         };
         let into = self.slab.get(slot).id;
         queue.merges.merge(&mut self.slab, slot, kind, request);
+        if kind == MergeKind::Front {
+            // The start moved: the request takes its new place in the sort list.
+            self.tree.remove(&mut queue.sort_list, slot);
+            let sector = self.slab.get(slot).sector;
+            self.tree.insert(&mut queue.sort_list, slot, sector);
+        }
         let (carrier, absorbed) = self.coalesce(queue, slot, kind);
         let carrier = self.slab.get(carrier).id;
         Ok(Merged {
@@ -335,10 +390,19 @@ impl RequestStore {
         slot: SlotKey,
         kind: MergeKind,
     ) -> (SlotKey, Option<crate::RequestId>) {
-        let Some((survivor, absorbed)) = queue
-            .merges
-            .coalesce_candidate(&self.slab, slot, kind, same_kind)
-        else {
+        let candidate = match kind {
+            MergeKind::Front => queue
+                .merges
+                .coalesce_candidate(&self.slab, slot, kind, same_kind),
+            MergeKind::Back => {
+                let grown = self.slab.get(slot);
+                self.starting_at(queue, grown.end_sector())
+                    .filter(|&other| other != slot)
+                    .find(|&other| self.mergeable(queue, grown, self.slab.get(other)))
+                    .map(|other| (slot, other))
+            }
+        };
+        let Some((survivor, absorbed)) = candidate else {
             return (slot, None);
         };
         let absorbed_id = self.slab.get(absorbed).id;
@@ -346,6 +410,7 @@ impl RequestStore {
             queue.next_request = Some(survivor);
         }
         let inherited = self.slots[absorbed].take();
+        self.tree.remove(&mut queue.sort_list, absorbed);
         queue.merges.coalesce(&mut self.slab, survivor, absorbed);
         if let (Some(inherited), Some(own)) = (inherited, self.slots[survivor]) {
             if inherited.fifo_key < own.fifo_key {
@@ -396,7 +461,7 @@ mod tests {
         assert_eq!(store.expired_head(&queue, 9), None, "not due yet");
         assert_eq!(store.expired_head(&queue, 10), Some(a));
         // Sector order is independent of arrival.
-        let sorted: Vec<SlotKey> = queue.sort_list().iter().map(|&(_, s)| s).collect();
+        let sorted: Vec<SlotKey> = store.sorted(&queue).map(|(_, s)| s).collect();
         assert_eq!(sorted, vec![b, c, a]);
         // Leaving out of FIFO order keeps the head.
         store.remove(&mut queue, b);
@@ -416,6 +481,32 @@ mod tests {
         assert_eq!(store.expired_head(&queue, 39), None);
         assert_eq!(store.expired_head(&queue, 40), Some(d));
         assert_eq!(queue.queued(), 1);
+    }
+
+    #[test]
+    fn front_merges_are_found_by_start_sector_in_the_sort_list() {
+        let (mut store, mut queue) = (RequestStore::default(), queue());
+        let far = store.add(&mut queue, read(1, 64), 10);
+        let grown = store.add(&mut queue, read(2, 16), 20);
+        // [8, 16) ends where [16, 24) starts: a front merge, which moves its start to 8.
+        let merged = store.merge(&mut queue, read(3, 8)).expect("merges");
+        assert_eq!(
+            (merged.into, merged.position, merged.coalesced),
+            (RequestId(2), MergeKind::Front, None)
+        );
+        let sorted: Vec<(u64, SlotKey)> = store.sorted(&queue).collect();
+        assert_eq!(sorted, vec![(8, grown), (64, far)]);
+        // The sort list follows the new start: [0, 8) front-merges again.
+        let merged = store.merge(&mut queue, read(4, 0)).expect("merges");
+        assert_eq!(
+            (merged.into, merged.position),
+            (RequestId(2), MergeKind::Front)
+        );
+        assert_eq!(store.slab.get(grown).sectors, 24);
+        // [56, 64) ends where [64, 72) starts, but a write does not join a read.
+        let write = Request::new(RequestId(5), ProcessId(1), Direction::Write, 56, 8);
+        assert!(store.merge(&mut queue, write).is_err());
+        assert_eq!(queue.queued(), 2);
     }
 
     #[test]

@@ -171,10 +171,7 @@ impl Bfq {
     ) -> Request {
         let cost = self.cost(id, self.store.slab.get(slot));
         let queue = self.queues[id].as_mut().expect("live queue");
-        let next = self
-            .config
-            .seek
-            .next_after(&self.store.slab, queue.sort_list(), slot);
+        let next = self.store.next_after(queue, &self.config.seek, slot);
         let next = if queue.next_request == Some(slot) {
             next
         } else {
