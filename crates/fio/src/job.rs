@@ -580,15 +580,16 @@ impl JobSpec {
     }
 
     /// The depth fio's report counts a submission at (`iodepth_level`), `in_flight` being the
-    /// requests outstanding with it and `issued` those the job issued before it. For every
+    /// requests outstanding with it and `issued` tells those the job issued before it. For every
     /// engine but `vsync`, what is in flight. fio 3.33's `vsync` sends each request alone
     /// (one `readv` of one iovec, with the default `iodepth_batch`; strace on a file) yet
     /// reaps them in batches, so its report counts up to `iodepth` in flight: with
     /// `iodepth=8` over 1024 requests, 1=0.1 %, 2=0.2 %, 4=0.4 %, 8=99.3 %, the first request
     /// at depth 1 and the n-th at n until `iodepth`.
-    pub fn reported_depth(&self, in_flight: u32, issued: u64) -> u32 {
+    #[inline]
+    pub fn reported_depth(&self, in_flight: u32, issued: impl FnOnce() -> u64) -> u32 {
         if self.ioengine == IoEngine::Vsync {
-            let nth = u32::try_from(issued.saturating_add(1)).unwrap_or(u32::MAX);
+            let nth = u32::try_from(issued().saturating_add(1)).unwrap_or(u32::MAX);
             nth.min(self.iodepth.max(1))
         } else {
             in_flight

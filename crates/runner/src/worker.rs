@@ -304,10 +304,10 @@ impl Worker {
         state: &mut State,
     ) {
         let d = direction_index(unit.direction);
-        let issued = state.stats.issued.iter().sum();
-        state
-            .stats
-            .record_depth(self.spec.reported_depth(depth, issued));
+        let depth = self
+            .spec
+            .reported_depth(depth, || state.stats.issued.iter().sum());
+        state.stats.record_depth(depth);
         state.stats.issued[d] += 1;
         let length = usize::try_from(unit.length).unwrap_or(usize::MAX);
         let pending = Pending {

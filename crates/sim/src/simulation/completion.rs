@@ -136,11 +136,9 @@ impl Simulation<'_> {
         self.next_request_id += 1;
         let process = &mut self.processes[index as usize];
         let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
-        let issued = process.stats.issued.iter().sum();
         let spec = &self.job_file.jobs[process.spec_index];
-        process
-            .stats
-            .record_depth(spec.reported_depth(in_flight, issued));
+        let depth = spec.reported_depth(in_flight, || process.stats.issued.iter().sum());
+        process.stats.record_depth(depth);
         process.stats.issued[direction_index(unit.direction)] += 1;
         self.pending.insert(
             id,

@@ -12,8 +12,8 @@ use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, Reque
 use super::fifo::Fifo;
 use super::idle::SeekHistory;
 use super::service_tree::TreePosition;
-use super::sort_list::SortList;
 use super::{Cfq, ProcessState, QueueId};
+use crate::sector_tree::SortList;
 
 /// Which queue holds a queued request, and its place on that queue's FIFO.
 #[derive(Debug, Clone, Copy)]
@@ -369,7 +369,7 @@ impl Cfq {
             },
         );
         let q = &mut self.queues[queue];
-        q.sort_list.insert(sector, slot);
+        self.tree.insert(&mut q.sort_list, slot, sector);
         q.fifo.insert((fifo_time, fifo_seq, slot));
         q.merges.add(slot, self.slab.get(slot));
         if !q.on_rr {
@@ -396,10 +396,9 @@ impl Cfq {
 
     /// Take a request off its queue's sort list and FIFO (it stays in the slab).
     fn unlink(&mut self, queue: QueueId, slot: SlotKey) {
-        let sector = self.slab.get(slot).sector;
         let fifo_seq = self.slots[slot].fifo_seq;
         let q = &mut self.queues[queue];
-        q.sort_list.remove(sector, slot);
+        self.tree.remove(&mut q.sort_list, slot);
         let (slab, slots) = (&self.slab, &self.slots);
         q.fifo.forget(|&(_, seq, other)| {
             // The leaving request counts as gone from here on.
@@ -423,11 +422,18 @@ impl Cfq {
 
     /// The request to serve after `last` leaves (the kernel's `cfq_find_next_rq`): the better,
     /// from `last`'s position, of its neighbours in sector order (wrapping to the first).
+    /// `last` is on the queue's sort list, whose tree gives both neighbours without a search.
     pub(super) fn find_next_request(&self, queue: QueueId, last: SlotKey) -> Option<SlotKey> {
-        let sector = self.slab.get(last).sector;
-        self.queues[queue]
-            .sort_list
-            .next_after(&self.config.seek, &self.slab, sector, last)
+        let sort_list = &self.queues[queue].sort_list;
+        let after = self
+            .tree
+            .next(last)
+            .or_else(|| self.tree.first(sort_list).filter(|&first| first != last));
+        let before = self.tree.prev(last);
+        let sector = self.tree.sector(last);
+        self.config
+            .seek
+            .choose_slot(&self.slab, sector, after, before)
     }
 
     /// The better of two requests to serve with the head at `head` (the kernel's
@@ -454,7 +460,6 @@ impl Cfq {
         let Some((slot, kind)) = found else {
             return Err(request);
         };
-        let old_sector = self.slab.get(slot).sector;
         self.trace.emit(|| TraceEvent::Merge {
             request: request.id,
             into: self.slab.get(slot).id,
@@ -464,18 +469,18 @@ impl Cfq {
             .merges
             .merge(&mut self.slab, slot, kind, request);
         if kind == MergeKind::Front {
-            self.request_moved(queue, slot, old_sector);
+            self.request_moved(queue, slot);
         }
         let carrier = self.coalesce(queue, slot, kind);
         Ok(self.slab.get(carrier).id)
     }
 
     /// A front merge moved a request's start: re-sort it, and it may now be the next request.
-    fn request_moved(&mut self, queue: QueueId, slot: SlotKey, old_sector: u64) {
+    fn request_moved(&mut self, queue: QueueId, slot: SlotKey) {
         let sector = self.slab.get(slot).sector;
         let q = &mut self.queues[queue];
-        q.sort_list.remove(old_sector, slot);
-        q.sort_list.insert(sector, slot);
+        self.tree.remove(&mut q.sort_list, slot);
+        self.tree.insert(&mut q.sort_list, slot, sector);
         let current = q.next_request;
         let next = self.choose_request(current, Some(slot), self.device.last_position);
         self.set_next_request(queue, next);
