@@ -119,7 +119,7 @@ impl Queue {
             level,
             sort_list: SortList::default(),
             fifo: Fifo::default(),
-            merges: MergeIndex::default(),
+            merges: MergeIndex::by_end_only(),
             next_request: None,
             dispatched: 0,
             on_rr: false,
@@ -228,6 +228,14 @@ impl IndexMut<QueueId> for Queues {
 }
 
 /// Requests of the same direction and kind may merge (the queue is already the same).
+impl Cfq {
+    /// Whether `second` may follow `first` in one request of `queue`: within the merge size,
+    /// same direction and sync-ness.
+    fn mergeable(&self, queue: &Queue, first: &Request, second: &Request) -> bool {
+        queue.merges.fits(first, second) && same_kind(first, second)
+    }
+}
+
 fn same_kind(queued: &Request, incoming: &Request) -> bool {
     queued.direction == incoming.direction && queued.sync == incoming.sync
 }
@@ -454,9 +462,15 @@ impl Cfq {
         let Some(queue) = self.current_queue(&request) else {
             return Err(request);
         };
-        let found = self.queues[queue]
-            .merges
-            .find(&self.slab, &request, same_kind);
+        let q = &self.queues[queue];
+        let found = q.merges.find(&self.slab, &request, same_kind).or_else(|| {
+            // A front merge: a queued request starting where this one ends, found in the
+            // sort list as the kernel's `elv_rb_find` finds it.
+            self.tree
+                .starting_at(&q.sort_list, request.end_sector())
+                .find(|&slot| self.mergeable(q, &request, self.slab.get(slot)))
+                .map(|slot| (slot, MergeKind::Front))
+        });
         let Some((slot, kind)) = found else {
             return Err(request);
         };
@@ -489,9 +503,20 @@ impl Cfq {
     /// After the request at `slot` grew, absorb the queued neighbour it now touches (the
     /// kernel's `cfq_merged_requests`): the survivor keeps the earlier FIFO place.
     fn coalesce(&mut self, queue: QueueId, slot: SlotKey, kind: MergeKind) -> SlotKey {
-        let candidate = self.queues[queue]
-            .merges
-            .coalesce_candidate(&self.slab, slot, kind, same_kind);
+        let q = &self.queues[queue];
+        let candidate = match kind {
+            MergeKind::Front => q
+                .merges
+                .coalesce_candidate(&self.slab, slot, kind, same_kind),
+            MergeKind::Back => {
+                let grown = self.slab.get(slot);
+                self.tree
+                    .starting_at(&q.sort_list, grown.end_sector())
+                    .filter(|&other| other != slot)
+                    .find(|&other| self.mergeable(q, grown, self.slab.get(other)))
+                    .map(|other| (slot, other))
+            }
+        };
         let Some((survivor, absorbed)) = candidate else {
             return slot;
         };
