@@ -579,6 +579,12 @@ impl JobSpec {
         }
     }
 
+    /// Whether fio's report counts this job's depth otherwise than by what is in flight
+    /// ([`JobSpec::reported_depth`]): the `vsync` engine's.
+    pub fn reaps_in_batches(&self) -> bool {
+        self.ioengine == IoEngine::Vsync
+    }
+
     /// The depth fio's report counts a submission at (`iodepth_level`), `in_flight` being the
     /// requests outstanding with it and `issued` tells those the job issued before it. For every
     /// engine but `vsync`, what is in flight. fio 3.33's `vsync` sends each request alone
@@ -588,7 +594,7 @@ impl JobSpec {
     /// at depth 1 and the n-th at n until `iodepth`.
     #[inline]
     pub fn reported_depth(&self, in_flight: u32, issued: impl FnOnce() -> u64) -> u32 {
-        if self.ioengine == IoEngine::Vsync {
+        if self.reaps_in_batches() {
             let nth = u32::try_from(issued().saturating_add(1)).unwrap_or(u32::MAX);
             nth.min(self.iodepth.max(1))
         } else {

@@ -131,13 +131,18 @@ impl Simulation<'_> {
     /// An I/O of process `index` begins now: it takes the next request id, counts as
     /// issued at the process's depth, and waits in `pending` for its completion (`buffered`:
     /// one the device's queue never holds). Returns its id.
+    #[inline(always)]
     pub(super) fn open_io(&mut self, index: u32, unit: &IoUnit, bytes: u64, buffered: bool) -> u64 {
         let id = self.next_request_id;
         self.next_request_id += 1;
         let process = &mut self.processes[index as usize];
         let in_flight = process.clock.as_ref().map_or(1, JobClock::in_flight);
-        let spec = &self.job_file.jobs[process.spec_index];
-        let depth = spec.reported_depth(in_flight, || process.stats.issued.iter().sum());
+        let depth = if process.reaps_in_batches {
+            let spec = &self.job_file.jobs[process.spec_index];
+            spec.reported_depth(in_flight, || process.stats.issued.iter().sum())
+        } else {
+            in_flight
+        };
         process.stats.record_depth(depth);
         process.stats.issued[direction_index(unit.direction)] += 1;
         self.pending.insert(

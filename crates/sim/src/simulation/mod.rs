@@ -185,6 +185,8 @@ struct Process {
     sync_writes: bool,
     /// Reads go through the page cache (not O_DIRECT): sequential ones get read-ahead.
     buffered_reads: bool,
+    /// fio's report counts its depth otherwise than by what is in flight (`vsync`).
+    reaps_in_batches: bool,
     /// O_DIRECT writes reach the elevator as async requests (2004 kernels).
     direct_writes_async: bool,
     file_sectors: Vec<u64>,

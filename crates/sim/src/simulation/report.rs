@@ -120,6 +120,7 @@ pub(super) fn build_processes(
             phase: process.phase,
             sync_writes: spec.direct || spec.sync_writes,
             buffered_reads: !spec.direct,
+            reaps_in_batches: spec.reaps_in_batches(),
             direct_writes_async: false,
             file_sizes: process.files.iter().map(|file| file.size).collect(),
             readahead: vec![FileReadahead::default(); process.files.len()],
