@@ -82,6 +82,20 @@ fn a_job_moved_into_a_group_made_during_the_run_gets_its_share() {
             "{sched}: same seed, same bytes"
         );
     }
+    // The report's chart of bandwidth per cgroup counts b in g2 from its move.
+    let page = dir.path().join("page.html");
+    let output = ioslice(&["run", &path, "--report", page.to_str().expect("utf-8")]);
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let chart = html
+        .split("id=\"run-0-cgroups\"")
+        .nth(1)
+        .expect("a cgroup chart");
+    let chart = chart.split("</figure>").next().unwrap_or_default();
+    assert!(
+        chart.contains(">g1<") && chart.contains(">g2<"),
+        "both cgroups drawn"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@
 //! points), a 100 s run with 160 ms windows (625 points). The page states the window used.
 
 use ioslice_core::trace::TraceEvent;
-use ioslice_core::{Direction, Nanos, TraceSink};
+use ioslice_core::{Direction, GroupTree, Nanos, TraceSink};
 use serde::{Deserialize, Serialize};
 
 use crate::requests::{ProcessRequests, RequestSeries};
@@ -46,6 +46,15 @@ impl ProcessSeries {
     }
 }
 
+/// The bytes the job processes completed in one cgroup, both directions, window by window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSeries {
+    /// The cgroup's path (`/` for the root).
+    pub name: String,
+    /// Bytes completed in each window, from the run's start.
+    pub bytes: Vec<u64>,
+}
+
 /// A run's bandwidth over time.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BandwidthSeries {
@@ -54,6 +63,11 @@ pub struct BandwidthSeries {
     /// Every process and direction that completed any bytes, by process then direction;
     /// every series has the same number of windows.
     pub series: Vec<ProcessSeries>,
+    /// The job processes' bytes by the cgroup each request was charged to, in the same
+    /// windows: a job moved to another cgroup during the run counts in each for its time
+    /// there. Empty where the run's trace was not seen (fio's logs, older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSeries>,
 }
 
 impl BandwidthSeries {
@@ -88,9 +102,22 @@ impl BandwidthSeries {
                 ..one.clone()
             })
             .collect();
+        let groups = self
+            .groups
+            .iter()
+            .map(|one| GroupSeries {
+                name: one.name.clone(),
+                bytes: one
+                    .bytes
+                    .chunks(k)
+                    .map(|chunk| chunk.iter().sum())
+                    .collect(),
+            })
+            .collect();
         BandwidthSeries {
             window_ns: self.window_ns.saturating_mul(k as u64),
             series,
+            groups,
         }
     }
 
@@ -112,6 +139,10 @@ pub struct BandwidthRecorder {
     requests: Vec<[Vec<u64>; 2]>,
     /// Windows covered so far (one past the last window with a completion).
     windows: usize,
+    /// The job processes' bytes per window, by the index of the group charged.
+    group_bytes: Vec<Vec<u64>>,
+    /// The groups' paths by index, from the trace's start (and its changes).
+    group_names: Vec<String>,
 }
 
 impl BandwidthRecorder {
@@ -123,7 +154,22 @@ impl BandwidthRecorder {
             bytes: vec![[Vec::new(), Vec::new()]; process_count + 1],
             requests: vec![[Vec::new(), Vec::new()]; process_count + 1],
             windows: 0,
+            group_bytes: Vec::new(),
+            group_names: Vec::new(),
         }
+    }
+
+    /// Count `bytes` completed at `time` in the group with this index.
+    fn add_to_group(&mut self, time: Nanos, group: usize, bytes: u64) {
+        let window = (time / self.window_ns) as usize;
+        if self.group_bytes.len() <= group {
+            self.group_bytes.resize(group + 1, Vec::new());
+        }
+        let series = &mut self.group_bytes[group];
+        if series.len() <= window {
+            series.resize(window + 1, 0);
+        }
+        series[window] += bytes;
     }
 
     /// Count one request of `bytes` completed by `process` in `direction` at `time`.
@@ -152,11 +198,13 @@ impl BandwidthRecorder {
 
     /// Merge adjacent pairs of windows in every series and double the window.
     fn halve(&mut self) {
+        let halved = |series: &mut Vec<u64>| {
+            *series = series.chunks(2).map(|pair| pair.iter().sum()).collect();
+        };
         for directions in self.bytes.iter_mut().chain(&mut self.requests) {
-            for series in directions.iter_mut() {
-                *series = series.chunks(2).map(|pair| pair.iter().sum()).collect();
-            }
+            directions.iter_mut().for_each(halved);
         }
+        self.group_bytes.iter_mut().for_each(halved);
         self.windows = self.windows.div_ceil(2);
         self.window_ns *= 2;
     }
@@ -172,6 +220,20 @@ impl BandwidthRecorder {
     /// names; each has every process and direction with any bytes (requests).
     pub fn finish_with_requests(self) -> (BandwidthSeries, RequestSeries) {
         let windows = self.windows;
+        let groups = self
+            .group_bytes
+            .into_iter()
+            .enumerate()
+            .filter(|(_, bytes)| bytes.iter().any(|&b| b > 0))
+            .map(|(index, mut bytes)| {
+                bytes.resize(windows, 0);
+                let name = self.group_names.get(index).cloned();
+                GroupSeries {
+                    name: name.unwrap_or_else(|| format!("group {index}")),
+                    bytes,
+                }
+            })
+            .collect();
         let mut bytes_series = Vec::new();
         let mut request_series = Vec::new();
         let processes = self.bytes.into_iter().zip(self.requests).enumerate();
@@ -210,6 +272,7 @@ impl BandwidthRecorder {
             BandwidthSeries {
                 window_ns: self.window_ns,
                 series: bytes_series,
+                groups,
             },
             RequestSeries {
                 window_ns: self.window_ns,
@@ -220,6 +283,19 @@ impl BandwidthRecorder {
 }
 
 impl TraceSink for BandwidthRecorder {
+    fn start(&mut self, groups: &GroupTree) {
+        self.group_names = groups
+            .iter()
+            .map(|(_, group)| {
+                if group.path.is_empty() {
+                    "/".to_string()
+                } else {
+                    group.path.clone()
+                }
+            })
+            .collect();
+    }
+
     fn record(&mut self, time: Nanos, event: &TraceEvent) {
         if let TraceEvent::Complete {
             request,
@@ -228,7 +304,12 @@ impl TraceSink for BandwidthRecorder {
         } = event
         {
             let bytes = u64::from(request.sectors) * 512;
-            self.add(time, request.process.0 as usize, request.direction, bytes);
+            let process = request.process.0 as usize;
+            self.add(time, process, request.direction, bytes);
+            // The flusher's writeback is drawn as its own layer, as before.
+            if process > 0 {
+                self.add_to_group(time, request.group.index(), bytes);
+            }
         }
     }
 }
@@ -259,6 +340,49 @@ mod tests {
             assert_eq!(one.total(), whole.total());
         }
         assert_eq!(series.thinned(10_000), series, "already light enough");
+    }
+
+    /// A completed request of `process` in `group`, `sectors` long.
+    fn done(process: u32, group: u32, sectors: u32) -> TraceEvent {
+        let mut request = ioslice_core::Request::new(
+            ioslice_core::RequestId(u64::from(process)),
+            ioslice_core::ProcessId(process),
+            Direction::Read,
+            0,
+            sectors,
+        );
+        request.group = ioslice_core::GroupId(group);
+        TraceEvent::complete(
+            &ioslice_core::Completion {
+                request,
+                dispatch_time: 0,
+                error: None,
+            },
+            0,
+        )
+    }
+
+    #[test]
+    fn bytes_count_in_the_group_each_request_was_charged_to() {
+        let mut groups = GroupTree::default();
+        let a = groups.ensure("a").expect("path");
+        let mut recorder = BandwidthRecorder::new(1);
+        recorder.start(&groups);
+        recorder.record(0, &done(1, a.0, 8));
+        // The process moves to a group made during the run; the trace learns it.
+        let b = groups.add("b").expect("path");
+        recorder.start(&groups);
+        recorder.record(FIRST_WINDOW_NS, &done(1, b.0, 16));
+        // The flusher's writeback is drawn apart, not in a group.
+        recorder.record(FIRST_WINDOW_NS, &done(0, a.0, 32));
+        let series = recorder.finish();
+        let groups: Vec<(&str, &[u64])> = series
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.bytes.as_slice()))
+            .collect();
+        assert_eq!(groups, [("a", &[4096, 0][..]), ("b", &[0, 8192][..])]);
+        assert_eq!(series.thinned(2).groups[1].bytes, [8192]);
     }
 
     #[test]

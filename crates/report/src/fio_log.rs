@@ -198,6 +198,7 @@ fn run(prefix: &str, logs: &[FioLog]) -> Result<RunRecord, String> {
                     bytes,
                 })
                 .collect(),
+            groups: Vec::new(),
         });
     let requests = counts(&iops_logs, window, 1).map(|(window_ns, series)| RequestSeries {
         window_ns,

@@ -257,6 +257,25 @@ fn cgroup_layers(
 ) -> Vec<(String, Vec<u64>)> {
     let windows = series.windows();
     let mut layers: Vec<(String, Vec<u64>)> = Vec::new();
+    if !series.groups.is_empty() {
+        // Where each request was charged: a job moved to another cgroup counts in each.
+        layers.extend(
+            series
+                .groups
+                .iter()
+                .map(|g| (g.name.clone(), g.bytes.clone())),
+        );
+        for flusher in series.series.iter().filter(|s| s.process == 0) {
+            match layers.iter_mut().find(|(name, _)| name == "flusher") {
+                Some((_, total)) => total
+                    .iter_mut()
+                    .zip(&flusher.bytes)
+                    .for_each(|(t, b)| *t += b),
+                None => layers.push(("flusher".to_string(), flusher.bytes.clone())),
+            }
+        }
+        return layers;
+    }
     for s in &series.series {
         let name = match (s.process as usize).checked_sub(1) {
             None => "flusher".to_string(),
