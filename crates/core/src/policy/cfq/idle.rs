@@ -45,7 +45,7 @@ impl Default for IdleWindow {
 /// Think-time samples (×256) above which the mean is trusted: three samples.
 const VALID_SAMPLES: u64 = 80;
 /// Fixed point of the think-time EWMA.
-const EWMA_SCALE: u128 = 256;
+const EWMA_SCALE: u64 = 256;
 /// A request further than this from the previous one is a seek, on rotational media.
 const SEEK_THRESHOLD: u64 = 800;
 /// A request smaller than this is seeky on non-rotational media.
@@ -62,8 +62,10 @@ const PAGE_SIZE: u64 = 4096;
 pub(super) struct ThinkTime {
     /// Sample weight, ×256, tending to 256.
     samples: u64,
-    /// Weighted sum of samples, ×256.
-    total: u128,
+    /// Weighted sum of samples, ×256: at most 256 × the largest sample, which is capped at
+    /// twice a tunable of at most `INT_MAX` ms (4.3e15 ns), so 1.1e18, and seven times it
+    /// plus a new sample still fits 64 bits.
+    total: u64,
     /// The mean.
     pub(super) mean: Nanos,
     /// The last completion.
@@ -83,14 +85,13 @@ impl ThinkTime {
     pub(super) fn record(&mut self, now: Nanos, cap: Nanos) {
         let elapsed = now.saturating_sub(self.last_end).min(cap);
         self.samples = (7 * self.samples + 256) / 8;
-        self.total = (7 * self.total + EWMA_SCALE * u128::from(elapsed)) / 8;
-        let rounded = self.total + 128;
-        // The same quotient in 64 bits whenever the sum fits, which it does unless think times
-        // run to years: a 128-bit division is a library call, done per request.
-        self.mean = match u64::try_from(rounded) {
-            Ok(rounded) => rounded / self.samples,
-            Err(_) => u64::try_from(rounded / u128::from(self.samples)).unwrap_or(u64::MAX),
-        };
+        // Saturating only past the bound above, which the tunables keep it within.
+        let total = self
+            .total
+            .saturating_mul(7)
+            .saturating_add(EWMA_SCALE.saturating_mul(elapsed));
+        self.total = total / 8;
+        self.mean = self.total.saturating_add(128) / self.samples;
     }
 
     /// Whether enough samples were seen to trust the mean.
