@@ -18,7 +18,8 @@
 //!   names that one device (a job's offsets are from its start); a missing regular file is
 //!   created and laid out as fio lays it out (`layout`);
 //! - a directory: each job's files are named as fio names them (`filename=`, else
-//!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
+//!   `jobname.clone.filenum`, under `directory=`) relative to it (a name that leaves it is
+//!   refused, `confine`), created and laid out
 //!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
 //!   get different engines: a real elevator is per device, so several per-file engines on
 //!   one filesystem approximate it (they do not arbitrate between each other).
@@ -51,6 +52,7 @@ use ioslice_fio::{
     CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
 };
 
+mod confine;
 mod disk_stats;
 mod file_ops;
 mod flow;

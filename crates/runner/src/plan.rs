@@ -173,7 +173,7 @@ pub(crate) fn plan(
             }
             let path = match place {
                 Place::Single(path) | Place::Device(path, _) => path.clone(),
-                Place::Directory(dir) => dir.join(&file.name),
+                Place::Directory(dir) => crate::confine::within(dir, spec, &file.name)?,
             };
             // A device of its own has no page cache to bypass: one target for every job.
             let direct = spec.direct || matches!(place, Place::Device(..));
