@@ -54,6 +54,7 @@ use ioslice_fio::{
 
 mod confine;
 mod disk_stats;
+mod exec;
 mod file_ops;
 mod flow;
 mod layout;
@@ -467,6 +468,21 @@ fn run_phases(
                 continue;
             }
             let Some(process) = slot.take() else { continue };
+            if specs[process.spec_index].ioengine == ioslice_fio::IoEngine::Exec {
+                let job = exec::ExecJob {
+                    spec: specs[process.spec_index].clone(),
+                    started: shared.started,
+                    stop: shared.stop.clone(),
+                    waitees: Arc::clone(&shared.waitees),
+                    rng: process.rng.clone(),
+                };
+                let thread = std::thread::Builder::new()
+                    .name(format!("ioslice-job-{}", process.pid))
+                    .spawn(move || job.run())
+                    .map_err(|e| RunError::Thread(e.to_string()))?;
+                threads.push((index, thread));
+                continue;
+            }
             let mut worker = worker_for(&process, specs, engines, opened, shared)?;
             worker.progress = shared.progress.map(|progress| {
                 let letter = specs[process.spec_index].pattern.status_letter();

@@ -149,7 +149,9 @@ pub(crate) fn plan(
             .or_insert_with_key(|path| existing_size(path))
     };
     for spec in specs {
-        if spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
+        // A diskless job (`exec`) has no file.
+        let diskless = spec.ioengine == ioslice_fio::IoEngine::Exec;
+        if !diskless && spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
             let name = spec.filename.as_deref().unwrap_or(&spec.name);
             return Err(RunError::Job(format!(
                 "{}:{}: job {}: {} is empty or missing: give size=",
@@ -164,7 +166,12 @@ pub(crate) fn plan(
     for process in run.processes {
         let spec = process.spec;
         let mut process_targets = Vec::with_capacity(process.files.len());
-        for file in &process.files {
+        let files: &[_] = if spec.ioengine == ioslice_fio::IoEngine::Exec {
+            &[]
+        } else {
+            &process.files
+        };
+        for file in files {
             if file.size == 0 {
                 return Err(RunError::Job(format!(
                     "{}:{}: job {}: {} is empty or missing: give size=",

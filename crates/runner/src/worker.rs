@@ -659,7 +659,7 @@ impl State {
 const MAX_SPARE_BUFFERS: usize = 256;
 
 /// The calling thread's resource usage so far (zeros if the kernel will not say).
-fn thread_usage() -> libc::rusage {
+pub(crate) fn thread_usage() -> libc::rusage {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes one rusage into the struct it is given, which lives on this
@@ -669,7 +669,7 @@ fn thread_usage() -> libc::rusage {
 }
 
 /// What this thread used since `start`, as fio's `cpu` line counts it.
-fn usage_since(start: &libc::rusage) -> CpuUsage {
+pub(crate) fn usage_since(start: &libc::rusage) -> CpuUsage {
     let now = thread_usage();
     let time = |t: libc::timeval| {
         u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000
