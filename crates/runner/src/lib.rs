@@ -204,13 +204,12 @@ pub fn run_traced(
             job.name
         )));
     }
-    if let Some(job) = job_file
-        .jobs
-        .iter()
-        .find(|job| job.ioengine == ioslice_fio::IoEngine::CpuIo)
-    {
+    if let Some(job) = job_file.jobs.iter().find(|job| {
+        job.ioengine == ioslice_fio::IoEngine::CpuIo
+            && job.cpu.mode == ioslice_fio::cpuio::CpuMode::Qsort
+    }) {
         return Err(job_error(format!(
-            "job {}: ioengine=cpuio runs only simulated: expected a sim: device",
+            "job {}: ioengine=cpuio with cpumode=qsort runs only simulated: expected cpumode=noop, or a sim: device",
             job.name
         )));
     }

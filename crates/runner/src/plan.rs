@@ -108,6 +108,14 @@ fn existing_size(path: &Path) -> u64 {
     }
 }
 
+/// Whether a job's engine has no file (fio's `FIO_DISKLESSIO`: `exec`, `cpuio`).
+fn diskless(spec: &JobSpec) -> bool {
+    matches!(
+        spec.ioengine,
+        ioslice_fio::IoEngine::Exec | ioslice_fio::IoEngine::CpuIo
+    )
+}
+
 /// Whether a job reads (what it reads must be there before it starts).
 fn reads(pattern: Pattern) -> bool {
     !matches!(pattern, Pattern::Write | Pattern::RandWrite)
@@ -149,8 +157,8 @@ pub(crate) fn plan(
             .or_insert_with_key(|path| existing_size(path))
     };
     for spec in specs {
-        // A diskless job (`exec`) has no file.
-        let diskless = spec.ioengine == ioslice_fio::IoEngine::Exec;
+        // A diskless job (`exec`, `cpuio`) has no file.
+        let diskless = diskless(spec);
         if !diskless && spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
             let name = spec.filename.as_deref().unwrap_or(&spec.name);
             return Err(RunError::Job(format!(
@@ -166,11 +174,7 @@ pub(crate) fn plan(
     for process in run.processes {
         let spec = process.spec;
         let mut process_targets = Vec::with_capacity(process.files.len());
-        let files: &[_] = if spec.ioengine == ioslice_fio::IoEngine::Exec {
-            &[]
-        } else {
-            &process.files
-        };
+        let files: &[_] = if diskless(spec) { &[] } else { &process.files };
         for file in files {
             if file.size == 0 {
                 return Err(RunError::Job(format!(
