@@ -171,6 +171,9 @@ pub enum IoEngine {
     Null,
     /// `cpuio`: no data; each I/O burns CPU for a cycle ([`crate::cpuio`]), one in flight.
     CpuIo,
+    /// `exec`: no data; runs a program for the job's runtime ([`crate::exec`]), one in
+    /// flight. Real runs only.
+    Exec,
     /// `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`, `dirdelete`: each I/O
     /// of a file is one operation on its name, one in flight.
     Namespace(crate::file_ops::FileOp),
@@ -199,6 +202,7 @@ impl IoEngine {
             "posixaio" => Self::PosixAio,
             "null" => Self::Null,
             "cpuio" => Self::CpuIo,
+            "exec" => Self::Exec,
             other => FileOp::named(other)
                 .map_or_else(|| Self::Unsupported(other.to_string()), Self::Namespace),
         }
@@ -221,6 +225,7 @@ impl IoEngine {
             Self::PosixAio => "posixaio",
             Self::Null => "null",
             Self::CpuIo => "cpuio",
+            Self::Exec => "exec",
             Self::Unsupported(name) => name,
         }
     }
@@ -237,6 +242,7 @@ impl IoEngine {
                 | Self::Pvsync2
                 | Self::Mmap
                 | Self::CpuIo
+                | Self::Exec
                 | Self::Namespace(_)
                 | Self::Range(_)
         )
@@ -420,6 +426,8 @@ pub struct JobSpec {
     pub thinktime_blocks: u32,
     /// `cpuload=`, `cpumode=`, `cpuchunks=`: the `cpuio` engine's settings.
     pub cpu: crate::cpuio::CpuBurn,
+    /// `program=`, `arguments=`, `grace_time=`, `std_redirect=`: the `exec` engine's.
+    pub exec: crate::exec::ExecProgram,
     /// `rate=`: bytes per second cap, per direction [read, write, trim].
     pub rate: [Option<u64>; 3],
     /// `rate_iops=`: I/Os per second cap, per direction.
@@ -537,6 +545,7 @@ impl Default for JobSpec {
             thinktime: 0,
             thinktime_blocks: 1,
             cpu: crate::cpuio::CpuBurn::default(),
+            exec: crate::exec::ExecProgram::default(),
             rate: [None; 3],
             rate_iops: [None; 3],
             priority: None,

@@ -10,6 +10,7 @@ pub mod cpuio;
 pub mod direction;
 pub mod distribution;
 pub mod errno;
+pub mod exec;
 pub mod file_ops;
 pub mod flow;
 pub mod job;

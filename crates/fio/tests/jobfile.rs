@@ -173,7 +173,7 @@ fn engines_and_check_supported() {
     let message = check_supported(&file).expect_err("refused").to_string();
     assert_eq!(
         message,
-        "jobs.fio:2: ioengine=rbd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+        "jobs.fio:2: ioengine=rbd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, exec, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
     );
     let trim = parse("[j]\nsize=1m\n\nrw=trim\n");
     assert!(check_supported(&trim).is_ok(), "trim jobs run");
@@ -201,7 +201,7 @@ fn engines_and_check_supported() {
 fn an_unsupported_engine_is_refused_before_a_size_in_zones() {
     assert_eq!(
         error("[global]\nioengine=io_uring_cmd\nsize=1z\n[j]\n"),
-        "jobs.fio:2: ioengine=io_uring_cmd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+        "jobs.fio:2: ioengine=io_uring_cmd is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, exec, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
     );
     assert_eq!(
         error("[global]\nioengine=libaio\nsize=1z\n[j]\n"),

@@ -18,7 +18,8 @@
 //!   names that one device (a job's offsets are from its start); a missing regular file is
 //!   created and laid out as fio lays it out (`layout`);
 //! - a directory: each job's files are named as fio names them (`filename=`, else
-//!   `jobname.clone.filenum`, under `directory=`) relative to it, created and laid out
+//!   `jobname.clone.filenum`, under `directory=`) relative to it (a name that leaves it is
+//!   refused, `confine`), created and laid out
 //!   (written with zeros, as fio does) to the size the jobs need. Jobs on different files
 //!   get different engines: a real elevator is per device, so several per-file engines on
 //!   one filesystem approximate it (they do not arbitrate between each other).
@@ -51,7 +52,9 @@ use ioslice_fio::{
     CgroupSettings, JobDescription, JobFile, JobReport, JobSpec, JobStats, RunReport,
 };
 
+mod confine;
 mod disk_stats;
+mod exec;
 mod file_ops;
 mod flow;
 mod layout;
@@ -201,13 +204,12 @@ pub fn run_traced(
             job.name
         )));
     }
-    if let Some(job) = job_file
-        .jobs
-        .iter()
-        .find(|job| job.ioengine == ioslice_fio::IoEngine::CpuIo)
-    {
+    if let Some(job) = job_file.jobs.iter().find(|job| {
+        job.ioengine == ioslice_fio::IoEngine::CpuIo
+            && job.cpu.mode == ioslice_fio::cpuio::CpuMode::Qsort
+    }) {
         return Err(job_error(format!(
-            "job {}: ioengine=cpuio runs only simulated: expected a sim: device",
+            "job {}: ioengine=cpuio with cpumode=qsort runs only simulated: expected cpumode=noop, or a sim: device",
             job.name
         )));
     }
@@ -465,6 +467,21 @@ fn run_phases(
                 continue;
             }
             let Some(process) = slot.take() else { continue };
+            if specs[process.spec_index].ioengine == ioslice_fio::IoEngine::Exec {
+                let job = exec::ExecJob {
+                    spec: specs[process.spec_index].clone(),
+                    started: shared.started,
+                    stop: shared.stop.clone(),
+                    waitees: Arc::clone(&shared.waitees),
+                    rng: process.rng.clone(),
+                };
+                let thread = std::thread::Builder::new()
+                    .name(format!("ioslice-job-{}", process.pid))
+                    .spawn(move || job.run())
+                    .map_err(|e| RunError::Thread(e.to_string()))?;
+                threads.push((index, thread));
+                continue;
+            }
             let mut worker = worker_for(&process, specs, engines, opened, shared)?;
             worker.progress = shared.progress.map(|progress| {
                 let letter = specs[process.spec_index].pattern.status_letter();

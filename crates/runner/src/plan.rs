@@ -108,6 +108,14 @@ fn existing_size(path: &Path) -> u64 {
     }
 }
 
+/// Whether a job's engine has no file (fio's `FIO_DISKLESSIO`: `exec`, `cpuio`).
+fn diskless(spec: &JobSpec) -> bool {
+    matches!(
+        spec.ioengine,
+        ioslice_fio::IoEngine::Exec | ioslice_fio::IoEngine::CpuIo
+    )
+}
+
 /// Whether a job reads (what it reads must be there before it starts).
 fn reads(pattern: Pattern) -> bool {
     !matches!(pattern, Pattern::Write | Pattern::RandWrite)
@@ -149,7 +157,9 @@ pub(crate) fn plan(
             .or_insert_with_key(|path| existing_size(path))
     };
     for spec in specs {
-        if spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
+        // A diskless job (`exec`, `cpuio`) has no file.
+        let diskless = diskless(spec);
+        if !diskless && spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
             let name = spec.filename.as_deref().unwrap_or(&spec.name);
             return Err(RunError::Job(format!(
                 "{}:{}: job {}: {} is empty or missing: give size=",
@@ -164,7 +174,8 @@ pub(crate) fn plan(
     for process in run.processes {
         let spec = process.spec;
         let mut process_targets = Vec::with_capacity(process.files.len());
-        for file in &process.files {
+        let files: &[_] = if diskless(spec) { &[] } else { &process.files };
+        for file in files {
             if file.size == 0 {
                 return Err(RunError::Job(format!(
                     "{}:{}: job {}: {} is empty or missing: give size=",
@@ -173,7 +184,7 @@ pub(crate) fn plan(
             }
             let path = match place {
                 Place::Single(path) | Place::Device(path, _) => path.clone(),
-                Place::Directory(dir) => dir.join(&file.name),
+                Place::Directory(dir) => crate::confine::within(dir, spec, &file.name)?,
             };
             // A device of its own has no page cache to bypass: one target for every job.
             let direct = spec.direct || matches!(place, Place::Device(..));

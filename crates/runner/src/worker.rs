@@ -4,7 +4,9 @@
 //! writes and checks what is read back (the read-back phases are in this file, the blocks'
 //! contents in `crate::verify`). A job with `ioengine=null` hands nothing to the engine: as
 //! fio's null engine, each request is queued in the job itself and completes, with no system
-//! call, when the job next waits.
+//! call, when the job next waits. A job with `ioengine=cpuio` (`cpumode=noop`) has no file:
+//! each request spins the thread for `cpuchunks` and completes as a null one does; its think
+//! time, which fio's engine sets to hold `cpuload`, is a sleep.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -322,6 +324,23 @@ impl Worker {
             state.null_queued.push((pending, now));
             return;
         }
+        if self.spec.ioengine == IoEngine::CpuIo {
+            // fio's `cpuio` in `noop` mode (`engines/cpu.c`): spin for the cycle, in the
+            // job's thread; the cycle completes, as a null request does, at the next wait.
+            let until = Instant::now() + Duration::from_nanos(self.spec.cpu.burn());
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            // A cycle moves no data (the simulator's `cpu_engine` completes it with none).
+            state.null_queued.push((
+                Pending {
+                    length: 0,
+                    ..pending
+                },
+                now,
+            ));
+            return;
+        }
         if let IoEngine::Range(op) = self.spec.ioengine {
             let outcome = state.range.apply(op, unit, &self.files[unit.file].0);
             state.range_done.push((pending, outcome));
@@ -407,6 +426,13 @@ impl Worker {
     /// per engine.
     fn wait(&mut self, state: &mut State, clock: &mut JobClock, deadline: Option<Nanos>) {
         if self.complete_null_queue(state, clock) || self.complete_range_ops(state, clock) {
+            return;
+        }
+        if self.spec.ioengine == IoEngine::CpuIo {
+            // No file and nothing in flight: a think time is a sleep.
+            if let Some(at) = deadline {
+                self.sleep_until(at);
+            }
             return;
         }
         // Once here: the batch's own wait flushes whatever is submitted after.
@@ -662,7 +688,7 @@ impl State {
 const MAX_SPARE_BUFFERS: usize = 256;
 
 /// The calling thread's resource usage so far (zeros if the kernel will not say).
-fn thread_usage() -> libc::rusage {
+pub(crate) fn thread_usage() -> libc::rusage {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes one rusage into the struct it is given, which lives on this
@@ -672,7 +698,7 @@ fn thread_usage() -> libc::rusage {
 }
 
 /// What this thread used since `start`, as fio's `cpu` line counts it.
-fn usage_since(start: &libc::rusage) -> CpuUsage {
+pub(crate) fn usage_since(start: &libc::rusage) -> CpuUsage {
     let now = thread_usage();
     let time = |t: libc::timeval| {
         u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000

@@ -125,7 +125,7 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
     if let Some(refusal) = engine_refusal(job) {
         return Err(refusal);
     }
-    if let Some(what) = cpuio_refusal(job) {
+    if let Some(what) = cpuio_refusal(job).or_else(|| exec_refusal(job)) {
         return Err(JobFileError::Unsupported {
             origin: origin_of("ioengine"),
             what,
@@ -139,6 +139,28 @@ fn check_job(job: &JobSpec) -> Result<(), JobFileError> {
         });
     }
     Ok(())
+}
+
+/// An `exec` job fio would not start (no `program`: "no program is defined, it is mandatory
+/// to define one", `engines/exec.c`) or whose end its runtime does not set (it moves no data,
+/// so only `time_based` with `runtime=` bounds it).
+fn exec_refusal(job: &JobSpec) -> Option<String> {
+    if job.ioengine != IoEngine::Exec {
+        return None;
+    }
+    if job.exec.program.as_deref().is_none_or(str::is_empty) {
+        return Some(format!(
+            "job {}: ioengine=exec needs program= (fio: \"no program is defined, it is mandatory to define one\"): expected program=PATH",
+            job.name
+        ));
+    }
+    if !job.time_based || job.runtime.is_none() {
+        return Some(format!(
+            "job {}: ioengine=exec without time_based and runtime= has no end (it moves no data): expected time_based and runtime=",
+            job.name
+        ));
+    }
+    None
 }
 
 /// A `cpuio` job fio would not start (no `cpuload`: "cpu thread needs rate") or would run
@@ -174,7 +196,7 @@ fn engine_refusal(job: &JobSpec) -> Option<JobFileError> {
             .cloned()
             .unwrap_or_else(|| job.origin.clone()),
         what: format!(
-            "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
+            "ioengine={name} is not supported: expected one of sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, cpuio, exec, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, ftruncate, falloc"
         ),
     })
 }
@@ -182,14 +204,24 @@ fn engine_refusal(job: &JobSpec) -> Option<JobFileError> {
 /// Refuses, for the simulator, the engines whose I/O is not a transfer the device models
 /// (`filecreate`, `filestat`, `filedelete`, the directory engines, `ftruncate`, `falloc`):
 /// what a create, a stat, a truncate or an allocation costs is the filesystem's work, which
-/// the device model cannot say. Real runs carry them out.
+/// the device model cannot say. Real runs carry them out. `exec` too: it runs a program,
+/// and there is nothing of it to simulate.
 pub fn check_simulable(file: &JobFile) -> Result<(), JobFileError> {
-    let Some(job) = file
-        .jobs
-        .iter()
-        .find(|job| matches!(job.ioengine, IoEngine::Namespace(_) | IoEngine::Range(_)))
-    else {
+    let Some(job) = file.jobs.iter().find(|job| {
+        matches!(
+            job.ioengine,
+            IoEngine::Namespace(_) | IoEngine::Range(_) | IoEngine::Exec
+        )
+    }) else {
         return Ok(());
+    };
+    let (why, expected) = if job.ioengine == IoEngine::Exec {
+        ("it runs a program, which a simulation cannot", "PATH")
+    } else {
+        (
+            "the device model has no cost for a filesystem operation",
+            "DIR",
+        )
     };
     Err(JobFileError::Unsupported {
         origin: job
@@ -198,7 +230,7 @@ pub fn check_simulable(file: &JobFile) -> Result<(), JobFileError> {
             .cloned()
             .unwrap_or_else(|| job.origin.clone()),
         what: format!(
-            "ioengine={} cannot be simulated (the device model has no cost for a filesystem operation): expected a real --device DIR",
+            "ioengine={} cannot be simulated ({why}): expected a real --device {expected}",
             job.ioengine.fio_name()
         ),
     })

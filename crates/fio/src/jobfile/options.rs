@@ -222,6 +222,10 @@ fn apply_known(spec: &mut JobSpec, name: &str, s: &Setting) -> Result<bool, JobF
         "cpuload" => spec.cpu.load = s.number(0, u64::from(u32::MAX))? as u32,
         "cpumode" => spec.cpu.mode = s.parse(CpuMode::parse, "one of noop, qsort")?,
         "cpuchunks" => spec.cpu.chunk_us = s.number(0, u64::from(u32::MAX))?,
+        "program" => spec.exec.program = Some(s.string()?),
+        "arguments" => spec.exec.arguments = Some(s.string()?),
+        "grace_time" => spec.exec.grace_time_s = s.number(0, u64::from(u32::MAX >> 1))?,
+        "std_redirect" => spec.exec.std_redirect = s.flag()?,
         "rate" => s.per_direction(
             &mut spec.rate,
             rate,
