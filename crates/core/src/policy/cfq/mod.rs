@@ -60,6 +60,7 @@ mod preempt;
 mod queue;
 mod service_tree;
 mod slice;
+mod sort_list;
 #[cfg(test)]
 mod testing;
 mod tracing;
@@ -73,7 +74,6 @@ use std::collections::HashMap;
 use crate::merge::{RequestSlab, SlotKey};
 use crate::scheduler::SchedulerContext;
 use crate::sector_order::SeekCost;
-use crate::sector_tree::SectorTree;
 use crate::time::ms;
 use crate::trace::{ServiceEnd, TraceBuffer};
 use crate::tunable::{TunableDef, Tunables};
@@ -197,8 +197,6 @@ pub struct Cfq {
     rotational: bool,
     /// Queued requests of every queue.
     slab: RequestSlab,
-    /// Every queue's sort list, its nodes by slab slot (the kernel's `rb_node` in the request).
-    tree: SectorTree,
     /// Per slab slot: its queue and FIFO place.
     slots: Vec<SlotInfo>,
     /// Every queue, sync and async.
@@ -354,7 +352,6 @@ impl Cfq {
             config: Config::new(tunables, context),
             rotational: context.rotational,
             slab: RequestSlab::default(),
-            tree: SectorTree::new(),
             slots: Vec::new(),
             queues: Queues::default(),
             processes: HashMap::default(),

@@ -12,8 +12,8 @@ use crate::{GroupId, IoPriority, Nanos, PriorityClass, ProcessId, Request, Reque
 use super::fifo::Fifo;
 use super::idle::SeekHistory;
 use super::service_tree::TreePosition;
+use super::sort_list::SortList;
 use super::{Cfq, ProcessState, QueueId};
-use crate::sector_tree::SortList;
 
 /// Which queue holds a queued request, and its place on that queue's FIFO.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +119,7 @@ impl Queue {
             level,
             sort_list: SortList::default(),
             fifo: Fifo::default(),
-            merges: MergeIndex::by_end_only(),
+            merges: MergeIndex::default(),
             next_request: None,
             dispatched: 0,
             on_rr: false,
@@ -228,14 +228,6 @@ impl IndexMut<QueueId> for Queues {
 }
 
 /// Requests of the same direction and kind may merge (the queue is already the same).
-impl Cfq {
-    /// Whether `second` may follow `first` in one request of `queue`: within the merge size,
-    /// same direction and sync-ness.
-    fn mergeable(&self, queue: &Queue, first: &Request, second: &Request) -> bool {
-        queue.merges.fits(first, second) && same_kind(first, second)
-    }
-}
-
 fn same_kind(queued: &Request, incoming: &Request) -> bool {
     queued.direction == incoming.direction && queued.sync == incoming.sync
 }
@@ -377,7 +369,7 @@ impl Cfq {
             },
         );
         let q = &mut self.queues[queue];
-        self.tree.insert(&mut q.sort_list, slot, sector);
+        q.sort_list.insert(sector, slot);
         q.fifo.insert((fifo_time, fifo_seq, slot));
         q.merges.add(slot, self.slab.get(slot));
         if !q.on_rr {
@@ -404,9 +396,10 @@ impl Cfq {
 
     /// Take a request off its queue's sort list and FIFO (it stays in the slab).
     fn unlink(&mut self, queue: QueueId, slot: SlotKey) {
+        let sector = self.slab.get(slot).sector;
         let fifo_seq = self.slots[slot].fifo_seq;
         let q = &mut self.queues[queue];
-        self.tree.remove(&mut q.sort_list, slot);
+        q.sort_list.remove(sector, slot);
         let (slab, slots) = (&self.slab, &self.slots);
         q.fifo.forget(|&(_, seq, other)| {
             // The leaving request counts as gone from here on.
@@ -430,18 +423,11 @@ impl Cfq {
 
     /// The request to serve after `last` leaves (the kernel's `cfq_find_next_rq`): the better,
     /// from `last`'s position, of its neighbours in sector order (wrapping to the first).
-    /// `last` is on the queue's sort list, whose tree gives both neighbours without a search.
     pub(super) fn find_next_request(&self, queue: QueueId, last: SlotKey) -> Option<SlotKey> {
-        let sort_list = &self.queues[queue].sort_list;
-        let after = self
-            .tree
-            .next(last)
-            .or_else(|| self.tree.first(sort_list).filter(|&first| first != last));
-        let before = self.tree.prev(last);
-        let sector = self.tree.sector(last);
-        self.config
-            .seek
-            .choose_slot(&self.slab, sector, after, before)
+        let sector = self.slab.get(last).sector;
+        self.queues[queue]
+            .sort_list
+            .next_after(&self.config.seek, &self.slab, sector, last)
     }
 
     /// The better of two requests to serve with the head at `head` (the kernel's
@@ -462,18 +448,13 @@ impl Cfq {
         let Some(queue) = self.current_queue(&request) else {
             return Err(request);
         };
-        let q = &self.queues[queue];
-        let found = q.merges.find(&self.slab, &request, same_kind).or_else(|| {
-            // A front merge: a queued request starting where this one ends, found in the
-            // sort list as the kernel's `elv_rb_find` finds it.
-            self.tree
-                .starting_at(&q.sort_list, request.end_sector())
-                .find(|&slot| self.mergeable(q, &request, self.slab.get(slot)))
-                .map(|slot| (slot, MergeKind::Front))
-        });
+        let found = self.queues[queue]
+            .merges
+            .find(&self.slab, &request, same_kind);
         let Some((slot, kind)) = found else {
             return Err(request);
         };
+        let old_sector = self.slab.get(slot).sector;
         self.trace.emit(|| TraceEvent::Merge {
             request: request.id,
             into: self.slab.get(slot).id,
@@ -483,18 +464,18 @@ impl Cfq {
             .merges
             .merge(&mut self.slab, slot, kind, request);
         if kind == MergeKind::Front {
-            self.request_moved(queue, slot);
+            self.request_moved(queue, slot, old_sector);
         }
         let carrier = self.coalesce(queue, slot, kind);
         Ok(self.slab.get(carrier).id)
     }
 
     /// A front merge moved a request's start: re-sort it, and it may now be the next request.
-    fn request_moved(&mut self, queue: QueueId, slot: SlotKey) {
+    fn request_moved(&mut self, queue: QueueId, slot: SlotKey, old_sector: u64) {
         let sector = self.slab.get(slot).sector;
         let q = &mut self.queues[queue];
-        self.tree.remove(&mut q.sort_list, slot);
-        self.tree.insert(&mut q.sort_list, slot, sector);
+        q.sort_list.remove(old_sector, slot);
+        q.sort_list.insert(sector, slot);
         let current = q.next_request;
         let next = self.choose_request(current, Some(slot), self.device.last_position);
         self.set_next_request(queue, next);
@@ -503,20 +484,9 @@ impl Cfq {
     /// After the request at `slot` grew, absorb the queued neighbour it now touches (the
     /// kernel's `cfq_merged_requests`): the survivor keeps the earlier FIFO place.
     fn coalesce(&mut self, queue: QueueId, slot: SlotKey, kind: MergeKind) -> SlotKey {
-        let q = &self.queues[queue];
-        let candidate = match kind {
-            MergeKind::Front => q
-                .merges
-                .coalesce_candidate(&self.slab, slot, kind, same_kind),
-            MergeKind::Back => {
-                let grown = self.slab.get(slot);
-                self.tree
-                    .starting_at(&q.sort_list, grown.end_sector())
-                    .filter(|&other| other != slot)
-                    .find(|&other| self.mergeable(q, grown, self.slab.get(other)))
-                    .map(|other| (slot, other))
-            }
-        };
+        let candidate = self.queues[queue]
+            .merges
+            .coalesce_candidate(&self.slab, slot, kind, same_kind);
         let Some((survivor, absorbed)) = candidate else {
             return slot;
         };
