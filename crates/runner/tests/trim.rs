@@ -124,6 +124,8 @@ fn trim_counts_and_bytes_match_fio_on_a_loop_device() {
         ("randtrim", "4k", "16m"),
         ("trim", "64k", "32m"),
         ("trimwrite", "4k", "1m"),
+        ("trimwrite", "4k,8k,16k", "1m"),
+        ("trimwrite", "4k,16k,8k", "1m"),
         ("randtrimwrite", "8k", "1m"),
     ];
     for (rw, bs, size) in jobs {

@@ -24,6 +24,7 @@ pub use crate::direction::DataDirection;
 use crate::job::{BlockSize, Extent, JobSpec, Origin, Pattern, StridedZones};
 
 mod offsets;
+mod trimwrite;
 pub use offsets::{BlockChooser, Permutation};
 
 /// One I/O the job issues.
@@ -383,6 +384,9 @@ pub struct IoPattern {
     ios_left: Option<u64>,
     /// The write half of a trim-then-write pair.
     pending_write: Option<IoUnit>,
+    /// Per file, a sequential `trimwrite`'s trim and write positions when the two block
+    /// sizes differ (`trimwrite.rs`); empty otherwise.
+    split_trimwrite: Vec<trimwrite::Cursors>,
 }
 
 impl IoPattern {
@@ -409,11 +413,16 @@ impl IoPattern {
             rwmixread: spec.rwmixread.min(100),
             block_size: spec.block_size.clone(),
             unit,
-            regions,
             next_file: 0,
             budget,
             ios_left: spec.number_ios,
             pending_write: None,
+            split_trimwrite: if splits_trimwrite(spec, &regions) {
+                vec![trimwrite::Cursors::default(); regions.len()]
+            } else {
+                Vec::new()
+            },
+            regions,
         })
     }
 
@@ -424,6 +433,9 @@ impl IoPattern {
 
     /// The next I/O, or `None` when the job has issued everything it should.
     pub fn next(&mut self, rng: &mut impl RngCore) -> Option<IoUnit> {
+        if !self.split_trimwrite.is_empty() {
+            return self.next_split_trimwrite(rng);
+        }
         if let Some(write) = self.pending_write.take() {
             return Some(write);
         }
@@ -730,6 +742,15 @@ fn region_for(
         order: chooser(blocks)?,
         zone,
     })
+}
+
+/// Whether a job is a sequential `trimwrite` over unzoned files whose trims and writes
+/// differ in block size, which keep positions of their own (`trimwrite.rs`).
+fn splits_trimwrite(spec: &JobSpec, regions: &[Region]) -> bool {
+    let slot = |direction| &spec.block_size[direction_slot(direction)];
+    spec.pattern == Pattern::TrimWrite
+        && slot(DataDirection::Trim) != slot(DataDirection::Write)
+        && regions.iter().all(|region| region.zone.is_none())
 }
 
 /// Bytes the job transfers when not time based: `io_size` (or one pass over the regions'

@@ -266,6 +266,57 @@ fn trimwrite_trims_then_writes_each_block() {
     assert_eq!(got, [(Trim, 0), (Write, 0), (Trim, 4096), (Write, 4096)]);
 }
 
+/// fio 3.33 on a loop device, `rw=trimwrite bs=4k,8k,16k size=64k` with `write_iolog`:
+/// trims of 16 KiB and writes of 8 KiB, each at its own position, a trim when the last
+/// write started where the last trim did.
+#[test]
+fn trimwrite_with_unequal_block_sizes_keeps_a_position_per_direction() {
+    let mut spec = job(Pattern::TrimWrite, 65536, 4096);
+    spec.block_size[1] = BlockSize::Fixed(8192);
+    spec.block_size[2] = BlockSize::Fixed(16384);
+    let units = run(&spec, 100);
+    let got: Vec<(DataDirection, u64, u64)> = units
+        .iter()
+        .map(|u| (u.direction, u.offset >> 10, u.length >> 10))
+        .collect();
+    use DataDirection::{Trim, Write};
+    let k = |direction, at: u64, len: u64| (direction, at, len);
+    assert_eq!(
+        got,
+        [
+            k(Trim, 0, 16),
+            k(Write, 0, 8),
+            k(Trim, 16, 16),
+            k(Write, 8, 8),
+            k(Write, 16, 8),
+            k(Trim, 32, 16),
+            k(Write, 24, 8),
+            k(Write, 32, 8),
+            k(Trim, 48, 16),
+            k(Write, 40, 8),
+            k(Write, 48, 8),
+        ]
+    );
+}
+
+/// fio 3.33 on a loop device over 1 MiB: `bs=4k,8k,16k` trims 64 times and writes 127;
+/// `bs=4k,16k,8k` trims twice and writes 64 times, ending where a write would pass the end.
+#[test]
+fn trimwrite_counts_follow_fio_whichever_size_is_larger() {
+    for (write, trim, trims, writes) in [(8192, 16384, 64, 127), (16384, 8192, 2, 64)] {
+        let mut spec = job(Pattern::TrimWrite, 1 << 20, 4096);
+        spec.block_size[1] = BlockSize::Fixed(write);
+        spec.block_size[2] = BlockSize::Fixed(trim);
+        let units = run(&spec, 10_000);
+        let count = |d| units.iter().filter(|u| u.direction == d).count();
+        assert_eq!(
+            (count(DataDirection::Trim), count(DataDirection::Write)),
+            (trims, writes),
+            "write {write}, trim {trim}"
+        );
+    }
+}
+
 /// BFQ's interleaved readers: each clone reads 16 KiB, skips the 48 KiB its three
 /// siblings read, and so on.
 fn interleaved(pattern: Pattern, size: u64) -> JobSpec {
