@@ -44,6 +44,17 @@ pub struct Group {
     pub depth: u32,
 }
 
+impl Group {
+    /// How traces, statistics and reports name the group: its path, `/` for the root.
+    pub fn label(&self) -> String {
+        if self.path.is_empty() {
+            "/".to_string()
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
 /// Valid group weights, as the cgroup v1 blkio controller takes them (CFQ); BFQ takes 1–1000.
 pub const WEIGHT_RANGE: std::ops::RangeInclusive<u32> = 1..=10_000;
 

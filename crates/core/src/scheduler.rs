@@ -169,3 +169,36 @@ macro_rules! pass_to_inner {
     };
 }
 pub(crate) use pass_to_inner;
+
+/// [`Scheduler::add_group`] and [`Scheduler::remove_group`] for a controller layer above a
+/// policy: the policy below is told first (a group it refuses is not added), its trace
+/// pulled, then the layer's own `group_added(group, groups, now)` and
+/// `group_removed(group, groups, now)` take the change. The struct holds the policy in
+/// `inner` and its trace in `trace`, as for [`pass_to_inner`].
+macro_rules! groups_pass_to_inner {
+    () => {
+        fn add_group(
+            &mut self,
+            group: $crate::GroupId,
+            groups: &$crate::GroupTree,
+            now: $crate::Nanos,
+        ) -> Result<(), $crate::TunableError> {
+            self.inner.add_group(group, groups, now)?;
+            self.trace.pull(self.inner.as_mut());
+            self.group_added(group, groups, now);
+            Ok(())
+        }
+
+        fn remove_group(
+            &mut self,
+            group: $crate::GroupId,
+            groups: &$crate::GroupTree,
+            now: $crate::Nanos,
+        ) {
+            self.inner.remove_group(group, groups, now);
+            self.trace.pull(self.inner.as_mut());
+            self.group_removed(group, groups, now);
+        }
+    };
+}
+pub(crate) use groups_pass_to_inner;

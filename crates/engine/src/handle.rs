@@ -132,12 +132,7 @@ fn find(groups: &GroupTree, group: &str) -> Result<GroupId, EngineError> {
 
 /// How a group is named in statistics: its path, `/` for the root.
 pub(crate) fn group_label(groups: &GroupTree, id: GroupId) -> String {
-    let path = &groups.get(id).path;
-    if path.is_empty() {
-        "/".to_string()
-    } else {
-        path.clone()
-    }
+    groups.get(id).label()
 }
 
 fn known_groups(groups: &GroupTree) -> String {

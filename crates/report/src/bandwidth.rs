@@ -284,16 +284,7 @@ impl BandwidthRecorder {
 
 impl TraceSink for BandwidthRecorder {
     fn start(&mut self, groups: &GroupTree) {
-        self.group_names = groups
-            .iter()
-            .map(|(_, group)| {
-                if group.path.is_empty() {
-                    "/".to_string()
-                } else {
-                    group.path.clone()
-                }
-            })
-            .collect();
+        self.group_names = groups.iter().map(|(_, group)| group.label()).collect();
     }
 
     fn record(&mut self, time: Nanos, event: &TraceEvent) {

@@ -94,6 +94,43 @@ impl std::fmt::Debug for IobandLayer {
 }
 
 impl IobandLayer {
+    /// A new band with its share of every epoch's tokens, and that share to start with, as
+    /// dm-ioband's `ioband_group_init` gives a new group `token_initial`; every other band's
+    /// share is worked out again with it.
+    fn group_added(&mut self, group: GroupId, groups: &GroupTree, _now: Nanos) {
+        while self.bands.len() <= group.index() {
+            let id = GroupId(self.bands.len() as u32);
+            self.bands.push(Band {
+                weight: band_weight(groups.get(id)),
+                initial: 0,
+                tokens: 0,
+                epoch: self.epoch,
+                consumed: 0,
+                held: VecDeque::new(),
+            });
+        }
+        self.reshare();
+        let band = &mut self.bands[group.index()];
+        band.tokens = band.initial;
+    }
+
+    /// A removed band takes no share: the others' are worked out again without it, as
+    /// `ioband_group_destroy` does.
+    fn group_removed(&mut self, group: GroupId, _groups: &GroupTree, _now: Nanos) {
+        let index = group.index();
+        if let Some(band) = self.bands.get_mut(index) {
+            band.weight = 0;
+            band.tokens = 0;
+            self.reshare();
+        }
+        if self.current.is_some_and(|(band, _)| band == index) {
+            self.current = None;
+        }
+        if self.dominant == Some(index) {
+            self.dominant = None;
+        }
+    }
+
     /// Every band's tokens per epoch, from the weights as they now are.
     fn reshare(&mut self) {
         let weights: Vec<u32> = self.bands.iter().map(|band| band.weight).collect();
@@ -436,52 +473,7 @@ impl Scheduler for IobandLayer {
         Ok(())
     }
 
-    /// A new band with its share of every epoch's tokens, and that share to start with, as
-    /// dm-ioband's `ioband_group_init` gives a new group `token_initial`; every other band's
-    /// share is worked out again with it.
-    fn add_group(
-        &mut self,
-        group: GroupId,
-        groups: &GroupTree,
-        now: Nanos,
-    ) -> Result<(), TunableError> {
-        self.inner.add_group(group, groups, now)?;
-        self.trace.pull(self.inner.as_mut());
-        while self.bands.len() <= group.index() {
-            let id = GroupId(self.bands.len() as u32);
-            self.bands.push(Band {
-                weight: band_weight(groups.get(id)),
-                initial: 0,
-                tokens: 0,
-                epoch: self.epoch,
-                consumed: 0,
-                held: VecDeque::new(),
-            });
-        }
-        self.reshare();
-        let band = &mut self.bands[group.index()];
-        band.tokens = band.initial;
-        Ok(())
-    }
-
-    /// A removed band takes no share: the others' are worked out again without it, as
-    /// `ioband_group_destroy` does.
-    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
-        self.inner.remove_group(group, groups, now);
-        self.trace.pull(self.inner.as_mut());
-        let index = group.index();
-        if let Some(band) = self.bands.get_mut(index) {
-            band.weight = 0;
-            band.tokens = 0;
-            self.reshare();
-        }
-        if self.current.is_some_and(|(band, _)| band == index) {
-            self.current = None;
-        }
-        if self.dominant == Some(index) {
-            self.dominant = None;
-        }
-    }
+    crate::scheduler::groups_pass_to_inner!();
 
     /// dm-ioband's weight of the group (its `cgroup_weight`, else 100); `None` for the
     /// root, the default group.

@@ -105,6 +105,23 @@ impl std::fmt::Debug for IocostLayer {
 }
 
 impl IocostLayer {
+    /// The new group is idle until its first request activates it, as `ioc_pd_init` leaves
+    /// a new iocg (block/blk-iocost.c, 5.x–6.x).
+    fn group_added(&mut self, _group: GroupId, groups: &GroupTree, _now: Nanos) {
+        self.groups.grow(groups);
+    }
+
+    /// A removed group stops counting among the active ones, and the shares are worked out
+    /// again without it, as `ioc_pd_free` deactivates an iocg that is still active.
+    fn group_removed(&mut self, group: GroupId, _groups: &GroupTree, _now: Nanos) {
+        if let Some(g) = self.groups.list.get_mut(group.index()) {
+            if g.active {
+                g.active = false;
+                self.groups.recompute();
+            }
+        }
+    }
+
     /// iocost with `settings` above `inner`, for the device and groups of `context`.
     pub fn new(
         inner: Box<dyn Scheduler>,
@@ -535,32 +552,7 @@ impl Scheduler for IocostLayer {
         Ok(())
     }
 
-    /// The new group is idle until its first request activates it, as `ioc_pd_init` leaves
-    /// a new iocg (block/blk-iocost.c, 5.x–6.x).
-    fn add_group(
-        &mut self,
-        group: GroupId,
-        groups: &GroupTree,
-        now: Nanos,
-    ) -> Result<(), TunableError> {
-        self.inner.add_group(group, groups, now)?;
-        self.trace.pull(self.inner.as_mut());
-        self.groups.grow(groups);
-        Ok(())
-    }
-
-    /// A removed group stops counting among the active ones, and the shares are worked out
-    /// again without it, as `ioc_pd_free` deactivates an iocg that is still active.
-    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
-        self.inner.remove_group(group, groups, now);
-        self.trace.pull(self.inner.as_mut());
-        if let Some(g) = self.groups.list.get_mut(group.index()) {
-            if g.active {
-                g.active = false;
-                self.groups.recompute();
-            }
-        }
-    }
+    crate::scheduler::groups_pass_to_inner!();
 
     /// The group's `io.weight`; `None` for the root, which has no siblings.
     fn group_weight(&self, group: GroupId) -> Option<u32> {

@@ -376,6 +376,25 @@ impl IolatencyLayer {
     }
 }
 
+impl IolatencyLayer {
+    /// A new group gets a node, and a latency target it starts with starts its parent's
+    /// scaling over, as a target written does.
+    fn group_added(&mut self, group: GroupId, groups: &GroupTree, _now: Nanos) {
+        while self.nodes.len() <= group.index() {
+            let id = group_id(self.nodes.len());
+            self.nodes.push(Node::of(groups.get(id)));
+            self.set_target(id.index(), groups.get(id).limits.latency);
+        }
+    }
+
+    /// A removed group's target no longer holds its siblings back.
+    fn group_removed(&mut self, group: GroupId, _groups: &GroupTree, _now: Nanos) {
+        if group.index() < self.nodes.len() {
+            self.set_target(group.index(), None);
+        }
+    }
+}
+
 fn group_id(index: usize) -> GroupId {
     GroupId(u32::try_from(index).unwrap_or(u32::MAX))
 }
@@ -460,32 +479,7 @@ impl Scheduler for IolatencyLayer {
         Ok(())
     }
 
-    /// The policy makes room for the group as it does; here it gets a node, and a latency
-    /// target it starts with starts its parent's scaling over, as a target written does.
-    fn add_group(
-        &mut self,
-        group: GroupId,
-        groups: &GroupTree,
-        now: Nanos,
-    ) -> Result<(), TunableError> {
-        self.inner.add_group(group, groups, now)?;
-        self.trace.pull(self.inner.as_mut());
-        while self.nodes.len() <= group.index() {
-            let id = group_id(self.nodes.len());
-            self.nodes.push(Node::of(groups.get(id)));
-            self.set_target(id.index(), groups.get(id).limits.latency);
-        }
-        Ok(())
-    }
-
-    /// A removed group's target no longer holds its siblings back.
-    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
-        self.inner.remove_group(group, groups, now);
-        self.trace.pull(self.inner.as_mut());
-        if group.index() < self.nodes.len() {
-            self.set_target(group.index(), None);
-        }
-    }
+    crate::scheduler::groups_pass_to_inner!();
 
     fn set_tracing(&mut self, on: bool) {
         self.trace.set_enabled(on);

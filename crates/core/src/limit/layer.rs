@@ -623,27 +623,7 @@ impl Scheduler for LimitLayer {
         Ok(())
     }
 
-    /// The policy makes room for the group as it does; the layer gives it buckets for the
-    /// limits it starts with, full, and takes its weight among its siblings.
-    fn add_group(
-        &mut self,
-        group: GroupId,
-        groups: &GroupTree,
-        now: Nanos,
-    ) -> Result<(), TunableError> {
-        self.inner.add_group(group, groups, now)?;
-        self.trace.pull(self.inner.as_mut());
-        self.regroup(groups, now);
-        Ok(())
-    }
-
-    /// A removed group holds nothing here; its siblings under a limited parent share it
-    /// without it.
-    fn remove_group(&mut self, group: GroupId, groups: &GroupTree, now: Nanos) {
-        self.inner.remove_group(group, groups, now);
-        self.trace.pull(self.inner.as_mut());
-        self.regroup(groups, now);
-    }
+    crate::scheduler::groups_pass_to_inner!();
 
     fn set_tracing(&mut self, on: bool) {
         self.trace.set_enabled(on);

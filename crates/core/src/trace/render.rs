@@ -105,16 +105,7 @@ impl TraceNames {
     /// The names of a run's groups.
     pub fn of(groups: &GroupTree) -> Self {
         Self {
-            groups: groups
-                .iter()
-                .map(|(_, group)| {
-                    if group.path.is_empty() {
-                        "/".to_string()
-                    } else {
-                        group.path.clone()
-                    }
-                })
-                .collect(),
+            groups: groups.iter().map(|(_, group)| group.label()).collect(),
         }
     }
 

@@ -33,10 +33,22 @@ impl LimitLayer {
         self.reshape(limits_changed.then_some(index), now);
     }
 
+    /// A group was added: it gets buckets for the limits it starts with, full, and takes
+    /// its weight among its siblings.
+    pub(super) fn group_added(&mut self, _group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.regroup(groups, now);
+    }
+
+    /// A group was removed: it holds nothing here, and its siblings under a limited parent
+    /// share without it.
+    pub(super) fn group_removed(&mut self, _group: GroupId, groups: &GroupTree, now: Nanos) {
+        self.regroup(groups, now);
+    }
+
     /// Take `groups`, which has a group the layer does not know yet or one fewer, as the
     /// tree from now on: a new group's buckets start full and its nodes hold nothing; a
     /// removed one holds nothing and keeps its slot.
-    pub(super) fn regroup(&mut self, groups: &GroupTree, now: Nanos) {
+    fn regroup(&mut self, groups: &GroupTree, now: Nanos) {
         self.tree = groups.clone();
         for d in 0..2 {
             while self.nodes[d].len() < self.tree.len() {
