@@ -2,9 +2,13 @@
 //! error (see the `tenants` module).
 //!
 //! Touched by any thread that makes, clones, drops or moves a client, or removes a group:
-//! behind its own small lock, taken before the engine's, never after it.
+//! behind its own small lock, taken before the engine's, never after it. The lock is the
+//! engine's kind (`sync`), so that the model checker sees it: a `std` lock held while a
+//! modelled thread waits for the engine's would stall the model.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
+
+use crate::sync::{Mutex, MutexGuard};
 
 use ioslice_core::GroupId;
 
