@@ -112,42 +112,47 @@ impl ElvFq {
         settings: ElvFqSettings,
     ) -> Self {
         assert!(!elevators.is_empty(), "elv-fq needs an elevator per group");
-        let mut wf2q = Wf2q::default();
-        let mut group_entity: Vec<EntityId> = Vec::with_capacity(groups.len());
-        let mut slots = Vec::with_capacity(elevators.len());
-        let mut elevators = elevators.into_iter();
-        for (id, group) in groups.iter() {
-            let weight = group.weight.max(1);
-            let parent = group.parent.map(|p| group_entity[p.index()]);
-            let entity = wf2q.add(
-                Owner::Group(id.index()),
-                parent,
-                GROUP_CLASS,
-                u64::from(weight),
-            );
-            group_entity.push(entity);
-            let Some(elevator) = elevators.next() else {
-                continue;
-            };
-            let queue = wf2q.add(
-                Owner::Queue(id.index()),
-                Some(entity),
-                GROUP_CLASS,
-                u64::from(weight),
-            );
-            slots.push(Slot::new(elevator, queue, weight));
-        }
-        Self {
+        let mut layer = Self {
             settings,
             factory: None,
-            slots,
-            wf2q,
-            root: group_entity[0],
-            group_entity,
+            slots: Vec::with_capacity(elevators.len()),
+            wf2q: Wf2q::default(),
+            root: EntityId::default(),
+            group_entity: Vec::with_capacity(groups.len()),
             active: None,
             dispatched: BTreeMap::new(),
             trace: TraceBuffer::default(),
+        };
+        let mut elevators = elevators.into_iter();
+        for (id, group) in groups.iter() {
+            layer.push_group(id, group, elevators.next());
         }
+        layer.root = layer.group_entity[0];
+        layer
+    }
+
+    /// The entity of group `id` (the next one) under its parent's and, with an `elevator`,
+    /// the group's io queue entity and slot.
+    fn push_group(&mut self, id: GroupId, group: &Group, elevator: Option<Box<dyn Scheduler>>) {
+        let weight = group.weight.max(1);
+        let parent = group.parent.map(|p| self.group_entity[p.index()]);
+        let entity = self.wf2q.add(
+            Owner::Group(id.index()),
+            parent,
+            GROUP_CLASS,
+            u64::from(weight),
+        );
+        self.group_entity.push(entity);
+        let Some(elevator) = elevator else {
+            return;
+        };
+        let queue = self.wf2q.add(
+            Owner::Queue(id.index()),
+            Some(entity),
+            GROUP_CLASS,
+            u64::from(weight),
+        );
+        self.slots.push(Slot::new(elevator, queue, weight));
     }
 
     /// The layer, able to give a group added while the run goes on an elevator of its own,
@@ -161,31 +166,15 @@ impl ElvFq {
     /// every group so far has one and the layer can make them.
     fn grow(&mut self, groups: &GroupTree) -> Result<(), TunableError> {
         for (id, group) in groups.iter().skip(self.group_entity.len()) {
-            let weight = group.weight.max(1);
-            let parent = group.parent.map(|p| self.group_entity[p.index()]);
-            let entity = self.wf2q.add(
-                Owner::Group(id.index()),
-                parent,
-                GROUP_CLASS,
-                u64::from(weight),
-            );
-            self.group_entity.push(entity);
-            let Some(factory) = self
-                .factory
-                .as_ref()
-                .filter(|_| self.slots.len() == id.index())
-            else {
-                continue;
+            let elevator = match &self.factory {
+                Some(factory) if self.slots.len() == id.index() => {
+                    let mut elevator = factory()?;
+                    elevator.set_tracing(self.trace.is_enabled());
+                    Some(elevator)
+                }
+                _ => None,
             };
-            let mut elevator = factory()?;
-            elevator.set_tracing(self.trace.is_enabled());
-            let queue = self.wf2q.add(
-                Owner::Queue(id.index()),
-                Some(entity),
-                GROUP_CLASS,
-                u64::from(weight),
-            );
-            self.slots.push(Slot::new(elevator, queue, weight));
+            self.push_group(id, group, elevator);
         }
         Ok(())
     }

@@ -154,13 +154,7 @@ fn exec_refusal(job: &JobSpec) -> Option<String> {
             job.name
         ));
     }
-    if !job.time_based || job.runtime.is_none() {
-        return Some(format!(
-            "job {}: ioengine=exec without time_based and runtime= has no end (it moves no data): expected time_based and runtime=",
-            job.name
-        ));
-    }
-    None
+    without_end(job, "exec", "has no end (it moves no data)")
 }
 
 /// A `cpuio` job fio would not start (no `cpuload`: "cpu thread needs rate") or would run
@@ -175,13 +169,22 @@ fn cpuio_refusal(job: &JobSpec) -> Option<String> {
             job.name
         ));
     }
-    if !job.time_based || job.runtime.is_none() {
-        return Some(format!(
-            "job {}: ioengine=cpuio without time_based and runtime= never ends (it moves no data, so fio runs it until stopped): expected time_based and runtime=",
+    without_end(
+        job,
+        "cpuio",
+        "never ends (it moves no data, so fio runs it until stopped)",
+    )
+}
+
+/// The refusal of a job of an `engine` that moves no data and so ends only by its runtime,
+/// when it has none: it `never` ends, in the refusal's words.
+fn without_end(job: &JobSpec, engine: &str, never: &str) -> Option<String> {
+    (!job.time_based || job.runtime.is_none()).then(|| {
+        format!(
+            "job {}: ioengine={engine} without time_based and runtime= {never}: expected time_based and runtime=",
             job.name
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// The refusal of a job whose engine ioslice does not run, if it is one.

@@ -453,32 +453,37 @@ fn bfq_group_weight(group: &Group) -> Result<u32, TunableError> {
 /// set (1–1000), 100 otherwise.
 fn build_groups(engine: &mut Wf2q, groups: &GroupTree) -> Result<Vec<EntityId>, TunableError> {
     let mut entities: Vec<EntityId> = Vec::with_capacity(groups.len());
-    for (id, group) in groups.iter() {
+    push_group_entities(engine, &mut entities, groups, groups.len())?;
+    Ok(entities)
+}
+
+/// Entities for the groups of `groups` from the first `entities` lacks up to (not
+/// including) index `upto`, each under its parent's (parents come first in a tree).
+fn push_group_entities(
+    engine: &mut Wf2q,
+    entities: &mut Vec<EntityId>,
+    groups: &GroupTree,
+    upto: usize,
+) -> Result<(), TunableError> {
+    for (id, group) in groups.iter().take(upto).skip(entities.len()) {
         let weight = bfq_group_weight(group)?;
         let parent = group.parent.map(|p| entities[p.index()]);
         entities.push(engine.add(Owner::Group(id.index()), parent, 1, u64::from(weight)));
     }
-    Ok(entities)
+    Ok(())
 }
 
 impl Bfq {
-    /// Entities for the groups of `groups` up to `group`, each under its parent's.
+    /// Entities for the groups of `groups` up to `group`, each under its parent's, and their
+    /// busy counts.
     fn grow_groups(&mut self, group: GroupId, groups: &GroupTree) -> Result<(), TunableError> {
-        while self.group_entities.len() <= group.index() {
-            let id = GroupId(self.group_entities.len() as u32);
-            let settings = groups.get(id);
-            let weight = bfq_group_weight(settings)?;
-            let parent = settings
-                .parent
-                .and_then(|p| self.group_entities.get(p.index()).copied())
-                .unwrap_or(self.root);
-            let entity =
-                self.engine
-                    .add(Owner::Group(id.index()), Some(parent), 1, u64::from(weight));
-            self.group_entities.push(entity);
+        let before = self.group_entities.len();
+        let upto = group.index() + 1;
+        let answer = push_group_entities(&mut self.engine, &mut self.group_entities, groups, upto);
+        for _ in before..self.group_entities.len() {
             self.busy.add_group();
         }
-        Ok(())
+        answer
     }
 }
 
