@@ -338,26 +338,75 @@ fn fio_version() -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
-/// The requests an averaged IOPS log says were done in each window of `window_ms`: each
-/// line's rate held from the line before (or the start) to its own time.
-fn logged_requests(log: &str, window_ms: u64) -> Vec<f64> {
-    let mut out: Vec<f64> = Vec::new();
+/// An averaged fio log's lines: (time ms, value), each value held since the line before
+/// (or the start).
+fn log_lines(log: &str) -> Vec<(u64, f64)> {
+    log.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<u64> = line
+                .split(',')
+                .take(2)
+                .map(|f| f.trim().parse().expect("a number"))
+                .collect();
+            (fields[0], fields[1] as f64)
+        })
+        .collect()
+}
+
+/// The window the page records a run of logs in, as the page documents it: the median gap
+/// between consecutive lines of its bandwidth and IOPS logs.
+fn recorded_window_ms(logs: &[&[(u64, f64)]]) -> u64 {
+    let mut gaps: Vec<u64> = logs
+        .iter()
+        .flat_map(|lines| lines.windows(2).map(|pair| pair[1].0 - pair[0].0))
+        .collect();
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2].max(1)
+}
+
+/// The requests an averaged IOPS log says were done in each recorded window of
+/// `window_ms`, with how many pieces (a line's span within a window) each is made of.
+fn logged_requests(lines: &[(u64, f64)], window_ms: u64) -> Vec<(f64, u32)> {
+    let mut out: Vec<(f64, u32)> = Vec::new();
     let mut since = 0u64;
-    for line in log.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<u64> = line
-            .split(',')
-            .take(2)
-            .map(|f| f.trim().parse().expect("a number"))
-            .collect();
-        let (time, iops) = (fields[0], fields[1] as f64);
+    for &(time, iops) in lines {
+        let mut last = usize::MAX;
         for ms in since..time {
             let window = (ms / window_ms) as usize;
             if out.len() <= window {
-                out.resize(window + 1, 0.0);
+                out.resize(window + 1, (0.0, 0));
             }
-            out[window] += iops / 1000.0;
+            out[window].0 += iops / 1000.0;
+            if window != last {
+                out[window].1 += 1;
+                last = window;
+            }
         }
         since = time;
+    }
+    out
+}
+
+/// `recorded` (requests and pieces per window of `from_ms`) put on windows of `to_ms`, each
+/// recorded window shared in proportion to its overlap: per window, the requests and the
+/// bound on what truncating each piece and each share can lose.
+fn on_common_windows(recorded: &[(f64, u32)], from_ms: u64, to_ms: u64) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (i, &(requests, pieces)) in recorded.iter().enumerate() {
+        let (start, end) = (i as u64 * from_ms, (i as u64 + 1) * from_ms);
+        let mut at = start;
+        while at < end {
+            let index = (at / to_ms) as usize;
+            let until = ((at / to_ms + 1) * to_ms).min(end);
+            if out.len() <= index {
+                out.resize(index + 1, (0.0, 0.0));
+            }
+            let share = (until - at) as f64 / from_ms as f64;
+            out[index].0 += requests * share;
+            out[index].1 += f64::from(pieces) * share + 1.0;
+            at = until;
+        }
     }
     out
 }
@@ -421,16 +470,22 @@ fn fios_own_iops_logs_are_drawn_as_they_count() {
         .and_then(|ns| ns.parse::<u64>().ok())
         .expect("the recorded window")
         / 1_000_000;
+    let read_log = |name: &str, kind: &str| {
+        log_lines(
+            &std::fs::read_to_string(dir.path().join(format!("{name}_{kind}.1.log")))
+                .expect("the log"),
+        )
+    };
     for (name, counts) in ["rand", "seq"].into_iter().zip(&lines) {
-        let log = std::fs::read_to_string(dir.path().join(format!("{name}_iops.1.log")))
-            .expect("the log");
-        let expected = logged_requests(&log, window_ms);
+        let (iops, bandwidth) = (read_log(name, "iops"), read_log(name, "bw"));
+        // Each run is recorded in its own window, then put on the longest any run has.
+        let own_ms = recorded_window_ms(&[&iops, &bandwidth]);
+        let expected = on_common_windows(&logged_requests(&iops, own_ms), own_ms, window_ms);
         assert_eq!(counts.len(), expected.len(), "{version} {name}: windows");
-        for (window, (&got, &want)) in counts.iter().zip(&expected).enumerate() {
-            // Each window's count is its pieces' shares, each truncated.
+        for (window, (&got, &(want, bound))) in counts.iter().zip(&expected).enumerate() {
             assert!(
-                (got as f64 - want).abs() <= 3.0,
-                "{version} {name}: window {window} of {window_ms} ms: drawn {got}, logged {want:.1}"
+                (got as f64 - want).abs() <= bound,
+                "{version} {name}: window {window} of {window_ms} ms (recorded in {own_ms} ms): drawn {got}, logged {want:.1}, within {bound:.1}"
             );
         }
         let json: serde_json::Value = serde_json::from_str(
