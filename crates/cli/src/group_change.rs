@@ -18,7 +18,6 @@
 use ioslice_core::limit::Limits;
 use ioslice_core::spec::{parse_duration, DURATION_UNITS};
 use ioslice_core::Nanos;
-use ioslice_fio::JobFile;
 use ioslice_sim::simulation::{GroupAction, GroupChange};
 
 use crate::cgroup_arg::{self, CgroupArg};
@@ -103,28 +102,18 @@ fn job_move(words: &[&str]) -> Result<(CgroupArg, GroupAction), String> {
     Ok((change, GroupAction::Move { job }))
 }
 
-/// The changes for the simulator, checked against the job file in time order: a group
-/// changed, removed or moved into must exist then (a job's cgroup and its ancestors from the
-/// start, or one made by an earlier change and not removed since), a group made must not
-/// and its parent must, a group removed must have no child group left, a job moved must be
-/// in the job file. Limits are made whole by carrying forward those the group had (from
-/// `initial`, the `--cgroup` limits, then the earlier changes in time order).
-pub fn sim_changes(
-    changes: &[ScheduledChange],
-    initial: &[(String, Limits)],
-    job_file: &JobFile,
-) -> Result<Vec<GroupChange>, String> {
-    let mut groups = Groups::of(job_file);
+/// The changes for the simulator, in time order, their limits made whole by carrying
+/// forward those the group had (from `initial`, the `--cgroup` limits, then the earlier
+/// changes). The simulator checks them against its groups before the run
+/// (`ioslice_sim::simulation`'s regroup: a group changed must exist then, a group made must
+/// not, …) and names the directive's line in its errors.
+pub fn sim_changes(changes: &[ScheduledChange], initial: &[(String, Limits)]) -> Vec<GroupChange> {
     let mut limits: Vec<(String, Limits)> = initial.to_vec();
     let mut ordered: Vec<&ScheduledChange> = changes.iter().collect();
     ordered.sort_by_key(|c| c.at);
     let mut out = Vec::with_capacity(ordered.len());
     for scheduled in ordered {
         let path = &scheduled.change.path;
-        let fail = |why: String| format!("{}: ioslice-at: {why}", scheduled.origin);
-        groups
-            .take(&scheduled.action, path, job_file)
-            .map_err(fail)?;
         if scheduled.action == GroupAction::Remove {
             limits.retain(|(p, _)| p != path);
         }
@@ -138,7 +127,7 @@ pub fn sim_changes(
             origin: scheduled.origin.clone(),
         });
     }
-    Ok(out)
+    out
 }
 
 /// The group's limits after the change, if it sets any: those it had, with the change's.
@@ -166,88 +155,6 @@ fn whole_limits(
         setting.apply(&mut limits[index].1);
     }
     Some(limits[index].1)
-}
-
-/// The groups that exist at a point of the run, as the job file and the changes so far
-/// make them.
-struct Groups {
-    paths: Vec<String>,
-}
-
-impl Groups {
-    /// The job file's cgroups and their ancestors.
-    fn of(job_file: &JobFile) -> Self {
-        let mut paths: Vec<String> = Vec::new();
-        for path in cgroup_arg::job_cgroups(job_file) {
-            let mut prefix = String::new();
-            for component in path.split('/') {
-                if !prefix.is_empty() {
-                    prefix.push('/');
-                }
-                prefix.push_str(component);
-                if !paths.contains(&prefix) {
-                    paths.push(prefix.clone());
-                }
-            }
-        }
-        Self { paths }
-    }
-
-    fn exists(&self, path: &str) -> bool {
-        self.paths.iter().any(|p| p == path)
-    }
-
-    /// Check `action` on `path` against the groups now, and make what it makes.
-    fn take(&mut self, action: &GroupAction, path: &str, job_file: &JobFile) -> Result<(), String> {
-        let listed = || {
-            if self.paths.is_empty() {
-                "none".to_string()
-            } else {
-                self.paths.join(", ")
-            }
-        };
-        match action {
-            GroupAction::Create => {
-                if self.exists(path) {
-                    return Err(format!("cgroup '{path}' already exists then"));
-                }
-                let parent = path.rsplit_once('/').map(|(parent, _)| parent);
-                if parent.is_some_and(|parent| !self.exists(parent)) {
-                    return Err(format!(
-                        "cgroup '{path}': its parent does not exist then (the groups then: {})",
-                        listed()
-                    ));
-                }
-                self.paths.push(path.to_string());
-            }
-            _ if !self.exists(path) => {
-                return Err(format!(
-                    "no cgroup '{path}' then (the groups then: {}; a job's cgroup, or one made by an earlier 'create')",
-                    listed()
-                ));
-            }
-            GroupAction::Remove => {
-                let below = format!("{path}/");
-                if let Some(child) = self.paths.iter().find(|p| p.starts_with(&below)) {
-                    return Err(format!(
-                        "cgroup '{path}' still has the group '{child}' below it: remove that first"
-                    ));
-                }
-                self.paths.retain(|p| p != path);
-            }
-            GroupAction::Move { job } => {
-                if !job_file.jobs.iter().any(|spec| &spec.name == job) {
-                    let names: Vec<&str> = job_file.jobs.iter().map(|j| j.name.as_str()).collect();
-                    return Err(format!(
-                        "no job '{job}' in the job file (its jobs: {})",
-                        names.join(", ")
-                    ));
-                }
-            }
-            GroupAction::Set => {}
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

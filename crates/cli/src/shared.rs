@@ -148,16 +148,11 @@ impl Machine {
         self.device.parse().map_err(|e| format!("--device: {e}"))
     }
 
-    /// The simulator's configuration for a run of `job_file` described by `run` on this
-    /// machine's `device`: with its host settings and its scheduled changes to groups.
-    pub fn sim_config(
-        &self,
-        device: DeviceSpec,
-        mut run: RunSpec,
-        job_file: &JobFile,
-    ) -> Result<SimConfig, String> {
+    /// The simulator's configuration for a run described by `run` on this machine's
+    /// `device`: with its host settings and its scheduled changes to groups.
+    pub fn sim_config(&self, device: DeviceSpec, mut run: RunSpec) -> Result<SimConfig, String> {
         run.group_changes =
-            crate::group_change::sim_changes(&self.group_changes, &run.group_limits, job_file)?;
+            crate::group_change::sim_changes(&self.group_changes, &run.group_limits);
         let mut config = SimConfig::new(run.seed, run.scheduler.clone(), device);
         config.run = run;
         apply_host(&mut config, &self.host)?;

@@ -118,17 +118,17 @@ fn changes_the_run_cannot_make_name_their_line() {
         (
             "nojob.fio",
             "; ioslice-at: 4s job c cgroup=g2",
-            "nojob.fio:3: ioslice-at: no job 'c' in the job file (its jobs: a, b)",
+            "nojob.fio:3: no job 'c' in the job file (its jobs: a, b)",
         ),
         (
             "nogroup.fio",
             "; ioslice-at: 4s job b cgroup=g3",
-            "nogroup.fio:3: ioslice-at: no cgroup 'g3' then",
+            "nogroup.fio:3: no group 'g3' in the run then (the groups then: g1, g2)",
         ),
         (
             "twice.fio",
             "; ioslice-at: 4s cgroup g1 create",
-            "twice.fio:3: ioslice-at: cgroup 'g1' already exists then",
+            "twice.fio:3: group '/g1' already exists",
         ),
     ] {
         let text = TENANTS.replace("; ioslice-at: 4s job b cgroup=g2", line);

@@ -114,9 +114,7 @@ fn sim_config(
     let scheduler = &plan.schedulers[spec.scheduler];
     let job_file = with_clients(&plan.job_file, spec.clients);
     let run = plan.inputs.spec(scheduler.spec.clone(), stop);
-    let config = plan
-        .machine
-        .sim_config(plan.device.clone(), run, &job_file)?;
+    let config = plan.machine.sim_config(plan.device.clone(), run)?;
     Ok((config, job_file))
 }
 

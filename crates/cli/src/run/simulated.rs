@@ -38,7 +38,7 @@ pub fn run(
     let mut spec = inputs.spec(scheduler, stop);
     spec.progress = Some(progress.clone());
     spec.logs = Some(PathBuf::new()); // fio's log files, named relative to the current directory
-    let config = machine.sim_config(device, spec, &job_file)?;
+    let config = machine.sim_config(device, spec)?;
     let observers = Observers::start(args, &job_file, &progress, true)?;
     let outcome = if observers.traced() {
         ioslice_sim::simulation::run_traced(&job_file, &config, &mut *observers.sink(None))

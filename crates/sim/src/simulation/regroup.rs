@@ -68,7 +68,13 @@ pub(super) fn resolve(
                 let group = tree
                     .find(&change.group)
                     .filter(|&id| id != GroupId::ROOT)
-                    .ok_or_else(|| fail(format!("no group '{}' in the run then", change.group)))?;
+                    .ok_or_else(|| {
+                        fail(format!(
+                            "no group '{}' in the run then (the groups then: {})",
+                            change.group,
+                            listed(&tree)
+                        ))
+                    })?;
                 (
                     group,
                     resolve_action(action, group, &mut tree, job_file).map_err(fail)?,
@@ -115,7 +121,27 @@ fn resolve_action(
             .iter()
             .position(|spec| &spec.name == job)
             .map(Due::Move)
-            .ok_or_else(|| format!("no job '{job}' in the job file")),
+            .ok_or_else(|| {
+                let names: Vec<&str> = job_file.jobs.iter().map(|j| j.name.as_str()).collect();
+                format!(
+                    "no job '{job}' in the job file (its jobs: {})",
+                    names.join(", ")
+                )
+            }),
+    }
+}
+
+/// The groups of `tree` that exist, by path, for errors: `none` without any but the root.
+fn listed(tree: &GroupTree) -> String {
+    let paths: Vec<&str> = tree
+        .iter()
+        .filter(|&(id, _)| id != GroupId::ROOT && !tree.is_removed(id))
+        .map(|(_, group)| group.path.as_str())
+        .collect();
+    if paths.is_empty() {
+        "none".to_string()
+    } else {
+        paths.join(", ")
     }
 }
 
