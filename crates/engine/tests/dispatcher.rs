@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{be, engine_on, filled, probed_engine, slow_group_engine, wait_until, MIB};
+use common::{
+    be, bfq_tenants, engine_on, filled, probed_engine, served_once_backlogged, slow_group_engine,
+    spaced_reads, upper_share, wait_until, BACKLOG, MIB,
+};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -456,48 +459,22 @@ fn real_time_goes_before_best_effort() {
 /// Two backlogged groups weighted 100 and 300 under bfq share the device about 1:3.
 #[test]
 fn weighted_groups_share_by_weight() {
-    const EACH: u64 = 240;
-    let backend = MemoryBackend::new(MIB as usize * 8);
-    let probe = backend.probe();
-    let engine = engine_on(backend, 8 * MIB, 1)
-        .scheduler("bfq:slice_idle=0,low_latency=0,max_budget=64")
-        .group("light", 100)
-        .group("heavy", 300)
-        .start()
-        .expect("engine starts");
+    let (builder, probe) = bfq_tenants(&[("light", 100), ("heavy", 300)]);
+    let engine = builder.start().expect("engine starts");
     let handle = engine.handle();
     let light = handle.client(1, "light", be()).expect("light");
     let heavy = handle.client(2, "heavy", be()).expect("heavy");
-    probe.hold();
-    let blocker = light.read(7 * MIB, 512);
-    wait_until(|| handle.stats().in_flight == 1);
-    let mut futures = Vec::new();
-    for i in 0..EACH {
-        // Gaps between requests: no merging; light below 4 MiB, heavy above.
-        futures.push(light.read(i * 8192, 4096));
-        futures.push(heavy.read(4 * MIB + i * 8192, 4096));
-    }
-    wait_until(|| handle.stats().submitted == 2 * EACH + 1);
-    probe.release();
-    blocker.wait().expect("blocker");
-    for future in futures {
-        future.wait().expect("read");
-    }
-    let log = probe.log();
-    // While both are backlogged: the first half of the service.
-    let window = &log[1..=EACH as usize];
-    let heavy_share = window
-        .iter()
-        .filter(|op| op.offset >= 4 * MIB && op.offset < 7 * MIB)
-        .count() as f64
-        / window.len() as f64;
+    // light below 4 MiB, heavy above.
+    let submit = || spaced_reads(&[(&light, 0), (&heavy, 4 * MIB)]);
+    let served = served_once_backlogged(&probe, &handle, &light, submit, 2 * BACKLOG, || {});
+    let heavy_share = upper_share(&served);
     assert!(
         (0.65..=0.85).contains(&heavy_share),
         "heavy group got {heavy_share:.2} of the service, expected about 0.75"
     );
     let stats = engine.shutdown().expect("clean shutdown");
-    assert_eq!(stats.groups["light"].requests, EACH + 1);
-    assert_eq!(stats.groups["heavy"].requests, EACH);
+    assert_eq!(stats.groups["light"].requests, BACKLOG + 1);
+    assert_eq!(stats.groups["heavy"].requests, BACKLOG);
 }
 
 /// A limit makes the policy answer "wait until t": the dispatcher sleeps until then instead

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{be, engine_on, wait_until, MIB};
+use common::{
+    be, bfq_tenants, engine_on, served_once_backlogged, spaced_reads, upper_share, BACKLOG, MIB,
+};
 
 use std::time::{Duration, Instant};
 
@@ -17,50 +19,30 @@ use ioslice_engine::{EngineError, IoFuture};
 /// to 900: it gets about three quarters of the service, where it had a quarter.
 #[test]
 fn a_new_weight_reverses_two_backlogged_groups_shares() {
-    const EACH: u64 = 240;
-    let backend = MemoryBackend::new(MIB as usize * 8);
-    let probe = backend.probe();
-    let engine = engine_on(backend, 8 * MIB, 1)
-        .scheduler("bfq:slice_idle=0,low_latency=0,max_budget=64")
-        .group("light", 100)
-        .group("heavy", 300)
-        .start()
-        .expect("engine starts");
+    let (builder, probe) = bfq_tenants(&[("light", 100), ("heavy", 300)]);
+    let engine = builder.start().expect("engine starts");
     let handle = engine.handle();
     let light = handle.client(1, "light", be()).expect("light");
     let heavy = handle.client(2, "heavy", be()).expect("heavy");
     assert_eq!(handle.group_weight("light"), Some(100));
-    probe.hold();
-    let blocker = light.read(7 * MIB, 512);
-    wait_until(|| handle.stats().in_flight == 1);
-    let mut futures = Vec::new();
-    for i in 0..EACH {
-        // Gaps between requests: no merging; light below 4 MiB, heavy above.
-        futures.push(light.read(i * 8192, 4096));
-        futures.push(heavy.read(4 * MIB + i * 8192, 4096));
-    }
-    wait_until(|| handle.stats().submitted == 2 * EACH + 1);
-    handle
-        .set_group("light", Some(900), None)
-        .expect("bfq takes 900");
-    probe.release();
-    blocker.wait().expect("blocker");
-    for future in futures {
-        future.wait().expect("read");
-    }
+    // light below 4 MiB, heavy above.
+    let submit = || spaced_reads(&[(&light, 0), (&heavy, 4 * MIB)]);
+    let raise = || {
+        handle
+            .set_group("light", Some(900), None)
+            .expect("bfq takes 900");
+    };
+    let served = served_once_backlogged(&probe, &handle, &light, submit, 2 * BACKLOG, raise);
     // Taken at the group's first requeue after the change: in force by now.
     assert_eq!(handle.group_weight("light"), Some(900));
-    let log = probe.log();
-    let window = &log[1..=EACH as usize];
-    let light_share =
-        window.iter().filter(|op| op.offset < 4 * MIB).count() as f64 / window.len() as f64;
+    let light_share = 1.0 - upper_share(&served);
     assert!(
         (0.65..=0.85).contains(&light_share),
         "light group got {light_share:.2} of the service after its weight went to 900, expected about 0.75"
     );
     let stats = engine.shutdown().expect("clean shutdown");
-    assert_eq!(stats.groups["light"].requests, EACH + 1);
-    assert_eq!(stats.groups["heavy"].requests, EACH);
+    assert_eq!(stats.groups["light"].requests, BACKLOG + 1);
+    assert_eq!(stats.groups["heavy"].requests, BACKLOG);
     assert_eq!(stats.double_completions, 0);
 }
 

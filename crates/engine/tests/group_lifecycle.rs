@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{be, engine_on, wait_until, MIB};
+use common::{
+    be, bfq_tenants, engine_on, served_once_backlogged, spaced_reads, upper_share, wait_until,
+    BACKLOG, MIB,
+};
 
 use ioslice_core::limit::Limits;
 use ioslice_engine::backend::memory::MemoryBackend;
@@ -16,50 +19,33 @@ use ioslice_engine::EngineError;
 /// beside it: it gets about three quarters of the service from its first request on.
 #[test]
 fn a_group_added_beside_a_backlogged_one_gets_its_weights_share() {
-    const EACH: u64 = 240;
-    let backend = MemoryBackend::new(MIB as usize * 8);
-    let probe = backend.probe();
-    let engine = engine_on(backend, 8 * MIB, 1)
-        .scheduler("bfq:slice_idle=0,low_latency=0,max_budget=64")
-        .group("light", 100)
-        .start()
-        .expect("engine starts");
+    let (builder, probe) = bfq_tenants(&[("light", 100)]);
+    let engine = builder.start().expect("engine starts");
     let handle = engine.handle();
     let light = handle.client(1, "light", be()).expect("light");
-    probe.hold();
-    let blocker = light.read(7 * MIB, 512);
-    wait_until(|| handle.stats().in_flight == 1);
-    let mut futures = Vec::new();
-    for i in 0..EACH {
-        futures.push(light.read(i * 8192, 4096));
-    }
-    handle
-        .add_group("heavy", Some(300), None)
-        .expect("a new group");
-    assert_eq!(handle.group_weight("heavy"), Some(300));
-    let heavy = handle.client(2, "heavy", be()).expect("heavy");
-    for i in 0..EACH {
-        // Gaps between requests: no merging; light below 4 MiB, heavy above.
-        futures.push(heavy.read(4 * MIB + i * 8192, 4096));
-    }
-    wait_until(|| handle.stats().submitted == 2 * EACH + 1);
-    probe.release();
-    blocker.wait().expect("blocker");
-    for future in futures {
-        future.wait().expect("read");
-    }
-    let log = probe.log();
-    let window = &log[1..=EACH as usize];
-    let heavy_share =
-        window.iter().filter(|op| op.offset >= 4 * MIB).count() as f64 / window.len() as f64;
+    let mut heavy = None;
+    let submit = || {
+        // light below 4 MiB, heavy above.
+        let mut futures = spaced_reads(&[(&light, 0)]);
+        handle
+            .add_group("heavy", Some(300), None)
+            .expect("a new group");
+        assert_eq!(handle.group_weight("heavy"), Some(300));
+        let client = handle.client(2, "heavy", be()).expect("heavy");
+        futures.extend(spaced_reads(&[(&client, 4 * MIB)]));
+        heavy = Some(client);
+        futures
+    };
+    let served = served_once_backlogged(&probe, &handle, &light, submit, 2 * BACKLOG, || {});
+    let heavy_share = upper_share(&served);
     assert!(
         (0.65..=0.85).contains(&heavy_share),
         "the added group weighted 300 got {heavy_share:.2} of the service beside one of 100, expected about 0.75"
     );
     drop((light, heavy));
     let stats = engine.shutdown().expect("clean shutdown");
-    assert_eq!(stats.groups["light"].requests, EACH + 1);
-    assert_eq!(stats.groups["heavy"].requests, EACH);
+    assert_eq!(stats.groups["light"].requests, BACKLOG + 1);
+    assert_eq!(stats.groups["heavy"].requests, BACKLOG);
     assert_eq!(stats.double_completions, 0);
 }
 

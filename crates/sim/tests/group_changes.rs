@@ -12,8 +12,9 @@ use ioslice_core::ioband::{Controller, IobandSettings};
 use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
 use ioslice_core::TraceEvent;
-use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run_traced, GroupAction, GroupChange, SimConfig};
+mod common;
+
+use ioslice_sim::simulation::{GroupAction, GroupChange};
 
 const SECOND: u64 = 1_000_000_000;
 
@@ -83,23 +84,11 @@ fn run_under(
     changes: Vec<GroupChange>,
     limits: Vec<(String, Limits)>,
 ) -> TraceLog {
-    let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
+    let mut config = common::config(sched, "sim:sata-7200", 1);
     config.run.group_changes = changes;
     config.run.group_limits = limits;
     config.run.controller = controller;
-    let mut log = TraceLog::default();
-    let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
-    log
+    common::traced(job, &config).expect("job runs")
 }
 
 /// Bytes each group (g1, g2) completed in `[from, to)` seconds.
@@ -225,7 +214,6 @@ fn a_tightened_limit_acts_as_the_same_limit_from_the_start() {
 
 #[test]
 fn a_change_the_run_cannot_take_is_an_error_naming_it() {
-    let job_file = parse_str(READERS, "job.fio", &ParseOptions::default()).expect("job parses");
     for (sched, bad, says) in [
         (
             "bfq",
@@ -239,13 +227,9 @@ fn a_change_the_run_cannot_take_is_an_error_naming_it() {
             "job.fio:1: group weight 20000",
         ),
     ] {
-        let mut config = SimConfig::new(
-            1,
-            sched.parse().expect("scheduler"),
-            "sim:sata-7200".parse().expect("device"),
-        );
+        let mut config = common::config(sched, "sim:sata-7200", 1);
         config.run.group_changes = vec![bad];
-        let error = ioslice_sim::simulation::run(&job_file, &config)
+        let error = common::traced(READERS, &config)
             .expect_err("refused")
             .to_string();
         assert!(error.starts_with(says), "{error}");

@@ -8,8 +8,9 @@
 
 use ioslice_core::trace::TraceLog;
 use ioslice_core::TraceEvent;
-use ioslice_fio::jobfile::{parse_str, ParseOptions};
-use ioslice_sim::simulation::{run_traced, GroupAction, GroupChange, SimConfig, SimError};
+mod common;
+
+use ioslice_sim::simulation::{GroupAction, GroupChange, SimError};
 
 const SECOND: u64 = 1_000_000_000;
 
@@ -46,21 +47,9 @@ fn change(at_s: u64, group: &str, action: GroupAction, weight: Option<u32>) -> G
 
 /// Run `job` under `sched` with `changes`; every request completes exactly once.
 fn run(job: &str, sched: &str, changes: Vec<GroupChange>) -> Result<TraceLog, SimError> {
-    let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
-    let mut config = SimConfig::new(
-        1,
-        sched.parse().expect("scheduler"),
-        "sim:sata-7200".parse().expect("device"),
-    );
+    let mut config = common::config(sched, "sim:sata-7200", 1);
     config.run.group_changes = changes;
-    let mut log = TraceLog::default();
-    let outcome = run_traced(&job_file, &config, &mut log)?;
-    assert_eq!(
-        outcome.submitted, outcome.completed,
-        "{sched}: lost requests"
-    );
-    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
-    Ok(log)
+    common::traced(job, &config)
 }
 
 /// Bytes each process (a, b) completed in `[from, to)` seconds, and the groups they were

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::limit::Limits;
 use ioslice_core::IoPriority;
-use ioslice_engine::backend::memory::{MemoryBackend, MemoryProbe};
-use ioslice_engine::{AlignedBuffer, Engine, EngineBuilder, Geometry};
+use ioslice_engine::backend::memory::{LoggedOp, MemoryBackend, MemoryProbe};
+use ioslice_engine::{AlignedBuffer, Client, Engine, EngineBuilder, Geometry, Handle, IoFuture};
 
 pub const MIB: u64 = 1 << 20;
 
@@ -128,4 +128,65 @@ pub fn attach_loop(image: &Path) -> Result<LoopDevice, String> {
         device: PathBuf::from(device),
         mounted_on: None,
     })
+}
+
+/// How many reads each tenant of a share test sends while the device is held.
+pub const BACKLOG: u64 = 240;
+
+/// An engine over an 8 MiB in-memory device taking one command, under bfq without idling,
+/// weight raising or large budgets (so that shares show within a few hundred requests), with
+/// `groups` at their weights; and the probe that holds its completions.
+pub fn bfq_tenants(groups: &[(&str, u32)]) -> (EngineBuilder, MemoryProbe) {
+    let backend = MemoryBackend::new(MIB as usize * 8);
+    let probe = backend.probe();
+    let mut builder =
+        engine_on(backend, 8 * MIB, 1).scheduler("bfq:slice_idle=0,low_latency=0,max_budget=64");
+    for &(path, weight) in groups {
+        builder = builder.group(path, weight);
+    }
+    (builder, probe)
+}
+
+/// [`BACKLOG`] 4 KiB reads by each of `tenants` from its offset, 8 KiB apart (gaps: no
+/// merging), the tenants' reads taking turns.
+pub fn spaced_reads(tenants: &[(&Client, u64)]) -> Vec<IoFuture> {
+    (0..BACKLOG)
+        .flat_map(|i| {
+            tenants
+                .iter()
+                .map(move |(client, base)| client.read(base + i * 8192, 4096))
+        })
+        .collect()
+}
+
+/// The device held behind one read of `blocker`'s at 7 MiB, `submit` sends its reads; once
+/// the engine has them all (`sent` of them), `then` runs, the device is released and every
+/// read is waited for. The device's log after the blocker: the order it served them in.
+pub fn served_once_backlogged(
+    probe: &MemoryProbe,
+    handle: &Handle,
+    blocker: &Client,
+    submit: impl FnOnce() -> Vec<IoFuture>,
+    sent: u64,
+    then: impl FnOnce(),
+) -> Vec<LoggedOp> {
+    probe.hold();
+    let first = blocker.read(7 * MIB, 512);
+    wait_until(|| handle.stats().in_flight == 1);
+    let futures = submit();
+    wait_until(|| handle.stats().submitted == sent + 1);
+    then();
+    probe.release();
+    first.wait().expect("blocker");
+    for future in futures {
+        future.wait().expect("read");
+    }
+    probe.log().split_off(1)
+}
+
+/// The share of the first [`BACKLOG`] of `served` at or above 4 MiB: while two tenants are
+/// both backlogged, the one reading there.
+pub fn upper_share(served: &[LoggedOp]) -> f64 {
+    let window = &served[..BACKLOG as usize];
+    window.iter().filter(|op| op.offset >= 4 * MIB).count() as f64 / window.len() as f64
 }

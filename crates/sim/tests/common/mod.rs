@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use ioslice_core::limit::Limits;
 use ioslice_core::trace::TraceLog;
 use ioslice_fio::jobfile::{parse_file, parse_str, ParseOptions};
-use ioslice_sim::simulation::{run, run_traced, SimConfig, SimOutcome};
+use ioslice_sim::simulation::{run, run_traced, SimConfig, SimError, SimOutcome};
 
 /// Run `scenarios/<scenario>` with seed 1 under `sched` on `sim:sata-7200`.
 pub fn run_scenario(scenario: &str, sched: &str) -> SimOutcome {
@@ -115,7 +115,6 @@ pub fn run_text(job: &str, config: &SimConfig) -> SimOutcome {
 /// Run the job file text `job` under `sched` on `device` with `seed` (group `g` limited to
 /// `rbps` bytes per second of reads, if given) and keep its trace; every request must complete.
 pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>) -> TraceLog {
-    let job_file = parse_str(job, "trace.fio", &ParseOptions::default()).expect("job parses");
     let mut config = config(sched, device, seed);
     if let Some(rate) = rbps {
         let limits = Limits {
@@ -124,13 +123,22 @@ pub fn trace(job: &str, sched: &str, device: &str, seed: u64, rbps: Option<u64>)
         };
         config.run.group_limits = vec![("g".to_string(), limits)];
     }
+    traced(job, &config).expect("job runs")
+}
+
+/// Run the job file text `job` (named `job.fio`) with `config` and keep its trace; a run
+/// that ends must have completed every request exactly once.
+pub fn traced(job: &str, config: &SimConfig) -> Result<TraceLog, SimError> {
+    let job_file = parse_str(job, "job.fio", &ParseOptions::default()).expect("job parses");
     let mut log = TraceLog::default();
-    let outcome = run_traced(&job_file, &config, &mut log).expect("job runs");
+    let outcome = run_traced(&job_file, config, &mut log)?;
+    let sched = &config.run.scheduler.name;
     assert_eq!(
         outcome.submitted, outcome.completed,
         "{sched}: lost requests"
     );
-    log
+    assert_eq!(outcome.duplicate_completions, 0, "{sched}: duplicates");
+    Ok(log)
 }
 
 /// MB/s (10^6 bytes a second) over `seconds`, from the completions in a trace.
