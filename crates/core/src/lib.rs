@@ -47,7 +47,9 @@ pub use group::{Group, GroupId, GroupTree};
 pub use ioband::Controller;
 pub use priority::{IoPriority, PriorityClass};
 pub use progress::{JobState, Progress};
-pub use registry::{build_scheduler, with_controllers, SchedulerInfo, SCHEDULERS};
+pub use registry::{
+    build_scheduler, with_controllers, with_layers_for_changes, SchedulerInfo, SCHEDULERS,
+};
 pub use request::{Completion, Direction, ProcessId, Request, RequestId};
 pub use scheduler::{Dispatch, Inserted, Scheduler, SchedulerContext};
 pub use stop::StopSignal;

@@ -194,6 +194,30 @@ pub fn with_controllers(
     crate::limit::wrap(crate::iolatency::wrap(policy, context), groups)
 }
 
+/// `policy` (built for `context`) under the layers that changes to the groups made while it
+/// runs will need and that the groups of `context` did not call for at the start: the limit
+/// layer when `limits` (a change will set a limit), io.latency when `latency_targets` (one
+/// will set a latency target). Each layer goes in once: a tree that had limits or targets
+/// already has it. Added afterwards, io.latency is outside the limit layer rather than
+/// inside it (where [`with_controllers`] puts it): it sees requests as the limit layer
+/// releases them, which changes when a held request is timed from, not what it throttles.
+pub fn with_layers_for_changes(
+    policy: Box<dyn Scheduler>,
+    context: &SchedulerContext,
+    limits: bool,
+    latency_targets: bool,
+) -> Box<dyn Scheduler> {
+    let groups = &context.groups;
+    let mut policy = policy;
+    if limits && !groups.has_limits() {
+        policy = Box::new(crate::limit::LimitLayer::new(policy, groups));
+    }
+    if latency_targets && !crate::iolatency::has_targets(groups) {
+        policy = Box::new(crate::iolatency::IolatencyLayer::new(policy, context));
+    }
+    policy
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,6 +123,7 @@ impl EngineBuilder {
         let trace = self.settings.trace.take();
         let statistics = self.settings.statistics;
         let io_timeout = self.settings.io_timeout;
+        let later = self.settings.later;
         let policy = self.settings.build(&context)?;
 
         let started = crate::sync::now();
@@ -140,6 +141,7 @@ impl EngineBuilder {
             max_queued,
             trace,
             io_timeout,
+            later,
         });
         let dispatcher = Arc::clone(&shared);
         let thread = thread::Builder::new()

@@ -9,7 +9,8 @@
 
 use ioslice_core::limit::Limits;
 use ioslice_core::{
-    build_scheduler, with_controllers, GroupTree, SchedSpec, Scheduler, SchedulerContext, TraceSink,
+    build_scheduler, with_controllers, with_layers_for_changes, GroupTree, SchedSpec, Scheduler,
+    SchedulerContext, TraceSink,
 };
 
 use crate::error::EngineError;
@@ -54,6 +55,14 @@ pub(crate) enum GroupSetting {
     Limits(String, Limits),
 }
 
+/// The layers put in for limits and latency targets that groups are given only while the
+/// engine runs ([`EngineBuilder::limits_later`](crate::EngineBuilder::limits_later)).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LaterLayers {
+    pub(crate) limits: bool,
+    pub(crate) latency_targets: bool,
+}
+
 /// Everything about the policy a builder was told.
 pub(crate) struct PolicySettings {
     pub(crate) policy: PolicyChoice,
@@ -63,6 +72,7 @@ pub(crate) struct PolicySettings {
     pub(crate) trace: Option<Box<dyn TraceSink + Send>>,
     pub(crate) statistics: Statistics,
     pub(crate) io_timeout: Option<std::time::Duration>,
+    pub(crate) later: LaterLayers,
 }
 
 impl std::fmt::Debug for PolicySettings {
@@ -74,6 +84,7 @@ impl std::fmt::Debug for PolicySettings {
             .field("traced", &self.trace.is_some())
             .field("statistics", &self.statistics)
             .field("io_timeout", &self.io_timeout)
+            .field("later", &self.later)
             .finish()
     }
 }
@@ -88,6 +99,7 @@ impl Default for PolicySettings {
             trace: None,
             statistics: Statistics::default(),
             io_timeout: Some(DEFAULT_IO_TIMEOUT),
+            later: LaterLayers::default(),
         }
     }
 }
@@ -121,18 +133,24 @@ impl PolicySettings {
     }
 
     /// Build the policy for `context`, inside the controllers its groups call for (the
-    /// limit layer where a group has limits, dm-ioband when the tree says so), a policy of
-    /// the caller's own as much as a named one.
+    /// limit layer where a group has limits, dm-ioband when the tree says so) and the layers
+    /// for limits given later, a policy of the caller's own as much as a named one.
     pub(crate) fn build(
         self,
         context: &SchedulerContext,
     ) -> Result<Box<dyn Scheduler>, EngineError> {
-        let spec = match self.policy {
-            PolicyChoice::Own(build) => return Ok(with_controllers(build(context), context)),
-            PolicyChoice::Spec(spec) => spec,
-            PolicyChoice::Named(text) => parse_named(&text)?,
+        let policy = match self.policy {
+            PolicyChoice::Own(build) => with_controllers(build(context), context),
+            PolicyChoice::Spec(spec) => built(&spec, context)?,
+            PolicyChoice::Named(text) => built(&parse_named(&text)?, context)?,
         };
-        build_scheduler(&spec, context).map_err(|source| scheduler_error(&spec.to_string(), source))
+        let later = self.later;
+        Ok(with_layers_for_changes(
+            policy,
+            context,
+            later.limits,
+            later.latency_targets,
+        ))
     }
 
     /// Whether the named policy can be built for `groups` (its name and tunables), before
@@ -150,6 +168,11 @@ impl PolicySettings {
             .map_err(|source| scheduler_error(&spec.to_string(), source))?;
         Ok(())
     }
+}
+
+/// The named policy built for `context`; the error names it.
+fn built(spec: &SchedSpec, context: &SchedulerContext) -> Result<Box<dyn Scheduler>, EngineError> {
+    build_scheduler(spec, context).map_err(|source| scheduler_error(&spec.to_string(), source))
 }
 
 /// A `--sched` specification, parsed; the error names it.
@@ -216,6 +239,20 @@ macro_rules! policy_setters {
                     path.to_string(),
                     limits,
                 ));
+            self
+        }
+
+        /// Let groups be given limits (`limits`) or io.latency targets (`latency_targets`)
+        /// while the engine runs ([`Handle::set_group`](crate::Handle::set_group),
+        /// [`Handle::add_group`](crate::Handle::add_group)) even if none has one at the start:
+        /// the layers that enforce them are put in now, as they are for a tree that has them.
+        /// Until a group is given one they hold nothing back. Without this, such a change is
+        /// refused.
+        pub fn limits_later(mut self, limits: bool, latency_targets: bool) -> Self {
+            self.settings.later = $crate::settings::LaterLayers {
+                limits,
+                latency_targets,
+            };
             self
         }
 

@@ -130,3 +130,51 @@ fn a_tightened_limit_throttles_the_next_requests() {
     let stats = engine.shutdown().expect("clean shutdown");
     assert_eq!((stats.totals.requests, stats.double_completions), (55, 0));
 }
+
+/// Built with `limits_later`, an engine whose groups start unlimited takes a limit at run
+/// time: limited to 20 IOPS (two at once, then one every 50 ms), the group's next five reads
+/// take at least 150 ms. A latency target, not asked for, is still refused.
+#[test]
+fn limits_given_later_are_enforced_when_asked_for_at_the_start() {
+    let engine = engine_on(MemoryBackend::new(MIB as usize), MIB, 4)
+        .scheduler("deadline")
+        .group("free", 100)
+        .limits_later(true, false)
+        .start()
+        .expect("engine starts");
+    let handle = engine.handle();
+    let client = handle.client(1, "free", be()).expect("free");
+    for future in (0..20u64).map(|i| client.read(i * 8192, 512)) {
+        future.wait().expect("read");
+    }
+    let tight = Limits {
+        read_iops: Some(20),
+        ..Limits::default()
+    };
+    handle
+        .set_group("free", None, Some(tight))
+        .expect("the limit layer is there");
+    let start = Instant::now();
+    let futures: Vec<IoFuture> = (0..5u64).map(|i| client.read(i * 8192, 512)).collect();
+    for future in futures {
+        future.wait().expect("read");
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(150),
+        "the limit given later let five reads through in {:?}",
+        start.elapsed()
+    );
+    let target = Limits {
+        latency: Some(250_000),
+        ..tight
+    };
+    let refused = handle
+        .set_group("free", None, Some(target))
+        .expect_err("no io.latency");
+    assert!(
+        refused.to_string().contains("io.latency does not run"),
+        "{refused}"
+    );
+    let stats = engine.shutdown().expect("clean shutdown");
+    assert_eq!((stats.totals.requests, stats.double_completions), (25, 0));
+}

@@ -266,6 +266,8 @@ pub(crate) struct Parts {
     pub trace: Option<Box<dyn TraceSink + Send>>,
     /// How long an operation may stay at the device (`None`: for ever).
     pub io_timeout: Option<std::time::Duration>,
+    /// The layers the policy has for limits given only at run time.
+    pub later: crate::settings::LaterLayers,
 }
 
 impl Shared {
@@ -293,6 +295,8 @@ impl Shared {
             parts.depth,
         );
         let mut core = core;
+        core.limit_layer |= parts.later.limits;
+        core.latency_layer |= parts.later.latency_targets;
         core.io_timeout = parts
             .io_timeout
             .map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));

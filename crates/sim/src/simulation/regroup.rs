@@ -12,9 +12,11 @@
 
 use std::collections::VecDeque;
 
-use ioslice_core::iolatency::{self, IolatencyLayer};
-use ioslice_core::limit::{LimitLayer, Limits};
-use ioslice_core::{build_scheduler, GroupId, GroupTree, Nanos, Scheduler, SchedulerContext};
+use ioslice_core::limit::Limits;
+use ioslice_core::{
+    build_scheduler, with_layers_for_changes, GroupId, GroupTree, Nanos, Scheduler,
+    SchedulerContext,
+};
 use ioslice_fio::report::CgroupSettings;
 use ioslice_fio::JobFile;
 
@@ -162,26 +164,20 @@ fn accepted(
 
 /// The policy the run uses: under the limit layer as well when a change sets a limit and
 /// no group had one at the start, and under io.latency when a change sets a latency target
-/// and no group had one (the registry adds each layer only for a tree that calls for it).
-/// Added afterwards, io.latency is outside the limit layer rather than inside it: it sees
-/// requests as the limit layer releases them, which changes when a held request is timed
-/// from, not what it throttles.
+/// and no group had one ([`with_layers_for_changes`]).
 pub(super) fn with_limit_layer(
     scheduler: Box<dyn Scheduler>,
     context: &SchedulerContext,
     changes: &VecDeque<DueChange>,
 ) -> Box<dyn Scheduler> {
-    let groups = &context.groups;
     let sets =
         |what: fn(&Limits) -> bool| changes.iter().any(|c| c.limits.as_ref().is_some_and(what));
-    let mut scheduler = scheduler;
-    if !groups.has_limits() && sets(|_| true) {
-        scheduler = Box::new(LimitLayer::new(scheduler, groups));
-    }
-    if !iolatency::has_targets(groups) && sets(|l| l.latency.is_some()) {
-        scheduler = Box::new(IolatencyLayer::new(scheduler, context));
-    }
-    scheduler
+    with_layers_for_changes(
+        scheduler,
+        context,
+        sets(|_| true),
+        sets(|l| l.latency.is_some()),
+    )
 }
 
 impl Simulation<'_> {

@@ -90,12 +90,12 @@ impl Core {
             let path = next.get(group).path.clone();
             if !limits.is_unlimited() && !self.limit_layer {
                 return Err(EngineError::Config(format!(
-                    "cannot limit group '{path}' at run time: no group had a limit when the engine was built, so no limit layer runs (give one a limit on the builder)"
+                    "cannot limit group '{path}' at run time: no group had a limit when the engine was built, so no limit layer runs (give one a limit on the builder, or build with limits_later)"
                 )));
             }
             if limits.latency.is_some_and(|t| t > 0) && !self.latency_layer {
                 return Err(EngineError::Config(format!(
-                    "cannot give group '{path}' a latency target at run time: no group had one when the engine was built, so io.latency does not run (give one a target on the builder)"
+                    "cannot give group '{path}' a latency target at run time: no group had one when the engine was built, so io.latency does not run (give one a target on the builder, or build with limits_later)"
                 )));
             }
             next.set_limits(group, limits);
