@@ -1,6 +1,7 @@
-//! `; ioslice-at: TIME …`: a change to the groups at a simulated time, written in a job
-//! file's comments ([`crate::scenario`]). `TIME` is a duration with a unit from the start of
-//! the run (`10s`, `2500ms`). What follows is one of:
+//! `; ioslice-at: TIME …`: a change to the groups at a time from the start of the run (on
+//! the simulator's clock, or the real one on a real `--device`), written in a job file's
+//! comments ([`crate::scenario`]). `TIME` is a duration with a unit (`10s`, `2500ms`). What
+//! follows is one of:
 //!
 //! - `cgroup NAME SETTINGS`: the group's weight and limits, in `--cgroup`'s settings
 //!   ([`crate::cgroup_arg`]): `weight=W`, `rbps=`, `wbps=`, `riops=`, `wiops=`, `burst=`,
@@ -102,12 +103,12 @@ fn job_move(words: &[&str]) -> Result<(CgroupArg, GroupAction), String> {
     Ok((change, GroupAction::Move { job }))
 }
 
-/// The changes for the simulator, in time order, their limits made whole by carrying
+/// The changes for either driver, in time order, their limits made whole by carrying
 /// forward those the group had (from `initial`, the `--cgroup` limits, then the earlier
-/// changes). The simulator checks them against its groups before the run
-/// (`ioslice_sim::simulation`'s regroup: a group changed must exist then, a group made must
-/// not, …) and names the directive's line in its errors.
-pub fn sim_changes(changes: &[ScheduledChange], initial: &[(String, Limits)]) -> Vec<GroupChange> {
+/// changes). The driver checks them against its groups before the run
+/// ([`ioslice_fio::run_spec::resolve_changes`]: a group changed must exist then, a group made
+/// must not, …) and names the directive's line in its errors.
+pub fn run_changes(changes: &[ScheduledChange], initial: &[(String, Limits)]) -> Vec<GroupChange> {
     let mut limits: Vec<(String, Limits)> = initial.to_vec();
     let mut ordered: Vec<&ScheduledChange> = changes.iter().collect();
     ordered.sort_by_key(|c| c.at);

@@ -152,7 +152,7 @@ impl Machine {
     /// `device`: with its host settings and its scheduled changes to groups.
     pub fn sim_config(&self, device: DeviceSpec, mut run: RunSpec) -> Result<SimConfig, String> {
         run.group_changes =
-            crate::group_change::sim_changes(&self.group_changes, &run.group_limits);
+            crate::group_change::run_changes(&self.group_changes, &run.group_limits);
         let mut config = SimConfig::new(run.seed, run.scheduler.clone(), device);
         config.run = run;
         apply_host(&mut config, &self.host)?;

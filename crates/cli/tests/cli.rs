@@ -1026,13 +1026,23 @@ fn a_real_run_reads_the_job_files_directives_or_refuses_them_in_one_line() {
         &output,
         &["host.fio", "ioslice-host: read_ahead_kb=0", "real --device"],
     );
-    // So is a scheduled change to a group, which runs in simulation only.
+    // A scheduled change to a group is made on the real clock, checked before the run as in
+    // the simulator.
     let at = job_file(
         "at.fio",
         "[r]\nrw=read\nsize=1m\ncgroup=g\n; ioslice-at: 10ms cgroup g weight=800\n",
     );
     let output = ioslice(&["run", at.to_str().unwrap(), "--device", device]);
-    assert_user_error(&output, &["at.fio:5", "simulation only"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let missing = job_file(
+        "missing.fio",
+        "[r]\nrw=read\nsize=1m\ncgroup=g\n; ioslice-at: 10ms cgroup h weight=800\n",
+    );
+    let output = ioslice(&["run", missing.to_str().unwrap(), "--device", device]);
+    assert_user_error(
+        &output,
+        &["missing.fio:5: no group 'h' in the run then (the groups then: g)"],
+    );
     // The kernel release a file names models that release's elevators, as in the simulator.
     let kernel = job_file(
         "kernel.fio",

@@ -28,6 +28,7 @@ use std::time::Instant;
 use crate::completion::{park_until, park_waker, CompletionQueue, IoOutcome, Slot};
 use crate::counters::Counters;
 use crate::dispatcher::Lane;
+use crate::error::EngineError;
 use crate::handle::Client;
 pub use crate::request::Transfer;
 
@@ -117,6 +118,21 @@ impl Batch {
     /// Whether the batch has a lane.
     pub fn has_lane(&self) -> bool {
         self.lane.is_some()
+    }
+
+    /// Move the batch's process to the group at path `group`, as writing its pid to the
+    /// group's `cgroup.procs` does ([`Client::moved_to`], for every client): its requests
+    /// from now on are charged there, those already submitted finish where they were
+    /// queued. On an error the batch keeps its clients.
+    pub fn move_to(&mut self, group: &str) -> Result<(), EngineError> {
+        self.flush();
+        let moved = self
+            .clients
+            .iter()
+            .map(|client| client.moved_to(group))
+            .collect::<Result<Vec<Client>, EngineError>>()?;
+        self.clients = moved;
+        Ok(())
     }
 
     /// Submit `transfer` through client number `client` under `tag`. The request is checked

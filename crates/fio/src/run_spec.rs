@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
-use ioslice_core::{Nanos, Progress, SchedSpec, StopSignal};
+use ioslice_core::{GroupId, GroupTree, Nanos, Progress, SchedSpec, StopSignal};
+
+use crate::JobFile;
 
 /// A run's description, shared by the drivers.
 #[derive(Debug, Clone)]
@@ -22,8 +24,8 @@ pub struct RunSpec {
     /// Group limits (`--cgroup NAME:rbps=…`, cgroup v2 `io.max`), applied after the weights;
     /// a later entry for the same group replaces an earlier one.
     pub group_limits: Vec<(String, Limits)>,
-    /// Changes to groups' weights and limits during the run, applied at their times (the
-    /// simulator applies them; the real-I/O driver refuses a run that has any).
+    /// Changes to the groups during the run, applied at their times, checked before the run
+    /// with [`resolve_changes`].
     pub group_changes: Vec<GroupChange>,
     /// Which controller enforces the groups' weights (`--controller`).
     pub controller: Controller,
@@ -99,4 +101,109 @@ pub enum GroupAction {
         /// The job's name (its section in the job file).
         job: String,
     },
+}
+
+/// A [`GroupChange`] checked against the run's groups ([`resolve_changes`]).
+#[derive(Debug, Clone)]
+pub struct ResolvedChange {
+    /// The change as written.
+    pub change: GroupChange,
+    /// Its group's id in the run's tree (for a group made, the id it is made with).
+    pub group: GroupId,
+    /// For a move, the index in the job file of the job moved.
+    pub job: Option<usize>,
+}
+
+/// `changes` in time order (those at one time in the order given), each checked against
+/// `tree` (the run's groups at the start) as the earlier ones leave it: a group made must
+/// not exist and its parent must; a group changed, removed or moved into must exist (not
+/// the root); a group removed must have no child group left; a weight must be in the tree's
+/// range; a job moved must be in `job_file`. After each change that sets a weight or makes
+/// a group, `accept` says whether the run's policy takes the tree as it then is. Each error
+/// names the change's origin. Whether a removed group still has a job in it is known only
+/// when the change is due.
+pub fn resolve_changes(
+    changes: &[GroupChange],
+    tree: &GroupTree,
+    job_file: &JobFile,
+    mut accept: impl FnMut(&GroupTree) -> Result<(), String>,
+) -> Result<Vec<ResolvedChange>, String> {
+    let mut ordered: Vec<&GroupChange> = changes.iter().collect();
+    ordered.sort_by_key(|change| change.at);
+    let mut tree = tree.clone();
+    let mut resolved = Vec::with_capacity(ordered.len());
+    for change in ordered {
+        let fail = |why: String| format!("{}: {why}", change.origin);
+        let (group, job) = resolve_one(change, &mut tree, job_file).map_err(fail)?;
+        if let Some(weight) = change.weight {
+            tree.set_weight(group, weight)
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        if let Some(limits) = change.limits {
+            tree.set_limits(group, limits);
+        }
+        if change.weight.is_some() || change.action == GroupAction::Create {
+            accept(&tree).map_err(fail)?;
+        }
+        resolved.push(ResolvedChange {
+            change: change.clone(),
+            group,
+            job,
+        });
+    }
+    Ok(resolved)
+}
+
+/// One change's group (made, for a creation) and moved job, against `tree` as it is then.
+fn resolve_one(
+    change: &GroupChange,
+    tree: &mut GroupTree,
+    job_file: &JobFile,
+) -> Result<(GroupId, Option<usize>), String> {
+    if change.action == GroupAction::Create {
+        let group = tree.add(&change.group).map_err(|e| e.to_string())?;
+        return Ok((group, None));
+    }
+    let group = tree
+        .find(&change.group)
+        .filter(|&id| id != GroupId::ROOT)
+        .ok_or_else(|| {
+            format!(
+                "no group '{}' in the run then (the groups then: {})",
+                change.group,
+                listed(tree)
+            )
+        })?;
+    match &change.action {
+        GroupAction::Set | GroupAction::Create => Ok((group, None)),
+        GroupAction::Remove => {
+            tree.remove(group).map_err(|e| e.to_string())?;
+            Ok((group, None))
+        }
+        GroupAction::Move { job } => {
+            let index = job_file.jobs.iter().position(|spec| &spec.name == job);
+            let index = index.ok_or_else(|| {
+                let names: Vec<&str> = job_file.jobs.iter().map(|j| j.name.as_str()).collect();
+                format!(
+                    "no job '{job}' in the job file (its jobs: {})",
+                    names.join(", ")
+                )
+            })?;
+            Ok((group, Some(index)))
+        }
+    }
+}
+
+/// The groups of `tree` that exist, by path, for errors: `none` without any but the root.
+fn listed(tree: &GroupTree) -> String {
+    let paths: Vec<&str> = tree
+        .iter()
+        .filter(|&(id, _)| id != GroupId::ROOT && !tree.is_removed(id))
+        .map(|(_, group)| group.path.as_str())
+        .collect();
+    if paths.is_empty() {
+        "none".to_string()
+    } else {
+        paths.join(", ")
+    }
 }

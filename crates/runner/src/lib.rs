@@ -61,6 +61,7 @@ mod layout;
 mod opened;
 mod plan;
 mod progress;
+mod regroup;
 mod verify;
 mod waitee;
 mod worker;
@@ -233,16 +234,18 @@ pub fn run_traced(
             specs[0].ioengine.fio_name()
         )));
     }
-    if let Some(change) = config.run.group_changes.first() {
-        return Err(RunError::Job(format!(
-            "{}: a group change during the run (ioslice-at) needs the simulator; expected no such line on a real device",
-            change.origin
-        )));
-    }
     let mut groups = job_file
         .group_tree(&config.run.group_weights, &config.run.group_limits)
         .map_err(job_error)?;
     groups.set_controller(config.run.controller);
+    let changes = regroup::check(job_file, config, &groups)?;
+    if let (true, Some(change)) = (namespace, changes.first()) {
+        return Err(RunError::Job(format!(
+            "{}: a change to the groups needs jobs that do their I/O through the engine; expected none with ioengine={}",
+            change.change.origin,
+            specs[0].ioengine.fio_name()
+        )));
+    }
     let (mut processes, targets, phases) = plan(
         &specs,
         &place,
@@ -297,7 +300,7 @@ pub fn run_traced(
         .iter()
         .map(|engine| engine.target().and_then(DiskStat::of_target))
         .collect();
-    let cgroups = match engines.first() {
+    let mut cgroups = match engines.first() {
         Some(engine) => {
             let handle = engine.handle();
             CgroupSettings::of_run(&groups, |id| handle.group_weight(&groups.get(id).path))
@@ -310,14 +313,23 @@ pub fn run_traced(
     if let Some(progress) = &config.run.progress {
         progress.begin(processes.len());
     }
+    let moves = Arc::new(regroup::Moves::for_processes(
+        processes.iter().map(|process| process.spec_index),
+    ));
     let shared = Shared {
         started,
         flows: flow::SharedFlows::default(),
         waitees: Arc::new(waitee::Waitees::of(&processes, &specs)),
         stop: &config.run.stop,
         progress: config.run.progress.as_ref(),
+        moves: Arc::clone(&moves),
     };
-    let results = run_phases(processes, phases, &specs, &engines, &opened, &shared)?;
+    let handles = engines.iter().map(Engine::handle).collect();
+    let changer =
+        regroup::ChangesThread::start(changes, handles, moves, started, config.run.stop.clone())?;
+    let results = run_phases(processes, phases, &specs, &engines, &opened, &shared);
+    cgroups.extend(changer.finish()?);
+    let results = results?;
     let elapsed = started.elapsed();
     let mut finals = Vec::with_capacity(engines.len());
     for engine in engines {
@@ -446,6 +458,8 @@ struct Shared<'a> {
     waitees: Arc<waitee::Waitees>,
     stop: &'a ioslice_core::StopSignal,
     progress: Option<&'a ioslice_core::Progress>,
+    /// Each process's moves, from the run's scheduled changes to groups.
+    moves: Arc<regroup::Moves>,
 }
 
 /// Run the phases (stonewall) one after the other, a thread per process; each process's
@@ -482,7 +496,7 @@ fn run_phases(
                 threads.push((index, thread));
                 continue;
             }
-            let mut worker = worker_for(&process, specs, engines, opened, shared)?;
+            let mut worker = worker_for(&process, index, specs, engines, opened, shared)?;
             worker.progress = shared.progress.map(|progress| {
                 let letter = specs[process.spec_index].pattern.status_letter();
                 progress::JobProgress::new(progress.clone(), index, letter)
@@ -503,19 +517,24 @@ fn run_phases(
     Ok(results)
 }
 
-/// A job process's thread-to-be: a client of each of its files' engines, in one batch.
+/// A job process's thread-to-be (number `index` in the plan): a client of each of its
+/// files' engines, in one batch, in its group (the one a scheduled change last moved its
+/// job to, if one did).
 fn worker_for(
     process: &ProcessPlan,
+    index: usize,
     specs: &[JobSpec],
     engines: &[Engine],
     opened: &[Opened],
     shared: &Shared<'_>,
 ) -> Result<Worker, RunError> {
+    let moves = shared.moves.slot(index).unwrap_or_default();
+    let group = moves.group_at_start(&process.group_path);
     let mut clients = Vec::with_capacity(process.targets.len());
     let mut files = Vec::with_capacity(process.targets.len());
     for &target in &process.targets {
         let handle = engines[target].handle();
-        clients.push(handle.client(process.pid, &process.group_path, process.priority)?);
+        clients.push(handle.client(process.pid, &group, process.priority)?);
         files.push((
             opened[target].path.display().to_string(),
             opened[target].logical_block_size as usize,
@@ -533,6 +552,7 @@ fn worker_for(
         waitees: Arc::clone(&shared.waitees),
         verifier,
         progress: None,
+        moves,
     })
 }
 

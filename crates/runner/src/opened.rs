@@ -63,10 +63,12 @@ pub(crate) fn start_engines(
     trace: Option<TraceSinks<'_>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Engine>, Vec<Opened>), RunError> {
+    let (limits_later, targets_later) = crate::regroup::later_limits(config);
     if let Some((backend, geometry)) = device {
         let mut builder = Engine::builder(backend, geometry)
             .scheduler_spec(config.run.scheduler.clone())
             .groups(groups.clone())
+            .limits_later(limits_later, targets_later)
             .io_timeout(config.io_timeout);
         if let Some(sinks) = trace {
             builder = builder.trace(sinks(None));
@@ -96,6 +98,7 @@ pub(crate) fn start_engines(
             })
             .scheduler_spec(config.run.scheduler.clone())
             .groups(groups.clone())
+            .limits_later(limits_later, targets_later)
             .io_timeout(config.io_timeout);
         if !plan.write {
             builder = builder.read_only();

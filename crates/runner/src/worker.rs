@@ -26,6 +26,7 @@ use crate::file_ops::range::RangeFiles;
 use crate::flow::FlowGate;
 use crate::plan::ProcessPlan;
 use crate::progress::JobProgress;
+use crate::regroup::MoveSlot;
 use crate::verify::{Verifier, Written};
 use crate::waitee::Waitees;
 use crate::ProcessResult;
@@ -72,6 +73,8 @@ pub(crate) struct Worker {
     pub(crate) verifier: Option<Verifier>,
     /// Where the job publishes its progress, if anyone follows the run's.
     pub(crate) progress: Option<JobProgress>,
+    /// Where the run's scheduled changes tell this process to move to another group.
+    pub(crate) moves: Arc<MoveSlot>,
 }
 
 /// The longest a job thread sleeps (a think time, a rate limit, a start delay) before it
@@ -127,6 +130,7 @@ impl Worker {
         if let Some(progress) = &self.progress {
             progress.done();
         }
+        self.moves.ended();
         for client in self.batch.finish() {
             client.exit();
         }
@@ -180,6 +184,7 @@ impl Worker {
             let now = self.now();
             match clock.poll(now, &mut process.rng) {
                 Step::Submit(unit) => {
+                    self.follow_move(state, clock);
                     self.flow.issued();
                     let check = self.check_of(&unit);
                     self.submit(&unit, fill, now, clock.in_flight(), check, state);
@@ -189,6 +194,22 @@ impl Worker {
                 Step::ResetStatistics => state.stats = JobStats::for_job(&self.spec),
                 Step::Done => return,
             }
+        }
+    }
+
+    /// Move the process's clients to the group a scheduled change named, if one did since
+    /// the last request. The changes thread made the group before it posted the move, so
+    /// only an engine shutting down can refuse it: the job then ends with that error.
+    fn follow_move(&mut self, state: &mut State, clock: &mut JobClock) {
+        let Some(group) = self.moves.take() else {
+            return;
+        };
+        if let Err(error) = self.batch.move_to(&group) {
+            if state.first_error.is_none() {
+                state.first_error = Some(format!("ioslice: moving to cgroup '{group}': {error}"));
+            }
+            state.stopped_by_error = true;
+            clock.abort();
         }
     }
 

@@ -40,6 +40,8 @@ pub fn run(
     warn_unused_cgroups(&job_file, &inputs.cgroups);
     let progress = Progress::new();
     let mut spec = inputs.spec(scheduler, stop);
+    spec.group_changes =
+        crate::group_change::run_changes(&defaults.group_changes, &spec.group_limits);
     spec.progress = Some(progress.clone());
     spec.logs = Some(PathBuf::new());
     let config = RunConfig {
@@ -93,12 +95,6 @@ fn check_real(defaults: &ScenarioDefaults) -> Result<(), String> {
     if let (Some(host), Some(origin)) = (defaults.host.first(), &defaults.host_origin) {
         return Err(format!(
             "{origin}: '; ioslice-host: {host}' describes a simulated host: it does not apply to a real --device (run the file on a sim: device, or remove the line)"
-        ));
-    }
-    if let Some(change) = defaults.group_changes.first() {
-        return Err(format!(
-            "{}: ioslice-at: scheduled changes to groups run in simulation only, not on a real --device",
-            change.origin
         ));
     }
     Ok(())

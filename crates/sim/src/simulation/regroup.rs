@@ -18,6 +18,7 @@ use ioslice_core::{
     SchedulerContext,
 };
 use ioslice_fio::report::CgroupSettings;
+use ioslice_fio::run_spec::{resolve_changes, ResolvedChange};
 use ioslice_fio::JobFile;
 
 use super::{Lifecycle, SimConfig, SimError, Simulation};
@@ -46,8 +47,9 @@ enum Due {
 }
 
 /// The run's changes in time order (those at one time in the order given), each at
-/// `epoch + at`: a group that does not exist then, a weight outside the tree's range or
-/// one the policy refuses, a job not in the job file, is an error naming the change.
+/// `epoch + at`, checked before the run ([`resolve_changes`]): a group that does not exist
+/// then, a weight outside the tree's range or one the policy refuses, a job not in the job
+/// file, is an error naming the change.
 pub(super) fn resolve(
     changes: &[GroupChange],
     context: &SchedulerContext,
@@ -55,96 +57,28 @@ pub(super) fn resolve(
     job_file: &JobFile,
     epoch: Nanos,
 ) -> Result<VecDeque<DueChange>, SimError> {
-    let mut ordered: Vec<&GroupChange> = changes.iter().collect();
-    ordered.sort_by_key(|change| change.at);
-    let mut tree = context.groups.clone();
-    let mut due = VecDeque::with_capacity(ordered.len());
-    for change in ordered {
-        let fail = |why: String| SimError::Job(format!("{}: {why}", change.origin));
-        let (group, action) = match &change.action {
-            GroupAction::Create => {
-                let group = tree.add(&change.group).map_err(|e| fail(e.to_string()))?;
-                (group, Due::Add(change.group.clone()))
+    let accept = |tree: &GroupTree| accepted(tree, context, config);
+    let resolved =
+        resolve_changes(changes, &context.groups, job_file, accept).map_err(SimError::Job)?;
+    Ok(resolved
+        .into_iter()
+        .map(|ResolvedChange { change, group, job }| {
+            let action = match (&change.action, job) {
+                (GroupAction::Create, _) => Due::Add(change.group.clone()),
+                (GroupAction::Remove, _) => Due::Remove,
+                (GroupAction::Move { .. }, Some(job)) => Due::Move(job),
+                _ => Due::Set,
+            };
+            DueChange {
+                at: epoch.saturating_add(change.at),
+                group,
+                action,
+                weight: change.weight,
+                limits: change.limits,
+                origin: change.origin,
             }
-            action => {
-                let group = tree
-                    .find(&change.group)
-                    .filter(|&id| id != GroupId::ROOT)
-                    .ok_or_else(|| {
-                        fail(format!(
-                            "no group '{}' in the run then (the groups then: {})",
-                            change.group,
-                            listed(&tree)
-                        ))
-                    })?;
-                (
-                    group,
-                    resolve_action(action, group, &mut tree, job_file).map_err(fail)?,
-                )
-            }
-        };
-        if let Some(weight) = change.weight {
-            tree.set_weight(group, weight)
-                .map_err(|e| fail(e.to_string()))?;
-        }
-        if let Some(limits) = change.limits {
-            tree.set_limits(group, limits);
-        }
-        if change.weight.is_some() || matches!(action, Due::Add(_)) {
-            accepted(&tree, context, config).map_err(fail)?;
-        }
-        due.push_back(DueChange {
-            at: epoch.saturating_add(change.at),
-            group,
-            action,
-            weight: change.weight,
-            limits: change.limits,
-            origin: change.origin.clone(),
-        });
-    }
-    Ok(due)
-}
-
-/// A removal or a move of an existing group, checked against `tree` and the job file.
-fn resolve_action(
-    action: &GroupAction,
-    group: GroupId,
-    tree: &mut GroupTree,
-    job_file: &JobFile,
-) -> Result<Due, String> {
-    match action {
-        GroupAction::Set | GroupAction::Create => Ok(Due::Set),
-        GroupAction::Remove => {
-            tree.remove(group).map_err(|e| e.to_string())?;
-            Ok(Due::Remove)
-        }
-        GroupAction::Move { job } => job_file
-            .jobs
-            .iter()
-            .position(|spec| &spec.name == job)
-            .map(Due::Move)
-            .ok_or_else(|| {
-                let names: Vec<&str> = job_file.jobs.iter().map(|j| j.name.as_str()).collect();
-                format!(
-                    "no job '{job}' in the job file (its jobs: {})",
-                    names.join(", ")
-                )
-            }),
-    }
-}
-
-/// The groups of `tree` that exist, by path, for errors: `none` without any but the root.
-fn listed(tree: &GroupTree) -> String {
-    let paths: Vec<&str> = tree
-        .iter()
-        .filter(|&(id, _)| id != GroupId::ROOT && !tree.is_removed(id))
-        .map(|(_, group)| group.path.as_str())
-        .collect();
-    if paths.is_empty() {
-        "none".to_string()
-    } else {
-        paths.join(", ")
-    }
+        })
+        .collect())
 }
 
 /// Whether the policy takes the tree's weights.

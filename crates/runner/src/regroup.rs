@@ -1,0 +1,285 @@
+//! Scheduled changes to the groups on a real run (a job file's `; ioslice-at:` lines,
+//! [`RunSpec::group_changes`](ioslice_fio::run_spec::RunSpec::group_changes)), made as the
+//! simulator makes them, on the real clock: checked before the run ([`resolve_changes`]),
+//! then made at their times from the start of the run by a thread of their own, on every
+//! engine of the run: weights and limits set ([`Handle::set_group`]), groups made and
+//! removed ([`Handle::add_group`], [`Handle::remove_group`]). A job moved into a group is
+//! told through its processes' [`MoveSlot`]s: each process's thread moves its clients
+//! ([`Batch::move_to`](ioslice_engine::Batch::move_to)) before its next request, and the
+//! changes thread waits for every running process of the job to have moved before it makes
+//! the next change. A change the engine refuses when it is due (a group removed while a
+//! job's process is still in it) stops the run, whose error then names the change's line and
+//! time. A change due after every job has ended is not made.
+//!
+//! Touched by the changes thread (it makes the changes and posts the moves) and by the job
+//! threads (each takes its own move, and says when it runs).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ioslice_core::{build_scheduler, GroupTree, SchedulerContext, StopSignal};
+use ioslice_engine::Handle;
+use ioslice_fio::report::CgroupSettings;
+use ioslice_fio::run_spec::{resolve_changes, GroupAction, ResolvedChange};
+use ioslice_fio::JobFile;
+
+use crate::{RunConfig, RunError};
+
+/// How often the changes thread looks at the stop request and the jobs' end while it
+/// waits for a change's time.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The run's changes, checked against its groups at the start and its job file; the run's
+/// policy must take the tree each change leaves (as the simulator checks it).
+pub(crate) fn check(
+    job_file: &JobFile,
+    config: &RunConfig,
+    groups: &GroupTree,
+) -> Result<Vec<ResolvedChange>, RunError> {
+    let accept = |tree: &GroupTree| {
+        let context = SchedulerContext {
+            groups: tree.clone(),
+            ..SchedulerContext::default()
+        };
+        build_scheduler(&config.run.scheduler, &context)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    resolve_changes(&config.run.group_changes, groups, job_file, accept).map_err(RunError::Job)
+}
+
+/// Whether any change sets a limit, and whether any sets a latency target: the engines are
+/// built with the layers for them ([`EngineBuilder::limits_later`](ioslice_engine::EngineBuilder::limits_later)).
+pub(crate) fn later_limits(config: &RunConfig) -> (bool, bool) {
+    let limits = config.run.group_changes.iter().filter_map(|c| c.limits);
+    let mut any = (false, false);
+    for limit in limits {
+        any.0 = true;
+        any.1 |= limit.latency.is_some();
+    }
+    any
+}
+
+/// One job process's move: the group it is to move to, posted by the changes thread and
+/// taken by the process's thread.
+#[derive(Debug, Default)]
+pub(crate) struct MoveSlot {
+    /// A move is posted and not yet taken.
+    pending: AtomicBool,
+    /// The group the process is in, once a move has been posted.
+    group: Mutex<Option<String>>,
+    /// The process's thread runs: it has its clients and submits.
+    running: AtomicBool,
+}
+
+impl MoveSlot {
+    /// The group a process starting now joins: the one it was last moved to, else `planned`.
+    pub(crate) fn group_at_start(&self, planned: &str) -> String {
+        self.running.store(true, Ordering::Release);
+        self.pending.store(false, Ordering::Release);
+        lock(&self.group)
+            .clone()
+            .unwrap_or_else(|| planned.to_string())
+    }
+
+    /// The group to move to, if a move was posted since the last one taken (one atomic load
+    /// when none was).
+    pub(crate) fn take(&self) -> Option<String> {
+        if !self.pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let group = lock(&self.group).clone();
+        self.pending.store(false, Ordering::Release);
+        group
+    }
+
+    /// The process's thread has ended: it moves no more.
+    pub(crate) fn ended(&self) {
+        self.running.store(false, Ordering::Release);
+    }
+
+    fn post(&self, group: &str) {
+        *lock(&self.group) = Some(group.to_string());
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Whether a posted move waits for a running process to take it.
+    fn waiting(&self) -> bool {
+        self.running.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Every process's [`MoveSlot`], in the plan's order, with the job each belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct Moves {
+    slots: Vec<(usize, Arc<MoveSlot>)>,
+}
+
+impl Moves {
+    /// A slot for each process, `jobs[i]` the job index of process `i`.
+    pub(crate) fn for_processes(jobs: impl Iterator<Item = usize>) -> Self {
+        Self {
+            slots: jobs.map(|job| (job, Arc::default())).collect(),
+        }
+    }
+
+    /// Process `index`'s slot.
+    pub(crate) fn slot(&self, index: usize) -> Option<Arc<MoveSlot>> {
+        self.slots.get(index).map(|(_, slot)| Arc::clone(slot))
+    }
+
+    fn of_job(&self, job: usize) -> impl Iterator<Item = &MoveSlot> {
+        self.slots
+            .iter()
+            .filter(move |(of, _)| *of == job)
+            .map(|(_, slot)| slot.as_ref())
+    }
+}
+
+/// The thread that makes the changes, while the jobs run.
+pub(crate) struct ChangesThread {
+    jobs_done: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Vec<CgroupSettings>, String>>>,
+}
+
+impl ChangesThread {
+    /// Start making `changes` (none: no thread) at their times from `started` on every
+    /// engine of `handles`; a refused change sets `stop`.
+    pub(crate) fn start(
+        changes: Vec<ResolvedChange>,
+        handles: Vec<Handle>,
+        moves: Arc<Moves>,
+        started: Instant,
+        stop: StopSignal,
+    ) -> Result<Self, RunError> {
+        let jobs_done = Arc::new(AtomicBool::new(false));
+        if changes.is_empty() {
+            return Ok(Self {
+                jobs_done,
+                thread: None,
+            });
+        }
+        let maker = Maker {
+            handles,
+            moves,
+            started,
+            stop,
+            jobs_done: Arc::clone(&jobs_done),
+        };
+        let thread = std::thread::Builder::new()
+            .name("ioslice-changes".into())
+            .spawn(move || maker.run(changes))
+            .map_err(|e| RunError::Thread(e.to_string()))?;
+        Ok(Self {
+            jobs_done,
+            thread: Some(thread),
+        })
+    }
+
+    /// The jobs have ended: the changes not yet due are not made. The groups made, as the
+    /// report lists a run's groups (each with the weight its policy gave it when it was
+    /// made); the first change refused, as the run's error.
+    pub(crate) fn finish(mut self) -> Result<Vec<CgroupSettings>, RunError> {
+        self.jobs_done.store(true, Ordering::Release);
+        match self.thread.take().map(JoinHandle::join) {
+            None => Ok(Vec::new()),
+            Some(Ok(result)) => result.map_err(RunError::Job),
+            Some(Err(_)) => Err(RunError::Thread("the changes thread panicked".into())),
+        }
+    }
+}
+
+/// What the changes thread holds.
+struct Maker {
+    handles: Vec<Handle>,
+    moves: Arc<Moves>,
+    started: Instant,
+    stop: StopSignal,
+    jobs_done: Arc<AtomicBool>,
+}
+
+impl Maker {
+    fn run(self, changes: Vec<ResolvedChange>) -> Result<Vec<CgroupSettings>, String> {
+        let mut made = Vec::new();
+        for resolved in changes {
+            let due = self.started + Duration::from_nanos(resolved.change.at);
+            if !self.wait_until(due) {
+                break;
+            }
+            let change = &resolved.change;
+            if let Err(why) = self.make(&resolved) {
+                self.stop.set(1);
+                let at_ms = change.at / 1_000_000;
+                return Err(format!("{}: at {at_ms} ms: {why}", change.origin));
+            }
+            if change.action == GroupAction::Create {
+                made.push(CgroupSettings {
+                    path: change.group.clone(),
+                    weight: self
+                        .handles
+                        .first()
+                        .and_then(|h| h.group_weight(&change.group)),
+                    weight_set: change.weight.is_some(),
+                    limits: change.limits.unwrap_or_default(),
+                });
+            }
+        }
+        Ok(made)
+    }
+
+    /// Wait until `due`, looking at the jobs' end and the stop request at least every
+    /// [`POLL`]: false if either came first.
+    fn wait_until(&self, due: Instant) -> bool {
+        loop {
+            if self.jobs_done.load(Ordering::Acquire) || self.stop.is_set() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= due {
+                return true;
+            }
+            std::thread::sleep((due - now).min(POLL));
+        }
+    }
+
+    /// Wait, a millisecond at a time, until no running process of `job` has a move to take
+    /// (or the jobs ended, or a stop was asked).
+    fn wait_moved(&self, job: usize) {
+        while self.moves.of_job(job).any(MoveSlot::waiting)
+            && !self.jobs_done.load(Ordering::Acquire)
+            && !self.stop.is_set()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// One change, on every engine.
+    fn make(&self, resolved: &ResolvedChange) -> Result<(), String> {
+        let change = &resolved.change;
+        let path = change.group.as_str();
+        if let (GroupAction::Move { .. }, Some(job)) = (&change.action, resolved.job) {
+            for slot in self.moves.of_job(job) {
+                slot.post(path);
+            }
+            self.wait_moved(job);
+            return Ok(());
+        }
+        for handle in &self.handles {
+            let made = match change.action {
+                GroupAction::Create => handle.add_group(path, change.weight, change.limits),
+                GroupAction::Remove => handle.remove_group(path),
+                _ => handle.set_group(path, change.weight, change.limits),
+            };
+            made.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
