@@ -313,9 +313,12 @@ pub fn run_traced(
     if let Some(progress) = &config.run.progress {
         progress.begin(processes.len());
     }
-    let moves = Arc::new(regroup::Moves::for_processes(
-        processes.iter().map(|process| process.spec_index),
-    ));
+    let moves = Arc::new(regroup::Moves::for_processes(processes.iter().map(
+        |process| {
+            let job = job_file.jobs[process.spec_index].name.as_str();
+            (process.spec_index, job, process.group_path.as_str())
+        },
+    )));
     let shared = Shared {
         started,
         flows: flow::SharedFlows::default(),

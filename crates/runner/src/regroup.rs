@@ -66,12 +66,18 @@ pub(crate) fn later_limits(config: &RunConfig) -> (bool, bool) {
 /// taken by the process's thread.
 #[derive(Debug, Default)]
 pub(crate) struct MoveSlot {
+    /// The process's job.
+    job: String,
+    /// The group the plan puts the process in.
+    planned: String,
     /// A move is posted and not yet taken.
     pending: AtomicBool,
     /// The group the process is in, once a move has been posted.
     group: Mutex<Option<String>>,
     /// The process's thread runs: it has its clients and submits.
     running: AtomicBool,
+    /// The process's thread has ended.
+    done: AtomicBool,
 }
 
 impl MoveSlot {
@@ -98,6 +104,13 @@ impl MoveSlot {
     /// The process's thread has ended: it moves no more.
     pub(crate) fn ended(&self) {
         self.running.store(false, Ordering::Release);
+        self.done.store(true, Ordering::Release);
+    }
+
+    /// Whether the process is still to run, or runs, in the group at `path`.
+    fn in_group(&self, path: &str) -> bool {
+        !self.done.load(Ordering::Acquire)
+            && lock(&self.group).as_deref().unwrap_or(&self.planned) == path
     }
 
     fn post(&self, group: &str) {
@@ -124,10 +137,19 @@ pub(crate) struct Moves {
 }
 
 impl Moves {
-    /// A slot for each process, `jobs[i]` the job index of process `i`.
-    pub(crate) fn for_processes(jobs: impl Iterator<Item = usize>) -> Self {
+    /// A slot for each process: its job's index and name, and the group the plan puts it in.
+    pub(crate) fn for_processes<'a>(
+        processes: impl Iterator<Item = (usize, &'a str, &'a str)>,
+    ) -> Self {
+        let slot = |job: &str, planned: &str| MoveSlot {
+            job: job.to_string(),
+            planned: planned.to_string(),
+            ..MoveSlot::default()
+        };
         Self {
-            slots: jobs.map(|job| (job, Arc::default())).collect(),
+            slots: processes
+                .map(|(index, job, planned)| (index, Arc::new(slot(job, planned))))
+                .collect(),
         }
     }
 
@@ -271,6 +293,19 @@ impl Maker {
             }
             self.wait_moved(job);
             return Ok(());
+        }
+        if change.action == GroupAction::Remove {
+            if let Some(busy) = self
+                .moves
+                .slots
+                .iter()
+                .find(|(_, slot)| slot.in_group(path))
+            {
+                return Err(format!(
+                    "cgroup '{path}' is busy: job '{}' still runs in it (remove it after the job ends, or move the job out first)",
+                    busy.1.job
+                ));
+            }
         }
         for handle in &self.handles {
             let made = match change.action {

@@ -180,13 +180,20 @@ fn a_limit_given_during_the_run_holds_the_group_from_then() {
 }
 
 /// Removing `g1` at 100 ms while both readers run in it is refused as `rmdir` would be: the
-/// run stops early and its error names the line, the time and why.
+/// run stops early and its error names the line, the time and why. A group whose job ended
+/// (`a`, in `g0` for 100 ms) is removed at 300 ms while the other job runs on.
 #[test]
 fn removing_a_group_a_job_still_runs_in_stops_the_run() {
+    let short = READERS.replace("[a]\n", "[a]\ncgroup=g0\nruntime=100ms\n");
+    let (outcome, log) = run(&short, "cfq", vec![change(300, "g0", GroupAction::Remove)]);
+    let outcome = outcome.expect("g0 is empty by then");
+    assert!(outcome.failed_jobs.is_empty(), "{:?}", outcome.io_errors);
+    let last = log.events.last().map_or(0, |(time, _)| *time);
+    assert!(last >= 500 * MS, "b ran on to {} ms", last / MS);
     let (outcome, _) = run(READERS, "cfq", vec![change(100, "g1", GroupAction::Remove)]);
     let error = outcome.expect_err("refused").to_string();
     assert!(
-        error.starts_with("job.fio:9: at 100 ms: group '/g1' is busy: 2 clients are in it"),
+        error.starts_with("job.fio:9: at 100 ms: cgroup 'g1' is busy: job 'a' still runs in it"),
         "{error}"
     );
 }
