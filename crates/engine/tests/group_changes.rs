@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use ioslice_core::limit::Limits;
 use ioslice_engine::backend::memory::MemoryBackend;
-use ioslice_engine::{EngineError, IoFuture};
+use ioslice_engine::{Client, EngineError, IoFuture};
 
 /// Groups weighted 100 and 300 under bfq; while both are backlogged the light one is raised
 /// to 900: it gets about three quarters of the service, where it had a quarter.
@@ -85,6 +85,25 @@ fn refused_changes_say_why_and_change_nothing() {
     engine.shutdown().expect("clean shutdown");
 }
 
+/// 20 read requests a second (with the default 100 ms burst: two at once, then one every
+/// 50 ms).
+fn twenty_iops() -> Limits {
+    Limits {
+        read_iops: Some(20),
+        ..Limits::default()
+    }
+}
+
+/// How long five reads by `client`, sent at once, take to complete.
+fn five_reads(client: &Client) -> Duration {
+    let start = Instant::now();
+    let futures: Vec<IoFuture> = (0..5u64).map(|i| client.read(i * 8192, 512)).collect();
+    for future in futures {
+        future.wait().expect("read");
+    }
+    start.elapsed()
+}
+
 /// A group limited loosely reads 50 requests at once; its limit tightened to 20 IOPS (100 ms
 /// burst: two at once, then one every 50 ms), its next five take at least 150 ms.
 #[test]
@@ -110,22 +129,13 @@ fn a_tightened_limit_throttles_the_next_requests() {
         "the loose limit held 50 reads for {:?}",
         start.elapsed()
     );
-    let tight = Limits {
-        read_iops: Some(20),
-        ..Limits::default()
-    };
     handle
-        .set_group("slow", None, Some(tight))
+        .set_group("slow", None, Some(twenty_iops()))
         .expect("limit taken");
-    let start = Instant::now();
-    let futures: Vec<IoFuture> = (0..5u64).map(|i| client.read(i * 8192, 512)).collect();
-    for future in futures {
-        future.wait().expect("read");
-    }
+    let took = five_reads(&client);
     assert!(
-        start.elapsed() >= Duration::from_millis(150),
-        "the tightened limit let five reads through in {:?}",
-        start.elapsed()
+        took >= Duration::from_millis(150),
+        "the tightened limit let five reads through in {took:?}"
     );
     let stats = engine.shutdown().expect("clean shutdown");
     assert_eq!((stats.totals.requests, stats.double_completions), (55, 0));
@@ -147,26 +157,17 @@ fn limits_given_later_are_enforced_when_asked_for_at_the_start() {
     for future in (0..20u64).map(|i| client.read(i * 8192, 512)) {
         future.wait().expect("read");
     }
-    let tight = Limits {
-        read_iops: Some(20),
-        ..Limits::default()
-    };
     handle
-        .set_group("free", None, Some(tight))
+        .set_group("free", None, Some(twenty_iops()))
         .expect("the limit layer is there");
-    let start = Instant::now();
-    let futures: Vec<IoFuture> = (0..5u64).map(|i| client.read(i * 8192, 512)).collect();
-    for future in futures {
-        future.wait().expect("read");
-    }
+    let took = five_reads(&client);
     assert!(
-        start.elapsed() >= Duration::from_millis(150),
-        "the limit given later let five reads through in {:?}",
-        start.elapsed()
+        took >= Duration::from_millis(150),
+        "the limit given later let five reads through in {took:?}"
     );
     let target = Limits {
         latency: Some(250_000),
-        ..tight
+        ..twenty_iops()
     };
     let refused = handle
         .set_group("free", None, Some(target))
