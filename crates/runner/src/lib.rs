@@ -492,9 +492,17 @@ fn run_phases(
                     waitees: Arc::clone(&shared.waitees),
                     rng: process.rng.clone(),
                 };
+                // Its program is in the job's group until it ends, as a removal sees it.
+                let moves = shared.moves.slot(index);
                 let thread = std::thread::Builder::new()
                     .name(format!("ioslice-job-{}", process.pid))
-                    .spawn(move || job.run())
+                    .spawn(move || {
+                        let result = job.run();
+                        if let Some(slot) = &moves {
+                            slot.ended();
+                        }
+                        result
+                    })
                     .map_err(|e| RunError::Thread(e.to_string()))?;
                 threads.push((index, thread));
                 continue;

@@ -200,3 +200,23 @@ fn removing_a_group_a_job_still_runs_in_stops_the_run() {
         "{error}"
     );
 }
+
+/// An `exec` job is in its group until it ends (its runtime, 200 ms, as fio's exec job
+/// polls for the whole runtime): `gx` is busy at 100 ms (the removal refused, naming the
+/// job) and empty at 600 ms (the removal made, while the reader runs on).
+#[test]
+fn an_exec_jobs_group_is_busy_until_the_job_ends() {
+    let job = READERS.replace(
+        "[a]\n[b]\noffset=64m\n",
+        "runtime=800ms\n[a]\n[x]\ncgroup=gx\nruntime=200ms\nioengine=exec\nprogram=sleep\narguments=0.05\ngrace_time=0\nstd_redirect=0\n",
+    );
+    let (early, _) = run(&job, "cfq", vec![change(100, "gx", GroupAction::Remove)]);
+    let error = early.expect_err("refused").to_string();
+    assert!(
+        error.starts_with("job.fio:9: at 100 ms: cgroup 'gx' is busy: job 'x' still runs in it"),
+        "{error}"
+    );
+    let (late, _) = run(&job, "cfq", vec![change(600, "gx", GroupAction::Remove)]);
+    let late = late.expect("gx is empty by then");
+    assert!(late.failed_jobs.is_empty(), "{:?}", late.io_errors);
+}
