@@ -93,12 +93,12 @@ impl MoveSlot {
     /// The group to move to, if a move was posted since the last one taken (one atomic load
     /// when none was).
     pub(crate) fn take(&self) -> Option<String> {
-        if !self.pending.load(Ordering::Acquire) {
+        if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
             return None;
         }
-        let group = lock(&self.group).clone();
-        self.pending.store(false, Ordering::Release);
-        group
+        // Read after the flag is cleared: a move posted meanwhile sets it again, and is taken
+        // next time if this read saw the one before it.
+        lock(&self.group).clone()
     }
 
     /// The process's thread has ended: it moves no more.
@@ -316,5 +316,48 @@ impl Maker {
             made.map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moves() -> Moves {
+        Moves::for_processes([(0, "a", "g1"), (1, "b", "g1"), (1, "b", "g1")].into_iter())
+    }
+
+    #[test]
+    fn a_move_is_taken_once_and_the_latest_wins() {
+        let moves = moves();
+        let slot = moves.slot(1).expect("b's first process");
+        assert_eq!(slot.group_at_start("g1"), "g1");
+        assert_eq!(slot.take(), None);
+        slot.post("g2");
+        slot.post("g3");
+        assert!(slot.waiting());
+        assert_eq!(slot.take().as_deref(), Some("g3"));
+        assert_eq!(slot.take(), None);
+        assert!(!slot.waiting());
+    }
+
+    #[test]
+    fn a_process_is_in_its_group_until_it_ends_and_starts_where_it_was_moved() {
+        let moves = moves();
+        let (a, b) = (
+            moves.slot(0).expect("a"),
+            moves.slot(2).expect("b's second"),
+        );
+        for slot in moves.of_job(1) {
+            slot.post("g2");
+        }
+        // Not yet started: it is in the group it was moved to, and starts there.
+        assert!(b.in_group("g2") && !b.in_group("g1"));
+        assert!(!b.waiting(), "a process not running is not waited for");
+        assert_eq!(b.group_at_start("g1"), "g2");
+        assert_eq!(b.take(), None, "nothing left to take once started there");
+        assert!(a.in_group("g1"));
+        a.ended();
+        assert!(!a.in_group("g1"));
     }
 }
