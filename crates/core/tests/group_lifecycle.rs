@@ -244,10 +244,9 @@ fn a_moved_process_is_charged_to_its_new_group() {
     // from its request 150 on, its requests name b. From then on the groups share the device
     // as when process 1 was in b all along: process 2, left alone in a, gets the same share
     // within 4 points, and process 1 gets more than it did in a by over 10 points. (Which of
-    // two queues of one group bfq serves more of is not the test's business.) bfq, as 5.x's
-    // `bfq_bic_update_cgroup`, gives the moved process a new queue, which its low-latency
-    // heuristics may weight-raise as a new queue: they are off here, so that the shares
-    // compare with a process in b from the start.
+    // two queues of one group bfq serves more of is not the test's business.) bfq's
+    // low-latency heuristics are off, so that the shares compare with a process in b from the
+    // start whether the moved process keeps its queue or, merged, gets a new one.
     for sched in ["bfq:low_latency=0", "cfq"] {
         let run = |moved_at: u64| {
             let (mut policy, _) =

@@ -122,8 +122,8 @@ impl Batch {
 
     /// Move the batch's process to the group at path `group`, as writing its pid to the
     /// group's `cgroup.procs` does ([`Client::moved_to`], for every client): its requests
-    /// from now on are charged there, those already submitted finish where they were
-    /// queued. On an error the batch keeps its clients.
+    /// from now on are charged there (the policy takes it as `moved_to` says). On an error
+    /// the batch keeps its clients.
     pub fn move_to(&mut self, group: &str) -> Result<(), EngineError> {
         self.flush();
         let moved = self

@@ -53,9 +53,10 @@ impl Handle {
 impl Client {
     /// This client's process moved to the group at path `group`, as writing its pid to the
     /// group's `cgroup.procs` moves it: the same process and priority, its requests from
-    /// now on charged to the new group. Requests already submitted finish where they were
-    /// queued. The policy sees the move at the process's next request: CFQ and BFQ give it
-    /// a new sync queue in the new group (BFQ as 5.x does; 6.x moves the queue itself).
+    /// now on charged to the new group. The policy sees the move at the process's next
+    /// request: BFQ moves the process's sync queue, with its state and queued requests, as
+    /// 6.x does (a queue shared with merged cooperators stays behind); CFQ gives it a new
+    /// sync queue, and what it had queued finishes where it was.
     /// This client, and its clones, stay in the old group until dropped.
     pub fn moved_to(&self, group: &str) -> Result<Client, EngineError> {
         let handle = Handle {

@@ -102,6 +102,57 @@ fn a_job_moved_into_a_new_group_gets_its_weights_share() {
     }
 }
 
+/// bfq moves a moved process's queue with it, as 6.x's `bfq_bfqq_move` does: b's first turn
+/// in g2 has the budget its last turn in g1 left it (a sequential reader's grown budget), not
+/// the two thirds of the largest budget a new queue starts with, and b's requests are served
+/// from one queue throughout (its turns never overlap a's in g1 after the move).
+#[test]
+fn bfq_moves_the_moved_processs_queue_with_its_state() {
+    // b starts a second after a: not in a's burst of queue creations, so bfq does not merge
+    // the two queues stably, and b's queue is its own.
+    let apart = READERS.replace("[b]\n", "[b]\nstartdelay=1\n");
+    let log = run(
+        &apart,
+        "bfq",
+        vec![
+            change(5, "g2", GroupAction::Create, Some(500)),
+            change(5, "g2", GroupAction::Move { job: "b".into() }, None),
+        ],
+    )
+    .expect("runs");
+    // b is process 2; its turns' (group, budget, next budget), in order.
+    let turns: Vec<(u32, u64, u64)> = log
+        .events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            TraceEvent::BudgetEnd {
+                queue,
+                budget,
+                next_budget,
+                ..
+            } if queue.process.map(|p| p.0) == Some(2) => {
+                Some((queue.group.0, *budget, *next_budget))
+            }
+            _ => None,
+        })
+        .collect();
+    let first_in_g2 = turns
+        .iter()
+        .position(|&(group, _, _)| group == 2)
+        .expect("b is served in g2");
+    assert!(first_in_g2 > 0, "b was served in g1 first");
+    let (_, _, left) = turns[first_in_g2 - 1];
+    let (_, budget, _) = turns[first_in_g2];
+    assert_eq!(
+        budget, left,
+        "b's first budget in g2 is what its last turn in g1 left it"
+    );
+    assert!(
+        turns[first_in_g2..].iter().all(|&(group, _, _)| group == 2),
+        "b is served in g2 only after the move"
+    );
+}
+
 #[test]
 fn a_group_is_removed_after_its_job_ends_and_not_while_it_runs() {
     let short_b = READERS.replace("[b]\n", "[b]\nruntime=4\ncgroup=g2\n");

@@ -85,8 +85,9 @@ impl Bfq {
     /// The process's sync queue, or the group's async queue for the request's priority;
     /// created on first use. A process whose request names another group than its sync
     /// queue's was moved (its pid written to another cgroup's `cgroup.procs`): as the
-    /// kernel's `bfq_bic_update_cgroup` does (block/bfq-cgroup.c, 5.x), it drops its
-    /// reference to the old queue and its next request creates one in the new group.
+    /// kernel's `__bfq_bic_change_cgroup` does (block/bfq-cgroup.c, 6.x), a queue of its own
+    /// moves with it, state and queued requests ([`Bfq::move_queue`]); a queue it shares with
+    /// merged cooperators stays, and its next request creates one in the new group.
     fn queue_for(&mut self, request: &Request, now: Nanos) -> QueueId {
         let group = self.known_group(request.group);
         if request.sync {
@@ -94,8 +95,12 @@ impl Bfq {
                 if self.queue(id).group == group {
                     return self.split_if_seeky(id, request, now);
                 }
-                // The process moved to another group: it lets go of its queue, whose
-                // requests are served where they were queued, and gets a new one here.
+                let queue = self.queue(id);
+                if queue.processes <= 1 && !queue.coop && queue.merged_into.is_none() {
+                    self.move_queue(id, group, now);
+                    return self.split_if_seeky(id, request, now);
+                }
+                // Shared with cooperators: the process lets go of it, and gets a new one here.
                 self.exited(request.process, now);
             }
             let id = self.create_queue(Some(request.process), true, group, request, now);
@@ -118,6 +123,24 @@ impl Bfq {
         let id = self.create_queue(None, false, group, request, now);
         self.async_queues.insert(key, id);
         id
+    }
+
+    /// Move a queue of one process to `group` (`bfq_bfqq_move`): ended if in service (as
+    /// preempted), off its old group's trees, and back on the new group's with its budget if
+    /// it has work, keeping its budget memory, think time, seekiness and weight raising.
+    fn move_queue(&mut self, id: QueueId, group: GroupId, now: Nanos) {
+        if self.in_service == Some(id) {
+            self.expire(id, Expiration::Preempted, now);
+        }
+        self.forget_lingering(id);
+        let entity = self.queue(id).entity;
+        self.engine
+            .move_to(entity, self.group_entities[group.index()]);
+        self.queue_mut(id).group = group;
+        if self.queue(id).busy {
+            let (budget, _) = self.activation_budget(id, false);
+            self.engine.activate(entity, budget, None);
+        }
     }
 
     /// The request's group if BFQ knows it, else the root.

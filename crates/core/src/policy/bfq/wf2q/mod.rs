@@ -763,6 +763,25 @@ impl Wf2q {
         }
     }
 
+    /// Put an entity that is not in service under the group entity `parent`, as the kernel's
+    /// `bfq_bfqq_move` does (block/bfq-cgroup.c, 6.x): an active one leaves its tree (and
+    /// ancestors left without work leave theirs), an idle or lingering one is forgotten, and
+    /// it is off every tree under its new parent; activated there, it starts at that tree's
+    /// virtual time.
+    pub(crate) fn move_to(&mut self, id: EntityId, parent: EntityId) {
+        debug_assert_ne!(self.entities[id].place, Place::InService);
+        if self.entities[id].place == Place::Active {
+            self.deactivate(id);
+        }
+        if self.entities[id].place == Place::Lingering {
+            self.stop_lingering(id);
+        }
+        if self.entities[id].place == Place::Idle {
+            self.forget_idle(id);
+        }
+        self.entities[id].parent = Some(parent);
+    }
+
     /// Put an entity without work on the idle tree if its finish is ahead of V, else forget it.
     fn go_idle(&mut self, id: EntityId) {
         let finish = self.entities[id].finish;
