@@ -81,6 +81,25 @@ fn a_job_moved_into_a_group_made_during_the_run_gets_its_share() {
             stdout(&output),
             "{sched}: same seed, same bytes"
         );
+        // The cgroup totals charge b's bytes to g1 until 4 s and to g2 from then, over the
+        // 6 s it spent there: together they are the jobs' bytes.
+        let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+        let cgroups = report["cgroups"].as_array().expect("cgroups");
+        let of = |index: usize, key: &str| cgroups[index]["read"][key].as_u64().expect(key);
+        assert_eq!(
+            (cgroups[0]["name"].as_str(), cgroups[0]["jobs"].as_u64()),
+            (Some("g1"), Some(2))
+        );
+        assert_eq!(
+            (cgroups[1]["name"].as_str(), cgroups[1]["jobs"].as_u64()),
+            (Some("g2"), Some(1))
+        );
+        assert_eq!(of(0, "io_bytes") + of(1, "io_bytes"), jobs[0].1 + jobs[1].1);
+        assert!(
+            (5_900..=6_100).contains(&of(1, "runtime")),
+            "{sched}: b's stretch in g2 {} ms",
+            of(1, "runtime")
+        );
     }
     // The report's chart of bandwidth per cgroup counts b in g2 from its move.
     let page = dir.path().join("page.html");

@@ -349,6 +349,23 @@ pub struct JobStats {
     pub latency_target: Option<crate::latency_target::LatencyTargetReport>,
     /// The steady-state detection's outcome, when the job has an `ss_dur`.
     pub steady_state: Option<crate::steady_state::SteadyStateReport>,
+    /// The cgroups the job was moved into during the run, in order (a job file's
+    /// `; ioslice-at: T job NAME cgroup=PATH`), each with the job's counts then: the cgroup
+    /// totals charge each stretch of its I/O to the group it was in.
+    pub moves: Vec<GroupMove>,
+}
+
+/// A job's move into another cgroup during the run, with what it had done by then.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupMove {
+    /// The group's path.
+    pub group: String,
+    /// When, from the job's start after its ramp (as [`JobStats::runtime`] counts).
+    pub at: Nanos,
+    /// I/Os completed per direction by then.
+    pub ios: [u64; 3],
+    /// Bytes moved per direction by then.
+    pub bytes: [u64; 3],
 }
 
 /// A job thread's resource usage, as `getrusage` counts it: fio's `cpu` line.
@@ -409,6 +426,26 @@ impl JobStats {
             directions: [direction.clone(), direction.clone(), direction],
             ..Self::default()
         }
+    }
+
+    /// The job moved into the cgroup at `group` at `at` (from its start after its ramp).
+    pub fn moved_to(&mut self, group: &str, at: Nanos) {
+        self.moves.push(GroupMove {
+            group: group.to_string(),
+            at,
+            ios: self.directions.each_ref().map(|d| d.total_ios),
+            bytes: self.directions.each_ref().map(|d| d.io_bytes),
+        });
+    }
+
+    /// The statistics of a job of `spec` started afresh at the end of its ramp, in the
+    /// cgroup this job was last moved into, if it was.
+    pub fn restarted(&self, spec: &crate::JobSpec) -> Self {
+        let mut fresh = Self::for_job(spec);
+        if let Some(last) = self.moves.last() {
+            fresh.moved_to(&last.group, 0);
+        }
+        fresh
     }
 
     /// Requests that completed with an error, every direction.

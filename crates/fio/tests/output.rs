@@ -699,6 +699,39 @@ fn with_settings() -> RunReport {
     report
 }
 
+/// A job moved from `grp1` into `grp2` 400 ms into its 1 s run, having read 1000 of its 2500
+/// requests by then, counts 1000 in grp1 over 400 ms and 1500 in grp2 over 600 ms, and once
+/// in each; the job that stays in grp1 counts whole, over its whole runtime.
+#[test]
+fn a_moved_jobs_io_counts_in_each_cgroup_for_its_stretch_there() {
+    let mut moved = cgroup_job("m", "grp1", 0, 1000, 4096, 400 * MS);
+    moved.stats.moved_to("grp2", 400 * MS);
+    record(&mut moved.stats, 0, 1500, 4096, &[100 * US]);
+    moved.stats.runtime = 1000 * MS;
+    let stays = cgroup_job("s", "grp1", 0, 10, 4096, 1000 * MS);
+    let report = RunReport {
+        version: "ioslice".to_string(),
+        jobs: vec![moved, stays],
+        ..RunReport::default()
+    };
+    let text = output::normal(&report);
+    let l = lines(&text);
+    let start = l
+        .iter()
+        .position(|line| line.starts_with("Group totals"))
+        .expect("a group block");
+    assert_eq!(
+        l[start..start + 4],
+        [
+            // grp1: m's 1000 over 400 ms and s's 10 over 1 s, over the longer.
+            "Group totals (cgroup=grp1, jobs=2):",
+            "  read: IOPS=1010, BW=4040KiB/s (4137kB/s)(4040KiB/1000msec)",
+            "Group totals (cgroup=grp2, jobs=1):",
+            "  read: IOPS=2500, BW=9.77MiB/s (10.2MB/s)(6000KiB/600msec)",
+        ]
+    );
+}
+
 #[test]
 fn cgroup_totals_follow_the_job_blocks_in_first_appearance_order() {
     let text = output::normal(&with_settings());

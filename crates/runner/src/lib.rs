@@ -564,6 +564,7 @@ fn worker_for(
         verifier,
         progress: None,
         moves,
+        starts_moved_to: (group != process.group_path).then_some(group),
     })
 }
 

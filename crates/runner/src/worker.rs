@@ -75,6 +75,8 @@ pub(crate) struct Worker {
     pub(crate) progress: Option<JobProgress>,
     /// Where the run's scheduled changes tell this process to move to another group.
     pub(crate) moves: Arc<MoveSlot>,
+    /// The group the process starts in when its job was moved before it started.
+    pub(crate) starts_moved_to: Option<String>,
 }
 
 /// The longest a job thread sleeps (a think time, a rate limit, a start delay) before it
@@ -111,6 +113,9 @@ impl Worker {
         ChaCha8Rng::seed_from_u64(process.fill_seed).fill_bytes(&mut fill);
 
         let mut state = State::new(&self.spec);
+        if let Some(group) = &self.starts_moved_to {
+            state.stats.moved_to(group, 0);
+        }
         state.logs = process.logs.take();
         self.open_lane();
         if self.verifier.as_ref().is_some_and(Verifier::verify_only) {
@@ -191,7 +196,7 @@ impl Worker {
                 }
                 Step::WaitUntil(at) => self.wait(state, clock, Some(at)),
                 Step::AwaitCompletion => self.wait(state, clock, None),
-                Step::ResetStatistics => state.stats = JobStats::for_job(&self.spec),
+                Step::ResetStatistics => state.stats = state.stats.restarted(&self.spec),
                 Step::Done => return,
             }
         }
@@ -210,7 +215,10 @@ impl Worker {
             }
             state.stopped_by_error = true;
             clock.abort();
+            return;
         }
+        let at = self.now().saturating_sub(clock.ramp_end());
+        state.stats.moved_to(&group, at);
     }
 
     /// Held back by the flow group: with `flow_sleep`, let what is in flight complete, then

@@ -98,6 +98,14 @@ fn a_job_moves_into_a_group_made_during_the_run() {
         log.count("insert"),
         log.count("complete") + log.count("merge")
     );
+    // The report charges b's I/O after the move to g2.
+    let moves: Vec<Vec<&str>> = outcome
+        .report
+        .jobs
+        .iter()
+        .map(|job| job.stats.moves.iter().map(|m| m.group.as_str()).collect())
+        .collect();
+    assert_eq!(moves, vec![Vec::<&str>::new(), vec!["g2"]]);
     let g2 = outcome
         .report
         .cgroups

@@ -7,7 +7,8 @@
 //! cgroup, shown as `/`, so that the totals add up to the whole run.
 //!
 //! A cgroup's totals are those of the jobs placed directly in it (a job in `a/b` counts
-//! for `a/b`, not for `a`). Per direction, the bandwidth and IOPS are the cgroup's bytes
+//! for `a/b`, not for `a`); a job moved between cgroups during the run counts in each for
+//! the stretch of its run it spent there, over that stretch's length. Per direction, the bandwidth and IOPS are the cgroup's bytes
 //! and I/Os over its longest runtime, as fio's `Run status group` aggregate computes them.
 //! Totals are taken over the report's entries before `group_reporting` folds them, so a
 //! reporting group that spans cgroups is still split correctly.
@@ -81,20 +82,25 @@ pub(crate) fn cgroup_totals(jobs: &[JobReport], settings: &[CgroupSettings]) -> 
     }
     let mut totals: Vec<CgroupTotals> = Vec::new();
     for job in jobs {
-        let path = cgroup_path(job);
-        let name = if path.is_empty() { ROOT_NAME } else { path };
-        let index = match totals.iter().position(|t| t.name == name) {
-            Some(index) => index,
-            None => {
-                totals.push(CgroupTotals {
-                    name: name.to_string(),
-                    settings: settings_of(path, settings),
-                    ..CgroupTotals::default()
-                });
-                totals.len() - 1
-            }
-        };
-        add_job(&mut totals[index], job);
+        for stretch in stretches(job) {
+            let name = if stretch.path.is_empty() {
+                ROOT_NAME
+            } else {
+                stretch.path
+            };
+            let index = match totals.iter().position(|t| t.name == name) {
+                Some(index) => index,
+                None => {
+                    totals.push(CgroupTotals {
+                        name: name.to_string(),
+                        settings: settings_of(stretch.path, settings),
+                        ..CgroupTotals::default()
+                    });
+                    totals.len() - 1
+                }
+            };
+            add_stretch(&mut totals[index], job, &stretch);
+        }
     }
     for group in settings.iter().filter(|g| g.is_configured()) {
         if !totals.iter().any(|t| t.name == group.path) {
@@ -122,15 +128,74 @@ fn settings_of(path: &str, settings: &[CgroupSettings]) -> CgroupSettings {
         .unwrap_or_default()
 }
 
-fn add_job(totals: &mut CgroupTotals, job: &JobReport) {
-    totals.jobs += job.description.jobs.max(1);
+/// A stretch of a job's run in one cgroup: the whole run for a job never moved, else from
+/// its start (or a move) to its next move (or its end).
+struct Stretch<'a> {
+    path: &'a str,
+    /// How long it lasted, on the job's runtime clock.
+    runtime: u64,
+    /// I/Os and bytes per direction done in it.
+    ios: [u64; 3],
+    bytes: [u64; 3],
+    /// The job's first stretch in this cgroup (the job counts once per cgroup).
+    first_here: bool,
+}
+
+/// The job's stretches, one per cgroup it was in between moves ([`JobStats::moves`]).
+///
+/// [`JobStats::moves`]: crate::stats::JobStats::moves
+fn stretches(job: &JobReport) -> Vec<Stretch<'_>> {
+    let stats = &job.stats;
+    let end = (
+        stats.runtime,
+        stats.directions.each_ref().map(|d| d.total_ios),
+        stats.directions.each_ref().map(|d| d.io_bytes),
+    );
+    let mut marks = vec![(cgroup_path(job), 0, [0; 3], [0; 3])];
+    marks.extend(
+        stats
+            .moves
+            .iter()
+            .map(|m| (m.group.trim_matches('/'), m.at, m.ios, m.bytes)),
+    );
+    let mut out: Vec<Stretch<'_>> = Vec::with_capacity(marks.len());
+    for (i, &(path, at, ios, bytes)) in marks.iter().enumerate() {
+        let (until, ios_then, bytes_then) = marks
+            .get(i + 1)
+            .map_or(end, |&(_, next_at, next_ios, next_bytes)| {
+                (next_at, next_ios, next_bytes)
+            });
+        let first_here = !out.iter().any(|s| s.path == path);
+        out.push(Stretch {
+            path,
+            runtime: until.saturating_sub(at),
+            ios: std::array::from_fn(|d| ios_then[d].saturating_sub(ios[d])),
+            bytes: std::array::from_fn(|d| bytes_then[d].saturating_sub(bytes[d])),
+            first_here,
+        });
+    }
+    out
+}
+
+fn add_stretch(totals: &mut CgroupTotals, job: &JobReport, stretch: &Stretch<'_>) {
+    if stretch.first_here {
+        totals.jobs += job.description.jobs.max(1);
+    }
+    let moved = !job.stats.moves.is_empty();
     for (index, dir) in job.stats.directions.iter().enumerate() {
         if !has_io(dir) {
             continue;
         }
         let sum = &mut totals.directions[index];
-        sum.io_bytes += dir.io_bytes;
-        sum.total_ios += dir.total_ios;
-        sum.runtime = sum.runtime.max(dir_runtime(&job.stats, index));
+        sum.io_bytes += stretch.bytes[index];
+        sum.total_ios += stretch.ios[index];
+        let runtime = if moved {
+            stretch.runtime
+        } else {
+            dir_runtime(&job.stats, index)
+        };
+        if stretch.ios[index] > 0 || stretch.bytes[index] > 0 || !moved {
+            sum.runtime = sum.runtime.max(runtime);
+        }
     }
 }

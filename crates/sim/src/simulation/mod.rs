@@ -578,7 +578,7 @@ impl<'a> Simulation<'a> {
                 Step::AwaitCompletion => return,
                 Step::ResetStatistics => {
                     let spec = &self.job_file.jobs[process.spec_index];
-                    process.stats = JobStats::for_job(spec);
+                    process.stats = process.stats.restarted(spec);
                 }
                 Step::Done => {
                     process.lifecycle = Lifecycle::Done;

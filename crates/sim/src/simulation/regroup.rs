@@ -145,9 +145,13 @@ impl Simulation<'_> {
         match &change.action {
             Due::Remove => return self.remove_group(change),
             Due::Move(job) => {
+                let path = self.groups.get(group).path.clone();
+                let now = self.now;
                 for process in &mut self.processes {
-                    if process.spec_index == *job {
+                    if process.spec_index == *job && process.lifecycle != Lifecycle::Done {
                         process.group = group;
+                        let ramp_end = process.clock.as_ref().map_or(now, |c| c.ramp_end());
+                        process.stats.moved_to(&path, now.saturating_sub(ramp_end));
                     }
                 }
                 return Ok(());
