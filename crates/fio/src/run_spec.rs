@@ -65,7 +65,7 @@ impl RunSpec {
 /// A change to the groups at a time from the start of the run (a job file's
 /// `; ioslice-at: 10s cgroup NAME weight=800`): a group's weight and/or limits set, a group
 /// made or removed, or a job moved into a group.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GroupChange {
     /// When, from the start of the run.
     pub at: Nanos,
@@ -101,6 +101,15 @@ pub enum GroupAction {
         /// The job's name (its section in the job file).
         job: String,
     },
+}
+
+/// Whether any of `changes` sets a limit, and whether any sets an io.latency target: a driver
+/// puts the layers for them in from the start, as a tree that had them would have them
+/// ([`ioslice_core::with_layers_for_changes`]).
+pub fn limits_set_by(changes: &[GroupChange]) -> (bool, bool) {
+    let mut limits = changes.iter().filter_map(|change| change.limits.as_ref());
+    let any = limits.clone().next().is_some();
+    (any, limits.any(|l| l.latency.is_some()))
 }
 
 /// A [`GroupChange`] checked against the run's groups ([`resolve_changes`]).
@@ -205,5 +214,40 @@ fn listed(tree: &GroupTree) -> String {
         "none".to_string()
     } else {
         paths.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(limits: Option<Limits>) -> GroupChange {
+        GroupChange {
+            group: "g".into(),
+            limits,
+            ..GroupChange::default()
+        }
+    }
+
+    #[test]
+    fn the_layers_a_runs_changes_need() {
+        let rate = Limits {
+            read_bps: Some(1 << 20),
+            ..Limits::default()
+        };
+        let target = Limits {
+            latency: Some(250_000),
+            ..Limits::default()
+        };
+        assert_eq!(limits_set_by(&[]), (false, false));
+        assert_eq!(limits_set_by(&[change(None)]), (false, false));
+        assert_eq!(
+            limits_set_by(&[change(None), change(Some(rate))]),
+            (true, false)
+        );
+        assert_eq!(
+            limits_set_by(&[change(Some(rate)), change(Some(target))]),
+            (true, true)
+        );
     }
 }

@@ -63,7 +63,8 @@ pub(crate) fn start_engines(
     trace: Option<TraceSinks<'_>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Engine>, Vec<Opened>), RunError> {
-    let (limits_later, targets_later) = crate::regroup::later_limits(config);
+    let (limits_later, targets_later) =
+        ioslice_fio::run_spec::limits_set_by(&config.run.group_changes);
     if let Some((backend, geometry)) = device {
         let mut builder = Engine::builder(backend, geometry)
             .scheduler_spec(config.run.scheduler.clone())

@@ -50,18 +50,6 @@ pub(crate) fn check(
     resolve_changes(&config.run.group_changes, groups, job_file, accept).map_err(RunError::Job)
 }
 
-/// Whether any change sets a limit, and whether any sets a latency target: the engines are
-/// built with the layers for them ([`EngineBuilder::limits_later`](ioslice_engine::EngineBuilder::limits_later)).
-pub(crate) fn later_limits(config: &RunConfig) -> (bool, bool) {
-    let limits = config.run.group_changes.iter().filter_map(|c| c.limits);
-    let mut any = (false, false);
-    for limit in limits {
-        any.0 = true;
-        any.1 |= limit.latency.is_some();
-    }
-    any
-}
-
 /// One job process's move: the group it is to move to, posted by the changes thread and
 /// taken by the process's thread.
 #[derive(Debug, Default)]

@@ -25,12 +25,13 @@ use events::EventQueue;
 use ioslice_core::request::SECTOR_SIZE;
 use ioslice_core::request_queue::{run_queue, QueueDevice, RequestQueue};
 use ioslice_core::{
-    build_scheduler, Direction, GroupId, Inserted, IoPriority, Nanos, ProcessId, Request,
-    RequestId, SchedulerContext, StopSignal, TraceSink, TunableError,
+    build_scheduler, with_layers_for_changes, Direction, GroupId, Inserted, IoPriority, Nanos,
+    ProcessId, Request, RequestId, SchedulerContext, StopSignal, TraceSink, TunableError,
 };
 use ioslice_fio::jobfile::{check_discard, check_simulable, check_supported};
 use ioslice_fio::logs::JobLogs;
 use ioslice_fio::pattern::{DataDirection, IoPattern, IoUnit};
+use ioslice_fio::run_spec::limits_set_by;
 use ioslice_fio::workload::{JobClock, Step};
 use ioslice_fio::{CgroupSettings, JobFile, JobStats, RunReport};
 use rand::Rng;
@@ -366,7 +367,10 @@ impl<'a> Simulation<'a> {
         let group_changes =
             regroup::resolve(&config.run.group_changes, &context, config, job_file, epoch)?;
         let scheduler = build_scheduler(&scheduler_spec, &context)?;
-        let scheduler = regroup::with_limit_layer(scheduler, &context, &group_changes);
+        // Under the limit layer and io.latency as well when a change needs them and no group
+        // had them at the start.
+        let (limits, targets) = limits_set_by(&config.run.group_changes);
+        let scheduler = with_layers_for_changes(scheduler, &context, limits, targets);
         let cgroups = CgroupSettings::of_run(&groups, |id| scheduler.group_weight(id));
         let capacity = info.capacity_sectors * SECTOR_SIZE;
         let (mut processes, phases) = build_processes(job_file, &groups, capacity, config)?;

@@ -13,10 +13,7 @@
 use std::collections::VecDeque;
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{
-    build_scheduler, with_layers_for_changes, GroupId, GroupTree, Nanos, Scheduler,
-    SchedulerContext,
-};
+use ioslice_core::{build_scheduler, GroupId, GroupTree, Nanos, SchedulerContext};
 use ioslice_fio::report::CgroupSettings;
 use ioslice_fio::run_spec::{resolve_changes, ResolvedChange};
 use ioslice_fio::JobFile;
@@ -94,24 +91,6 @@ fn accepted(
     build_scheduler(&config.run.scheduler, &changed)
         .map(|_| ())
         .map_err(|e| e.to_string())
-}
-
-/// The policy the run uses: under the limit layer as well when a change sets a limit and
-/// no group had one at the start, and under io.latency when a change sets a latency target
-/// and no group had one ([`with_layers_for_changes`]).
-pub(super) fn with_limit_layer(
-    scheduler: Box<dyn Scheduler>,
-    context: &SchedulerContext,
-    changes: &VecDeque<DueChange>,
-) -> Box<dyn Scheduler> {
-    let sets =
-        |what: fn(&Limits) -> bool| changes.iter().any(|c| c.limits.as_ref().is_some_and(what));
-    with_layers_for_changes(
-        scheduler,
-        context,
-        sets(|_| true),
-        sets(|l| l.latency.is_some()),
-    )
 }
 
 impl Simulation<'_> {
