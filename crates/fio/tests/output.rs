@@ -699,6 +699,16 @@ fn with_settings() -> RunReport {
     report
 }
 
+/// The normal output's lines, and where its first cgroup totals block starts.
+fn from_group_totals(text: &str) -> (Vec<&str>, usize) {
+    let l = lines(text);
+    let start = l
+        .iter()
+        .position(|line| line.starts_with("Group totals"))
+        .expect("a group block");
+    (l, start)
+}
+
 /// A job moved from `grp1` into `grp2` 400 ms into its 1 s run, having read 1000 of its 2500
 /// requests by then, counts 1000 in grp1 over 400 ms and 1500 in grp2 over 600 ms, and once
 /// in each; the job that stays in grp1 counts whole, over its whole runtime.
@@ -715,11 +725,7 @@ fn a_moved_jobs_io_counts_in_each_cgroup_for_its_stretch_there() {
         ..RunReport::default()
     };
     let text = output::normal(&report);
-    let l = lines(&text);
-    let start = l
-        .iter()
-        .position(|line| line.starts_with("Group totals"))
-        .expect("a group block");
+    let (l, start) = from_group_totals(&text);
     assert_eq!(
         l[start..start + 4],
         [
@@ -735,11 +741,7 @@ fn a_moved_jobs_io_counts_in_each_cgroup_for_its_stretch_there() {
 #[test]
 fn cgroup_totals_follow_the_job_blocks_in_first_appearance_order() {
     let text = output::normal(&with_settings());
-    let l = lines(&text);
-    let start = l
-        .iter()
-        .position(|line| line.starts_with("Group totals"))
-        .expect("a group block");
+    let (l, start) = from_group_totals(&text);
     assert_eq!(
         l[start..start + 10],
         [
