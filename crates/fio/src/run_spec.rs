@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use ioslice_core::ioband::Controller;
 use ioslice_core::limit::Limits;
-use ioslice_core::{GroupId, GroupTree, Nanos, Progress, SchedSpec, StopSignal};
+use ioslice_core::{
+    build_scheduler, GroupId, GroupTree, Nanos, Progress, SchedSpec, SchedulerContext, StopSignal,
+};
 
 use crate::JobFile;
 
@@ -124,22 +126,31 @@ pub struct ResolvedChange {
 }
 
 /// `changes` in time order (those at one time in the order given), each checked against
-/// `tree` (the run's groups at the start) as the earlier ones leave it: a group made must
-/// not exist and its parent must; a group changed, removed or moved into must exist (not
-/// the root); a group removed must have no child group left; a weight must be in the tree's
-/// range; a job moved must be in `job_file`. After each change that sets a weight or makes
-/// a group, `accept` says whether the run's policy takes the tree as it then is. Each error
-/// names the change's origin. Whether a removed group still has a job in it is known only
-/// when the change is due.
+/// the run's groups (those of `context` at the start) as the earlier ones leave them: a
+/// group made must not exist and its parent must; a group changed, removed or moved into
+/// must exist (not the root); a group removed must have no child group left; a weight must
+/// be in the tree's range; a job moved must be in `job_file`; after a change that sets a
+/// weight or makes a group, the run's `scheduler` must take the tree as it then is. Each
+/// error names the change's origin. Whether a removed group still has a job in it is known
+/// only when the change is due.
 pub fn resolve_changes(
     changes: &[GroupChange],
-    tree: &GroupTree,
+    scheduler: &SchedSpec,
+    context: &SchedulerContext,
     job_file: &JobFile,
-    mut accept: impl FnMut(&GroupTree) -> Result<(), String>,
 ) -> Result<Vec<ResolvedChange>, String> {
+    let accept = |tree: &GroupTree| {
+        let changed = SchedulerContext {
+            groups: tree.clone(),
+            ..context.clone()
+        };
+        build_scheduler(scheduler, &changed)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
     let mut ordered: Vec<&GroupChange> = changes.iter().collect();
     ordered.sort_by_key(|change| change.at);
-    let mut tree = tree.clone();
+    let mut tree = context.groups.clone();
     let mut resolved = Vec::with_capacity(ordered.len());
     for change in ordered {
         let fail = |why: String| format!("{}: {why}", change.origin);

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ioslice_core::{build_scheduler, GroupTree, SchedulerContext, StopSignal};
+use ioslice_core::{GroupTree, SchedulerContext, StopSignal};
 use ioslice_engine::Handle;
 use ioslice_fio::report::CgroupSettings;
 use ioslice_fio::run_spec::{resolve_changes, GroupAction, ResolvedChange};
@@ -38,16 +38,12 @@ pub(crate) fn check(
     config: &RunConfig,
     groups: &GroupTree,
 ) -> Result<Vec<ResolvedChange>, RunError> {
-    let accept = |tree: &GroupTree| {
-        let context = SchedulerContext {
-            groups: tree.clone(),
-            ..SchedulerContext::default()
-        };
-        build_scheduler(&config.run.scheduler, &context)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+    let context = SchedulerContext {
+        groups: groups.clone(),
+        ..SchedulerContext::default()
     };
-    resolve_changes(&config.run.group_changes, groups, job_file, accept).map_err(RunError::Job)
+    let changes = &config.run.group_changes;
+    resolve_changes(changes, &config.run.scheduler, &context, job_file).map_err(RunError::Job)
 }
 
 /// One job process's move: the group it is to move to, posted by the changes thread and

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use ioslice_core::limit::Limits;
-use ioslice_core::{build_scheduler, GroupId, GroupTree, Nanos, SchedulerContext};
+use ioslice_core::{GroupId, Nanos, SchedulerContext};
 use ioslice_fio::report::CgroupSettings;
 use ioslice_fio::run_spec::{resolve_changes, ResolvedChange};
 use ioslice_fio::JobFile;
@@ -54,9 +54,8 @@ pub(super) fn resolve(
     job_file: &JobFile,
     epoch: Nanos,
 ) -> Result<VecDeque<DueChange>, SimError> {
-    let accept = |tree: &GroupTree| accepted(tree, context, config);
-    let resolved =
-        resolve_changes(changes, &context.groups, job_file, accept).map_err(SimError::Job)?;
+    let resolved = resolve_changes(changes, &config.run.scheduler, context, job_file)
+        .map_err(SimError::Job)?;
     Ok(resolved
         .into_iter()
         .map(|ResolvedChange { change, group, job }| {
@@ -76,21 +75,6 @@ pub(super) fn resolve(
             }
         })
         .collect())
-}
-
-/// Whether the policy takes the tree's weights.
-fn accepted(
-    tree: &GroupTree,
-    context: &SchedulerContext,
-    config: &SimConfig,
-) -> Result<(), String> {
-    let changed = SchedulerContext {
-        groups: tree.clone(),
-        ..context.clone()
-    };
-    build_scheduler(&config.run.scheduler, &changed)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 impl Simulation<'_> {
