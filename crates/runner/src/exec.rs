@@ -17,7 +17,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use ioslice_core::{Nanos, StopSignal};
@@ -25,7 +24,7 @@ use ioslice_fio::exec::POLL_US;
 use ioslice_fio::{JobSpec, JobStats};
 
 use crate::waitee::Waitees;
-use crate::worker::{thread_usage, usage_since};
+use crate::worker::{await_start, thread_id, thread_usage, usage_since};
 use crate::ProcessResult;
 
 /// One `exec` job process on its thread; `started` is the run's start.
@@ -47,20 +46,13 @@ impl ExecJob {
     /// Run the program for the job's runtime; the job's result.
     pub(crate) fn run(mut self) -> ProcessResult {
         let usage_at_start = thread_usage();
-        if let Some(waitee) = &self.spec.wait_for {
-            self.waitees.wait_for(waitee, &self.stop);
-        }
-        let (low, high) = self.spec.startdelay;
-        let delay = if high > low {
-            self.rng.gen_range(low..=high)
-        } else {
-            low
-        };
-        let at = self.now() + delay;
-        while self.now() < at && !self.stop.is_set() {
-            let left = at.saturating_sub(self.now());
-            std::thread::sleep(Duration::from_nanos(left.min(50_000_000)));
-        }
+        await_start(
+            &self.spec,
+            &self.waitees,
+            &self.stop,
+            self.started,
+            &mut self.rng,
+        );
         let mut stats = JobStats::for_job(&self.spec);
         let start = self.now();
         let runtime = self.spec.runtime.unwrap_or(0);
@@ -97,8 +89,7 @@ impl ExecJob {
             first_error,
             verify_reports: Vec::new(),
             log_error: None,
-            // SAFETY: gettid takes nothing and only returns the calling thread's id.
-            thread_id: u32::try_from(unsafe { libc::gettid() }).unwrap_or(0),
+            thread_id: thread_id(),
         }
     }
 

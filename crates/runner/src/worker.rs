@@ -94,17 +94,13 @@ impl Worker {
 
     pub(crate) fn run(mut self, mut process: ProcessPlan) -> ProcessResult {
         let usage_at_start = thread_usage();
-        if let Some(waitee) = &self.spec.wait_for {
-            self.waitees.wait_for(waitee, &self.stop);
-        }
-        let (low, high) = self.spec.startdelay;
-        let delay = if high > low {
-            process.rng.gen_range(low..=high)
-        } else {
-            low
-        };
-        let start = self.now() + delay;
-        self.sleep_until(start);
+        await_start(
+            &self.spec,
+            &self.waitees,
+            &self.stop,
+            self.started,
+            &mut process.rng,
+        );
         let mut clock = JobClock::new(&self.spec, process.pattern.clone(), self.now());
         if let Some(progress) = &self.progress {
             progress.running(&clock, self.now());
@@ -161,8 +157,7 @@ impl Worker {
             stopped_by_error: state.stopped_by_error,
             verify_reports: self.verifier.map(|v| v.reports).unwrap_or_default(),
             log_error,
-            // SAFETY: gettid takes nothing and only returns the calling thread's id.
-            thread_id: u32::try_from(unsafe { libc::gettid() }).unwrap_or(0),
+            thread_id: thread_id(),
         }
     }
 
@@ -314,13 +309,7 @@ impl Worker {
 
     /// Sleep until `at` (job time), or until a stop is asked.
     fn sleep_until(&self, at: Nanos) {
-        loop {
-            let now = self.now();
-            if at <= now || self.stop.is_set() {
-                return;
-            }
-            std::thread::sleep(Duration::from_nanos((at - now).min(STOP_CHECK)));
-        }
+        sleep_until(self.started, at, &self.stop);
     }
 
     /// Submit `unit`, asked for at `now` (job time, just read) with `depth` requests in
@@ -724,6 +713,46 @@ pub(crate) fn thread_usage() -> libc::rusage {
     // stack for the call.
     let _ = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
     usage
+}
+
+/// Sleep until `at` (from `started`), waking at least every [`STOP_CHECK`] to look at
+/// `stop`; return early once a stop is asked.
+fn sleep_until(started: Instant, at: Nanos, stop: &StopSignal) {
+    loop {
+        let now = nanos(started.elapsed());
+        if at <= now || stop.is_set() {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((at - now).min(STOP_CHECK)));
+    }
+}
+
+/// A job process's start, as fio's: it waits for the job it names in `wait_for=`, then
+/// sleeps a start delay drawn from `startdelay=`'s range (from `started`, the run's start),
+/// both cut short by a stop request.
+pub(crate) fn await_start(
+    spec: &JobSpec,
+    waitees: &Waitees,
+    stop: &StopSignal,
+    started: Instant,
+    rng: &mut impl Rng,
+) {
+    if let Some(waitee) = &spec.wait_for {
+        waitees.wait_for(waitee, stop);
+    }
+    let (low, high) = spec.startdelay;
+    let delay = if high > low {
+        rng.gen_range(low..=high)
+    } else {
+        low
+    };
+    sleep_until(started, nanos(started.elapsed()) + delay, stop);
+}
+
+/// The calling thread's id, which fio reports as a threaded job's `pid`.
+pub(crate) fn thread_id() -> u32 {
+    // SAFETY: gettid takes nothing and only returns the calling thread's id.
+    u32::try_from(unsafe { libc::gettid() }).unwrap_or(0)
 }
 
 /// What this thread used since `start`, as fio's `cpu` line counts it.
