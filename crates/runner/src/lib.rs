@@ -498,9 +498,7 @@ fn run_phases(
                     .name(format!("ioslice-job-{}", process.pid))
                     .spawn(move || {
                         let result = job.run();
-                        if let Some(slot) = &moves {
-                            slot.ended();
-                        }
+                        moves.ended();
                         result
                     })
                     .map_err(|e| RunError::Thread(e.to_string()))?;
@@ -539,8 +537,8 @@ fn worker_for(
     opened: &[Opened],
     shared: &Shared<'_>,
 ) -> Result<Worker, RunError> {
-    let moves = shared.moves.slot(index).unwrap_or_default();
-    let group = moves.group_at_start(&process.group_path);
+    let moves = shared.moves.slot(index);
+    let group = moves.group_at_start();
     let mut clients = Vec::with_capacity(process.targets.len());
     let mut files = Vec::with_capacity(process.targets.len());
     for &target in &process.targets {

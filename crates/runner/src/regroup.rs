@@ -65,13 +65,14 @@ pub(crate) struct MoveSlot {
 }
 
 impl MoveSlot {
-    /// The group a process starting now joins: the one it was last moved to, else `planned`.
-    pub(crate) fn group_at_start(&self, planned: &str) -> String {
+    /// The group a process starting now joins: the one it was last moved to, else the
+    /// planned one.
+    pub(crate) fn group_at_start(&self) -> String {
         self.running.store(true, Ordering::Release);
         self.pending.store(false, Ordering::Release);
         lock(&self.group)
             .clone()
-            .unwrap_or_else(|| planned.to_string())
+            .unwrap_or_else(|| self.planned.clone())
     }
 
     /// The group to move to, if a move was posted since the last one taken (one atomic load
@@ -137,9 +138,9 @@ impl Moves {
         }
     }
 
-    /// Process `index`'s slot.
-    pub(crate) fn slot(&self, index: usize) -> Option<Arc<MoveSlot>> {
-        self.slots.get(index).map(|(_, slot)| Arc::clone(slot))
+    /// Process `index`'s slot (an index of the plan's processes, which the slots follow).
+    pub(crate) fn slot(&self, index: usize) -> Arc<MoveSlot> {
+        Arc::clone(&self.slots[index].1)
     }
 
     fn of_job(&self, job: usize) -> impl Iterator<Item = &MoveSlot> {
@@ -314,8 +315,8 @@ mod tests {
     #[test]
     fn a_move_is_taken_once_and_the_latest_wins() {
         let moves = moves();
-        let slot = moves.slot(1).expect("b's first process");
-        assert_eq!(slot.group_at_start("g1"), "g1");
+        let slot = moves.slot(1);
+        assert_eq!(slot.group_at_start(), "g1");
         assert_eq!(slot.take(), None);
         slot.post("g2");
         slot.post("g3");
@@ -328,17 +329,15 @@ mod tests {
     #[test]
     fn a_process_is_in_its_group_until_it_ends_and_starts_where_it_was_moved() {
         let moves = moves();
-        let (a, b) = (
-            moves.slot(0).expect("a"),
-            moves.slot(2).expect("b's second"),
-        );
+        // a, and b's second process.
+        let (a, b) = (moves.slot(0), moves.slot(2));
         for slot in moves.of_job(1) {
             slot.post("g2");
         }
         // Not yet started: it is in the group it was moved to, and starts there.
         assert!(b.in_group("g2") && !b.in_group("g1"));
         assert!(!b.waiting(), "a process not running is not waited for");
-        assert_eq!(b.group_at_start("g1"), "g2");
+        assert_eq!(b.group_at_start(), "g2");
         assert_eq!(b.take(), None, "nothing left to take once started there");
         assert!(a.in_group("g1"));
         a.ended();
