@@ -247,6 +247,11 @@ impl IoEngine {
                 | Self::Range(_)
         )
     }
+
+    /// Whether the engine has no file (fio's `FIO_DISKLESSIO`: `cpuio`, `exec`).
+    pub fn is_diskless(&self) -> bool {
+        matches!(self, Self::CpuIo | Self::Exec)
+    }
 }
 
 /// `zonemode=`: whether `zonesize`, `zonerange` and `zoneskip` divide the job's region.

@@ -108,14 +108,6 @@ fn existing_size(path: &Path) -> u64 {
     }
 }
 
-/// Whether a job's engine has no file (fio's `FIO_DISKLESSIO`: `exec`, `cpuio`).
-fn diskless(spec: &JobSpec) -> bool {
-    matches!(
-        spec.ioengine,
-        ioslice_fio::IoEngine::Exec | ioslice_fio::IoEngine::CpuIo
-    )
-}
-
 /// Whether a job reads (what it reads must be there before it starts).
 fn reads(pattern: Pattern) -> bool {
     !matches!(pattern, Pattern::Write | Pattern::RandWrite)
@@ -158,7 +150,7 @@ pub(crate) fn plan(
     };
     for spec in specs {
         // A diskless job (`exec`, `cpuio`) has no file.
-        let diskless = diskless(spec);
+        let diskless = spec.ioengine.is_diskless();
         if !diskless && spec.size.is_none() && spec.filesize.is_none() && capacity(spec, 0) == 0 {
             let name = spec.filename.as_deref().unwrap_or(&spec.name);
             return Err(RunError::Job(format!(
@@ -174,7 +166,11 @@ pub(crate) fn plan(
     for process in run.processes {
         let spec = process.spec;
         let mut process_targets = Vec::with_capacity(process.files.len());
-        let files: &[_] = if diskless(spec) { &[] } else { &process.files };
+        let files: &[_] = if spec.ioengine.is_diskless() {
+            &[]
+        } else {
+            &process.files
+        };
         for file in files {
             if file.size == 0 {
                 return Err(RunError::Job(format!(

@@ -224,18 +224,12 @@ fn file_size(
         None if spec.filename.is_some() => Ok(device_capacity),
         // A diskless engine (fio's `FIO_DISKLESSIO`) has no file to size: one block's worth
         // gives its I/Os somewhere to point.
-        None if matches!(
-            spec.ioengine,
-            crate::IoEngine::CpuIo | crate::IoEngine::Exec
-        ) =>
-        {
-            Ok(spec
-                .block_size
-                .iter()
-                .map(BlockSize::max)
-                .max()
-                .unwrap_or(4096))
-        }
+        None if spec.ioengine.is_diskless() => Ok(spec
+            .block_size
+            .iter()
+            .map(BlockSize::max)
+            .max()
+            .unwrap_or(4096)),
         None => Err(PatternError::NeedsSize {
             origin: spec.origin.clone(),
             job: spec.name.clone(),
