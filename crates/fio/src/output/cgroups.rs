@@ -8,8 +8,9 @@
 //!
 //! A cgroup's totals are those of the jobs placed directly in it (a job in `a/b` counts
 //! for `a/b`, not for `a`); a job moved between cgroups during the run counts in each for
-//! the stretch of its run it spent there, over that stretch's length. Per direction, the bandwidth and IOPS are the cgroup's bytes
-//! and I/Os over its longest runtime, as fio's `Run status group` aggregate computes them.
+//! the stretch of its run it spent there, over that stretch's length. Per direction, the
+//! bandwidth and IOPS are the cgroup's bytes and I/Os over its longest runtime, as fio's
+//! `Run status group` aggregate computes them.
 //! Totals are taken over the report's entries before `group_reporting` folds them, so a
 //! reporting group that spans cgroups is still split correctly.
 //!
@@ -20,7 +21,7 @@
 //!
 //! [`RunReport::cgroups`]: crate::report::RunReport::cgroups
 
-use super::metrics::{dir_runtime, has_io, per_second, per_second_f};
+use super::metrics::{has_io, per_second, per_second_f};
 use crate::report::{CgroupSettings, JobReport};
 
 /// How the root cgroup (jobs without `cgroup=`) is named in the output.
@@ -177,11 +178,13 @@ fn stretches(job: &JobReport) -> Vec<Stretch<'_>> {
     out
 }
 
+/// Add a job's stretch to its cgroup's totals, in the directions the job did I/O in; a
+/// direction it did I/O in during the stretch counts the stretch's length (for a job never
+/// moved, its runtime).
 fn add_stretch(totals: &mut CgroupTotals, job: &JobReport, stretch: &Stretch<'_>) {
     if stretch.first_here {
         totals.jobs += job.description.jobs.max(1);
     }
-    let moved = !job.stats.moves.is_empty();
     for (index, dir) in job.stats.directions.iter().enumerate() {
         if !has_io(dir) {
             continue;
@@ -189,13 +192,8 @@ fn add_stretch(totals: &mut CgroupTotals, job: &JobReport, stretch: &Stretch<'_>
         let sum = &mut totals.directions[index];
         sum.io_bytes += stretch.bytes[index];
         sum.total_ios += stretch.ios[index];
-        let runtime = if moved {
-            stretch.runtime
-        } else {
-            dir_runtime(&job.stats, index)
-        };
-        if stretch.ios[index] > 0 || stretch.bytes[index] > 0 || !moved {
-            sum.runtime = sum.runtime.max(runtime);
+        if stretch.ios[index] > 0 || stretch.bytes[index] > 0 {
+            sum.runtime = sum.runtime.max(stretch.runtime);
         }
     }
 }
