@@ -50,7 +50,7 @@ impl Handle {
         let (id, label) = {
             let core = shared.lock();
             let id = find(&core.groups, group)?;
-            (id, group_label(&core.groups, id))
+            (id, core.groups.get(id).label())
         };
         Members::join(&mut members, id);
         Ok(Client {
@@ -130,16 +130,11 @@ fn find(groups: &GroupTree, group: &str) -> Result<GroupId, EngineError> {
     })
 }
 
-/// How a group is named in statistics: its path, `/` for the root.
-pub(crate) fn group_label(groups: &GroupTree, id: GroupId) -> String {
-    groups.get(id).label()
-}
-
 fn known_groups(groups: &GroupTree) -> String {
     groups
         .iter()
         .filter(|&(id, _)| !groups.is_removed(id))
-        .map(|(id, _)| group_label(groups, id))
+        .map(|(_, group)| group.label())
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -164,9 +164,7 @@ impl PolicySettings {
             rotational: false,
             queue_depth: 32,
         };
-        build_scheduler(&spec, &context)
-            .map_err(|source| scheduler_error(&spec.to_string(), source))?;
-        Ok(())
+        built(&spec, &context).map(|_| ())
     }
 }
 
