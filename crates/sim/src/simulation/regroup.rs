@@ -12,8 +12,7 @@
 
 use std::collections::VecDeque;
 
-use ioslice_core::limit::Limits;
-use ioslice_core::{GroupId, Nanos, SchedulerContext};
+use ioslice_core::{Nanos, SchedulerContext};
 use ioslice_fio::report::CgroupSettings;
 use ioslice_fio::run_spec::{resolve_changes, ResolvedChange};
 use ioslice_fio::JobFile;
@@ -25,22 +24,7 @@ use crate::config::{GroupAction, GroupChange};
 #[derive(Debug, Clone)]
 pub(super) struct DueChange {
     at: Nanos,
-    group: GroupId,
-    action: Due,
-    weight: Option<u32>,
-    limits: Option<Limits>,
-    origin: String,
-}
-
-/// What a change does, resolved.
-#[derive(Debug, Clone)]
-enum Due {
-    Set,
-    /// The group is made at this path (its id is the one resolved).
-    Add(String),
-    Remove,
-    /// The job with this index moves into the group.
-    Move(usize),
+    resolved: ResolvedChange,
 }
 
 /// The run's changes in time order (those at one time in the order given), each at
@@ -58,21 +42,9 @@ pub(super) fn resolve(
         .map_err(SimError::Job)?;
     Ok(resolved
         .into_iter()
-        .map(|ResolvedChange { change, group, job }| {
-            let action = match (&change.action, job) {
-                (GroupAction::Create, _) => Due::Add(change.group.clone()),
-                (GroupAction::Remove, _) => Due::Remove,
-                (GroupAction::Move { .. }, Some(job)) => Due::Move(job),
-                _ => Due::Set,
-            };
-            DueChange {
-                at: epoch.saturating_add(change.at),
-                group,
-                action,
-                weight: change.weight,
-                limits: change.limits,
-                origin: change.origin,
-            }
+        .map(|resolved| DueChange {
+            at: epoch.saturating_add(resolved.change.at),
+            resolved,
         })
         .collect())
 }
@@ -103,15 +75,16 @@ impl Simulation<'_> {
     }
 
     /// One change, checked before the run but for a removal's jobs.
-    fn apply(&mut self, change: &DueChange) -> Result<(), SimError> {
-        let group = change.group;
-        match &change.action {
-            Due::Remove => return self.remove_group(change),
-            Due::Move(job) => {
+    fn apply(&mut self, due: &DueChange) -> Result<(), SimError> {
+        let ResolvedChange { change, group, job } = &due.resolved;
+        let group = *group;
+        match (&change.action, job) {
+            (GroupAction::Remove, _) => return self.remove_group(due),
+            (GroupAction::Move { .. }, &Some(job)) => {
                 let path = self.groups.get(group).path.clone();
                 let now = self.now;
                 for process in &mut self.processes {
-                    if process.spec_index == *job && process.lifecycle != Lifecycle::Done {
+                    if process.spec_index == job && process.lifecycle != Lifecycle::Done {
                         process.group = group;
                         let ramp_end = process.clock.as_ref().map_or(now, |c| c.ramp_end());
                         process.stats.moved_to(&path, now.saturating_sub(ramp_end));
@@ -119,11 +92,11 @@ impl Simulation<'_> {
                 }
                 return Ok(());
             }
-            Due::Add(path) => {
+            (GroupAction::Create, _) => {
                 // Checked before the run: made with the same id.
-                let _ = self.groups.add(path);
+                let _ = self.groups.add(&change.group);
             }
-            Due::Set => {}
+            _ => {}
         }
         if let Some(weight) = change.weight {
             // Checked before the run: the tree takes it.
@@ -132,7 +105,7 @@ impl Simulation<'_> {
         if let Some(limits) = change.limits {
             self.groups.set_limits(group, limits);
         }
-        if matches!(change.action, Due::Add(_)) {
+        if change.action == GroupAction::Create {
             // Checked before the run: the policy takes it.
             let _ = self.queue.add_group(group, &self.groups, self.now);
             let settings =
@@ -148,8 +121,9 @@ impl Simulation<'_> {
     }
 
     /// Remove a group, unless a job still runs in it or has I/O in flight there.
-    fn remove_group(&mut self, change: &DueChange) -> Result<(), SimError> {
-        let group = change.group;
+    fn remove_group(&mut self, due: &DueChange) -> Result<(), SimError> {
+        let ResolvedChange { change, group, .. } = &due.resolved;
+        let group = *group;
         let busy = self.processes.iter().find(|process| {
             process.group == group
                 && (process.lifecycle != Lifecycle::Done
